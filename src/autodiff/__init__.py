@@ -1,0 +1,163 @@
+"""autodiff: a define-by-run autograd engine with PyTorch's names, on NumPy (or CuPy).
+
+A PyTorch autograd snippet that stays inside this API runs unchanged after
+`import autodiff as torch`:
+
+    import autodiff as torch
+    a = torch.tensor(2.0, requires_grad=True)
+    e = a * 3 + torch.log(a)
+    e.backward()
+    print(a.grad)          # tensor(3.5000)
+
+The default dtype is float64.
+"""
+
+from ._version import __version__
+from .tensor import Size, Tensor  # first: the operations import Tensor
+from . import autograd, return_types
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .backend import DeviceUnavailable, device
+from .creation import (
+    Generator,
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    initial_seed,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    seed,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .dtypes import dtype, float16, float32, float64, get_default_dtype, int32, int64, set_default_dtype, uint8
+from .dtypes import bool_ as bool  # noqa: A001  (PyTorch's name)
+from ._formatting import set_printoptions
+from .ops import (
+    abs,
+    add,
+    all,
+    any,
+    argmax,
+    argmin,
+    bmm,
+    broadcast_shapes,
+    cat,
+    clamp,
+    clone,
+    cos,
+    div,
+    dot,
+    eq,
+    exp,
+    expm1,
+    flatten,
+    flip,
+    floor_divide,
+    ge,
+    gt,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    log,
+    log1p,
+    log_softmax,
+    logical_and,
+    logical_not,
+    logical_or,
+    logsumexp,
+    lt,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    mm,
+    mul,
+    mv,
+    narrow,
+    ne,
+    neg,
+    permute,
+    pow,
+    prod,
+    reciprocal,
+    relu,
+    remainder,
+    reshape,
+    rsub,
+    select,
+    sigmoid,
+    sign,
+    sin,
+    softmax,
+    sqrt,
+    square,
+    squeeze,
+    stack,
+    sub,
+    sum,
+    t,
+    tan,
+    tanh,
+    transpose,
+    unsqueeze,
+    where,
+)
+from .ops.registry import ShapeError
+
+# PyTorch's dtype aliases.
+half = float16
+float = float32  # noqa: A001
+double = float64
+int = int32  # noqa: A001
+long = int64
+
+clip = clamp
+multiply = mul
+subtract = sub
+divide = div
+true_divide = div
+negative = neg
+absolute = abs
+concat = concatenate = cat
+
+
+def is_tensor(obj) -> bool:
+    """True for autodiff tensors."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input.dtype.is_floating_point
+
+
+def numel(input: Tensor):
+    return input.numel()
+
+
+def detach(input: Tensor) -> Tensor:
+    """The same values as a new leaf that does not require grad."""
+    return input.detach()
+

@@ -1,0 +1,413 @@
+"""The backward engine: one iterative loop over the graph, in a deterministic order.
+
+1. Count, for every node reachable from the roots, how many edges lead into it.
+2. Seed the roots' gradients, then repeatedly run the ready node created last (PyTorch's order):
+   hooks, its derivative formulas, then hand each input its gradient. A gradient that arrives
+   in a broadcast shape is summed back to the input's shape here, in one place for all ops.
+3. A leaf's AccumulateGrad adds into `.grad`; `autograd.grad` captures instead.
+
+Gradients flow as tensors when the backward pass itself is recorded (`create_graph=True`),
+and otherwise as the bare arrays (formulas work on both; see ops/registry.py). They become
+tensors wherever a user sees them: hooks, `.grad`, the results of `autograd.grad`.
+
+Nothing here recurses, so a graph of any depth runs; saved values are freed as nodes finish
+unless `retain_graph` is set.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from .. import backend
+from ..tensor import Tensor, _alias, _make
+from .anomaly import ANOMALY, warn_forward_trace
+from .grad_mode import STATE as GRAD_MODE
+from .node import AccumulateGrad, Node, edge
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    """Accumulate into `.grad` of the leaves the gradient of `tensors` (weighted by `grad_tensors`)."""
+    tensors = _as_tuple(tensors)
+    seeds = _make_seeds(tensors, grad_tensors)
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    roots = _root_edges(tensors)
+    keep_graph = create_graph if retain_graph is None else retain_graph
+    targets = None if inputs is None else [(_input_edge(t), t) for t in inputs]
+    run_backward(roots, seeds, keep_graph, create_graph, targets=targets, accumulate=True)
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph: bool = False,
+    allow_unused=None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+):
+    """The gradients of `outputs` with respect to `inputs`, returned without touching `.grad`."""
+    if is_grads_batched:
+        raise NotImplementedError("autodiff.autograd.grad does not support is_grads_batched")
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and not allow_unused:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+            "allow_unused=False."
+        )
+    seeds = _make_seeds(outputs, grad_outputs)
+    roots = _root_edges(outputs)
+    keep_graph = create_graph if retain_graph is None else retain_graph
+    targets = [(_input_edge(t), t) for t in inputs]
+    captured = run_backward(roots, seeds, keep_graph, create_graph, targets=targets, accumulate=False)
+    result = []
+    for i, (g, t) in enumerate(zip(captured, inputs)):
+        if g is None:
+            if materialize_grads:
+                from ..creation import zeros_like
+
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior."
+                )
+        result.append(g)
+    return tuple(result)
+
+
+# -- preparing a run -------------------------------------------------------------------------------
+
+
+def _as_tuple(value) -> tuple:
+    if isinstance(value, Tensor):
+        return (value,)
+    if value is None:
+        return ()
+    return tuple(value)
+
+
+def _root_edges(tensors) -> list:
+    roots = []
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"element {i} of tensors is not a Tensor")
+        if not t._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        roots.append(edge(t))
+    return roots
+
+
+def _input_edge(t: Tensor):
+    if not isinstance(t, Tensor):
+        raise TypeError("inputs must be Tensors")
+    if not t._requires_grad:
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    return edge(t)
+
+
+def _make_seeds(tensors, grad_tensors) -> list:
+    if grad_tensors is None:
+        grad_tensors = (None,) * len(tensors)
+    else:
+        grad_tensors = (grad_tensors,) if isinstance(grad_tensors, Tensor) else tuple(grad_tensors)
+        if len(grad_tensors) != len(tensors):
+            raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
+    seeds = []
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        data = t._data
+        if g is None:
+            if data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            ones = backend.array_module(data).ones(data.shape, dtype=data.dtype)
+            seeds.append(_make(backend.compact(ones)))
+            continue
+        if not isinstance(g, Tensor):
+            from ..creation import as_array
+
+            g = _make(as_array(g, dtype=t.dtype, device=t.device))
+        if g._data.shape != data.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape!r} and output[{i}] has a "
+                f"shape of {t.shape!r}."
+            )
+        seeds.append(g)
+    return seeds
+
+
+def _count_dependencies(root_nodes) -> dict:
+    """For every node reachable from the roots, the number of edges that lead into it."""
+    deps: dict[Node, int] = {}
+    stack = list(dict.fromkeys(root_nodes))
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            if child in deps:
+                deps[child] += 1
+            else:
+                deps[child] = 1
+                stack.append(child)
+    return deps
+
+
+def _needed_nodes(root_nodes, deps, target_nodes) -> set:
+    """The nodes from which some target can be reached: the only ones worth running."""
+    remaining = dict(deps)
+    ready = [n for n in dict.fromkeys(root_nodes) if remaining.get(n, 0) == 0]
+    order = []  # topological, roots first (Kahn's algorithm on the counted edges)
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None:
+                remaining[child] -= 1
+                if remaining[child] == 0:
+                    ready.append(child)
+    needed = set()
+    for node in reversed(order):
+        if node in target_nodes or any(c in needed for c, _ in node.next_functions if c is not None):
+            needed.add(node)
+    return needed
+
+
+# -- the loop ----------------------------------------------------------------------------------------
+
+
+def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=None, accumulate=True):
+    """Run backward from `roots` (edges) seeded with `seeds` (tensors).
+
+    `targets` is a list of `(edge, tensor)` to capture the gradients of; with `accumulate` they
+    (and only they) receive `.grad`, otherwise nothing is accumulated and the captured
+    gradients are returned in target order.
+    """
+    root_nodes = [node for node, _ in roots]
+    deps = _count_dependencies(root_nodes)
+    as_tensors = create_graph
+
+    capture_at: dict = {}
+    captured: list = []
+    needed = None
+    if targets is not None:
+        captured = [None] * len(targets)
+        for i, ((node, nr), _tensor) in enumerate(targets):
+            capture_at.setdefault(node, []).append((nr, i))
+        needed = _needed_nodes(root_nodes, deps, set(capture_at))
+
+    # The ready queue is a heap of negated creation numbers (newest first, as PyTorch runs
+    # them); `waiting` maps each number back to its node.
+    buffers: dict = {}
+    for (node, nr), seed in zip(roots, seeds):
+        key = node if nr == 0 else (node, nr)
+        value = seed if as_tensors else seed._data
+        buffers[key] = value if key not in buffers else buffers[key] + value
+    ready: list = []
+    waiting: dict = {}
+    for node in dict.fromkeys(root_nodes):
+        if deps.get(node, 0) == 0:
+            waiting[-node._seq] = node
+            ready.append(-node._seq)
+    heapq.heapify(ready)
+
+    previous_mode = GRAD_MODE.enabled
+    GRAD_MODE.enabled = create_graph
+    quiet = backend.np.errstate(all="ignore")
+    quiet.__enter__()
+    heappop, heappush = heapq.heappop, heapq.heappush
+    try:
+        while ready:
+            node = waiting.pop(heappop(ready))
+            grads = [buffers.pop(node, None)] if node.n_outputs == 1 else _take_grads(buffers, node)
+            if node._hooks:
+                grads = _run_pre_hooks(node, grads, as_tensors)
+            if capture_at and node in capture_at:
+                _capture(node, grads, capture_at, captured, targets, accumulate, as_tensors)
+                if node.__class__ is AccumulateGrad:
+                    continue
+            if needed is not None and node not in needed:
+                continue
+            if node.__class__ is AccumulateGrad:
+                if targets is None:
+                    _accumulate(node.variable, grads[0], as_tensors)
+                continue
+            if ANOMALY.enabled or node._hooks:
+                outputs = _run_node(node, grads, as_tensors)
+            else:
+                outputs = node._apply(grads, as_tensors)
+            if not keep_graph and node._saved:
+                node._saved = node._saved_arrays = None  # free what backward used
+            for (child, nr), g in zip(node.next_functions, outputs):
+                if child is None:
+                    continue
+                if g is not None:
+                    data = g._data if as_tensors else g
+                    if nr or data.shape != child._shape or data.dtype is not child._dtype:
+                        g = _conform(g, child, nr, node, outputs, as_tensors)
+                    key = child if nr == 0 else (child, nr)
+                    previous = buffers.get(key)
+                    # Two gradients for one input add up (recorded when building a graph).
+                    buffers[key] = g if previous is None else previous + g
+                left = deps[child] - 1
+                deps[child] = left
+                if left == 0 and (needed is None or child in needed):
+                    waiting[-child._seq] = child
+                    heappush(ready, -child._seq)
+    finally:
+        quiet.__exit__(None, None, None)
+        GRAD_MODE.enabled = previous_mode
+    return captured
+
+
+def _take_grads(buffers: dict, node: Node) -> list:
+    grads = [buffers.pop(node, None)]
+    for nr in range(1, node.n_outputs):
+        grads.append(buffers.pop((node, nr), None))
+    return grads
+
+
+def _conform(g, child: Node, nr: int, producer: Node, outputs: list, as_tensors: bool):
+    """Sum a broadcast gradient back to the input's shape and cast it to the input's dtype."""
+    from ..ops.shape import SUM_TO, TO_DTYPE
+
+    index = next(i for i, out in enumerate(outputs) if out is g)
+    data = g._data if as_tensors else g
+    if not hasattr(data, "shape") or (as_tensors and not isinstance(g, Tensor)):
+        raise TypeError(
+            f"Function {producer.name()} returned a {type(g).__name__} as gradient {index}; "
+            "expected a Tensor or None"
+        )
+    shape, dtype = child._output_metadata(nr)
+    if data.shape != shape:
+        if not _is_expandable(shape, data.shape):
+            raise RuntimeError(
+                f"Function {producer.name()} returned an invalid gradient at index {index} - got "
+                f"{list(data.shape)} but expected shape compatible with {list(shape)}"
+            )
+        g = SUM_TO.apply(g, shape)
+    if dtype is not None and (g._data if as_tensors else g).dtype != dtype:
+        g = TO_DTYPE.apply(g, dtype)
+    return g
+
+
+def _is_expandable(shape, target) -> bool:
+    """Whether `shape` broadcasts to `target` (so a gradient of `target` sums back to it)."""
+    if len(shape) > len(target):
+        return False
+    return all(a == 1 or a == b for a, b in zip(reversed(shape), reversed(target)))
+
+
+# -- where users see gradients: as tensors -----------------------------------------------------------
+
+
+def _as_tensor(g, as_tensors: bool):
+    return g if as_tensors or g is None else _make(g)
+
+
+def _as_value(t, as_tensors: bool):
+    """A user-returned tensor back in the engine's current form."""
+    if t is None or as_tensors:
+        return t
+    return t._data if isinstance(t, Tensor) else t
+
+
+def _run_node(node: Node, grads: list, as_tensors: bool) -> list:
+    if not ANOMALY.enabled:
+        outputs = node._apply(grads, as_tensors)
+    else:
+        try:
+            outputs = node._apply(grads, as_tensors)
+        except Exception:
+            warn_forward_trace(node)
+            raise
+        if ANOMALY.check_nan:
+            for i, g in enumerate(outputs):
+                data = g._data if isinstance(g, Tensor) else g
+                if data is not None and backend.array_module(data).isnan(data).any():
+                    warn_forward_trace(node)
+                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+    hooks = node._hooks
+    if hooks and hooks.get("post"):
+        for hook in list(hooks["post"].values()):
+            replaced = hook(
+                tuple(_as_tensor(o, as_tensors) for o in outputs), tuple(_as_tensor(g, as_tensors) for g in grads)
+            )
+            if replaced is not None:
+                outputs = [_as_value(r, as_tensors) for r in replaced]
+    return outputs
+
+
+def _run_pre_hooks(node: Node, grads: list, as_tensors: bool) -> list:
+    """Tensor hooks, then retained gradients, then the node's own pre-hooks (PyTorch's order)."""
+    hooks = node._hooks
+    for nr, table in hooks.get("tensor", {}).items():
+        for hook in list(table.values()):
+            if grads[nr] is not None:
+                replaced = hook(_as_tensor(grads[nr], as_tensors))
+                if replaced is not None:
+                    grads[nr] = _as_value(replaced, as_tensors)
+    for nr, ref in list(hooks.get("retain", {}).items()):
+        tensor = ref()
+        if tensor is not None and grads[nr] is not None:
+            _store_grad(tensor, _as_tensor(grads[nr], as_tensors), as_tensors)
+    if hooks.get("pre"):
+        for hook in list(hooks["pre"].values()):
+            replaced = hook(tuple(_as_tensor(g, as_tensors) for g in grads))
+            if replaced is not None:
+                grads = [_as_value(r, as_tensors) for r in replaced]
+    return grads
+
+
+def _capture(node, grads, capture_at, captured, targets, accumulate, as_tensors) -> None:
+    for nr, i in capture_at[node]:
+        g = grads[nr]
+        if g is None:
+            continue
+        g = _as_tensor(g, as_tensors)
+        tensor = targets[i][1]
+        if node.__class__ is AccumulateGrad:
+            g = _run_leaf_hooks(node.variable, g)
+        if accumulate:
+            if node.__class__ is AccumulateGrad:
+                _store_grad(node.variable, g, as_tensors)
+            elif not tensor.retains_grad:  # a retained gradient was stored by its hook already
+                _store_grad(tensor, g, as_tensors)
+        else:
+            captured[i] = g
+
+
+def _run_leaf_hooks(variable: Tensor, g: Tensor) -> Tensor:
+    hooks = variable._backward_hooks
+    if hooks:
+        for hook in list(hooks.values()):
+            replaced = hook(g)
+            if replaced is not None:
+                g = replaced
+    return g
+
+
+def _accumulate(variable: Tensor, g, as_tensors: bool) -> None:
+    """AccumulateGrad: run the leaf's hooks, then add the gradient into `variable.grad`."""
+    if g is None:
+        return
+    _store_grad(variable, _run_leaf_hooks(variable, _as_tensor(g, as_tensors)), as_tensors)
+
+
+def _store_grad(tensor: Tensor, g: Tensor, create_graph: bool) -> None:
+    """Set or add into `tensor.grad`. Arrays are never written in place, so no copy is needed."""
+    current = tensor._grad
+    if current is None:
+        tensor._grad = _alias(g) if create_graph else _make(g._data)
+    elif create_graph:
+        tensor._grad = current + g
+    else:
+        # In place, as PyTorch does: whoever holds `tensor.grad` sees the new sum.
+        current._data = current._data + g._data

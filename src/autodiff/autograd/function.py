@@ -1,0 +1,194 @@
+"""Custom operations: subclass `Function`, write `forward` and `backward`, call `.apply`.
+
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            result = x.exp()
+            ctx.save_for_backward(result)
+            return result
+
+        @staticmethod
+        def backward(ctx, grad):
+            (result,) = ctx.saved_tensors
+            return grad * result
+
+As in PyTorch, `ctx` is the backward node itself (`ExpBackward`), and the `setup_context`
+style (a forward without ctx) works too.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..tensor import Tensor, _make
+from .grad_mode import STATE as GRAD_MODE
+from .grad_mode import no_grad
+from .node import Node, _sequence, edge
+
+_FREED_ERROR = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+class FunctionCtx:
+    """What `forward` may tell `backward`: saved tensors and flags."""
+
+    __slots__ = ()
+
+    def save_for_backward(self, *tensors) -> None:
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError("save_for_backward can only save variables, but argument 0 is of type "
+                                f"{type(t).__name__}")
+        self._saved = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        self._to_save_forward = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        self._non_differentiable = {id(t) for t in tensors}
+
+    def mark_dirty(self, *tensors) -> None:
+        self._dirty = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self._materialize_grads = bool(value)
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node a custom Function records; it is also the `ctx` its methods receive."""
+
+    __slots__ = ("__dict__",)  # ctx takes arbitrary attributes, as in PyTorch
+    _forward_cls: type
+
+    @property
+    def saved_tensors(self) -> tuple:
+        saved = self.__dict__.get("_saved", ())
+        if saved is None:
+            raise RuntimeError(_FREED_ERROR)
+        unpacked = []
+        create_graph = self.__dict__.get("_unpack_with_graph", False)
+        for t in saved:
+            nr = self._output_index.get(id(t)) if t is not None else None
+            if nr is not None:  # an output: re-attach it to this node (no reference cycle kept)
+                out = _make(t._data, create_graph, self if create_graph else None)
+                out._output_nr = nr
+                unpacked.append(out)
+            else:
+                unpacked.append(t)
+        return tuple(unpacked)
+
+    @property
+    def n_outputs(self) -> int:
+        return len(self._metadata)
+
+    def _output_metadata(self, output_nr: int):
+        return self._metadata[output_nr]
+
+    def _apply(self, grads: list, as_tensors: bool) -> list:
+        cls = self._forward_cls
+        grads = [g if g is None or isinstance(g, Tensor) else _make(g) for g in grads]
+        if self.__dict__.get("_materialize_grads", True):
+            from ..creation import zeros
+
+            grads = [
+                zeros(shape, dtype=dtype) if g is None else g for g, (shape, dtype) in zip(grads, self._metadata)
+            ]
+        self._unpack_with_graph = as_tensors
+        result = cls.backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        expected = self._num_inputs
+        if len(result) != expected:
+            if len(result) > expected and all(r is None for r in result[expected:]):
+                result = result[:expected]
+            else:
+                raise RuntimeError(
+                    f"function {type(self).__name__} returned an incorrect number of gradients "
+                    f"(expected {expected}, got {len(result)})"
+                )
+        picked = [result[i] for i in self._tensor_positions]
+        if as_tensors:
+            return picked
+        return [g._data if isinstance(g, Tensor) else g for g in picked]
+
+
+class FunctionMeta(type):
+    """Gives every Function subclass its node class, named `<Name>Backward` as PyTorch does."""
+
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        cls._backward_cls = type(f"{name}Backward", (BackwardCFunction,), {"_forward_cls": cls})
+
+
+class Function(metaclass=FunctionMeta):
+    """Base class for operations with a hand-written backward."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = cls._backward_cls()
+        ctx._hooks = None
+        ctx._trace = None
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        uses_setup_context = cls.setup_context is not Function.setup_context
+        with no_grad():
+            if uses_setup_context:
+                outputs = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, outputs)
+            else:
+                outputs = cls.forward(ctx, *args, **kwargs)
+        if not (GRAD_MODE.enabled and any(ctx.needs_input_grad)):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        raw = (outputs,) if single else outputs
+        tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        ctx.next_functions = tuple(edge(args[i]) for i in tensor_positions)
+        ctx._tensor_positions = tensor_positions
+        ctx._num_inputs = len(args)
+        ctx._seq = next(_sequence)
+        non_diff = ctx.__dict__.get("_non_differentiable", set())
+        ctx._output_index = {}
+        ctx._metadata = []
+        wrapped = []
+        for nr, out in enumerate(raw):
+            if not isinstance(out, Tensor):
+                wrapped.append(out)
+                ctx._metadata.append(((), None))
+                continue
+            ctx._output_index[id(out)] = nr
+            ctx._metadata.append((out._data.shape, out._data.dtype))
+            if id(out) in non_diff or not out.dtype.is_floating_point:
+                wrapped.append(_make(out._data))
+                continue
+            result = _make(out._data, True, ctx)
+            result._output_nr = nr
+            wrapped.append(result)
+        ctx._shape, ctx._dtype = ctx._metadata[0] if ctx._metadata else ((), None)
+        return wrapped[0] if single else tuple(wrapped)
+
+
+def once_differentiable(backward):
+    """Mark a backward as not differentiable itself: it runs with recording off."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with no_grad():
+            return backward(ctx, *grads)
+
+    return wrapper

@@ -1,0 +1,113 @@
+"""Grad modes: whether operations are recorded for backward. Thread-local, as in PyTorch."""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+
+class _GradState(threading.local):
+    def __init__(self) -> None:
+        self.enabled = True
+        self.inference = False
+
+
+STATE = _GradState()
+
+
+def is_grad_enabled() -> bool:
+    return STATE.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return STATE.inference
+
+
+class _GradModeContext:
+    """Base for grad-mode switches usable as `with` blocks and as decorators."""
+
+    def _new(self):
+        return type(self)()
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def run_in_mode(*args, **kwargs):
+            with self._new():
+                return func(*args, **kwargs)
+
+        return run_in_mode
+
+    def _switch(self, enabled: bool, inference: bool | None = None) -> None:
+        self._previous = (STATE.enabled, STATE.inference)
+        STATE.enabled = enabled
+        if inference is not None:
+            STATE.inference = inference
+
+    def __exit__(self, *exc_info) -> None:
+        STATE.enabled, STATE.inference = self._previous
+
+
+class _NoArgumentContext(_GradModeContext):
+    """`@no_grad` and `@no_grad()` both decorate, as in PyTorch 2."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None) -> None:
+        pass
+
+
+class no_grad(_NoArgumentContext):
+    """Nothing computed inside is recorded: results have requires_grad=False."""
+
+    def __enter__(self) -> None:
+        self._switch(False)
+
+
+class enable_grad(_NoArgumentContext):
+    """Record operations again, e.g. inside a `no_grad` region."""
+
+    def __enter__(self) -> None:
+        self._switch(True)
+
+
+class set_grad_enabled(_GradModeContext):
+    """Turn recording on or off; takes effect at once, and as a `with` block restores on exit."""
+
+    def __init__(self, mode: bool) -> None:
+        self._previous = (STATE.enabled, STATE.inference)
+        self.mode = bool(mode)
+        STATE.enabled = self.mode
+
+    def _new(self):
+        return set_grad_enabled(self.mode)
+
+    def __enter__(self) -> None:
+        pass
+
+
+class inference_mode(_GradModeContext):
+    """Like `no_grad`, for code that will never need gradients.
+
+    PyTorch additionally marks tensors made here as inference tensors; autodiff does not,
+    so such tensors may later be used in recorded operations.
+    """
+
+    def __new__(cls, mode=True):
+        if callable(mode):
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = bool(mode)
+
+    def _new(self):
+        return inference_mode(self.mode)
+
+    def __enter__(self) -> None:
+        if self.mode:
+            self._switch(False, inference=True)
+        else:
+            self._switch(STATE.enabled, inference=False)

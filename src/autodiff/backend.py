@@ -1,0 +1,134 @@
+"""Where a tensor's numbers live: the one place that picks NumPy or CuPy.
+
+Every op asks `array_module(array)` for its array module and calls that, so the same op code
+runs on both. CuPy is imported only when a CUDA device is asked for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_NUMPY_TYPES = (np.ndarray, np.generic)
+# The classes NumPy data has in practice, for a quick `in` test on hot paths.
+NUMPY_CLASSES = frozenset(
+    [np.ndarray, np.float64, np.float32, np.float16, np.int64, np.int32, np.uint8, np.bool_]
+)
+_cupy = None
+
+
+class DeviceUnavailable(RuntimeError):
+    """The requested device cannot be used here (CuPy missing, or no GPU)."""
+
+
+class device:
+    """`device('cpu')`, `device('cuda')`, `device('cuda:1')`, as PyTorch spells them."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str | device = "cpu", index: int | None = None) -> None:
+        if isinstance(type, device):
+            type, index = type.type, type.index if index is None else index
+        if not isinstance(type, str):
+            raise TypeError(f"device() expects a string such as 'cpu' or 'cuda:0', got {type!r}")
+        kind, _, number = type.partition(":")
+        if number:
+            if not number.isdigit() or index is not None:
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            index = int(number)
+        if kind not in ("cpu", "cuda"):
+            raise RuntimeError(
+                "Expected one of cpu, cuda device type at start of device string: " + type
+            )
+        self.type = kind
+        self.index = index
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+
+CPU = device("cpu")
+
+
+def cupy_module():
+    """CuPy, imported on first use; a clear DeviceUnavailable when it cannot be used."""
+    global _cupy
+    if _cupy is None:
+        try:
+            import cupy
+        except ImportError as exc:
+            raise DeviceUnavailable(
+                "CUDA device requested but CuPy is not installed "
+                "(install it with: pip install 'autodiff[cuda]')"
+            ) from exc
+        try:
+            count = cupy.cuda.runtime.getDeviceCount()
+        except Exception as exc:  # CuPy raises its own CUDARuntimeError types
+            raise DeviceUnavailable(f"CUDA device requested but CuPy cannot use it: {exc}") from exc
+        if count == 0:
+            raise DeviceUnavailable("CUDA device requested but CuPy found no GPU")
+        _cupy = cupy
+    return _cupy
+
+
+def array_module(array):
+    """NumPy for NumPy data, CuPy for CuPy data: the module an op computes with."""
+    if isinstance(array, _NUMPY_TYPES):
+        return np
+    if _cupy is not None and isinstance(array, _cupy.ndarray):
+        return _cupy
+    return np
+
+
+def module_for(dev) -> object:
+    """The array module that creates arrays on `dev` (a device, a string or None)."""
+    if dev is None:
+        return np
+    dev = dev if isinstance(dev, device) else device(dev)
+    if dev.type == "cpu":
+        return np
+    cp = cupy_module()
+    if dev.index is not None:
+        cp.cuda.Device(dev.index).use()
+    return cp
+
+
+def device_of(array) -> device:
+    if isinstance(array, _NUMPY_TYPES):
+        return CPU
+    return device("cuda", int(array.device.id))
+
+
+def to_device(array, dev):
+    """A copy of `array` on `dev` (the same array when it is already there)."""
+    dev = dev if isinstance(dev, device) else device(dev)
+    if dev.type == "cpu":
+        return array if isinstance(array, _NUMPY_TYPES) else array.get()
+    cp = module_for(dev)
+    return cp.asarray(array)
+
+
+def compact(array):
+    """0-d NumPy data as a NumPy scalar: arithmetic on those is several times faster.
+
+    Safe because autodiff never writes into an array in place.
+    """
+    if array.ndim == 0 and isinstance(array, np.ndarray):
+        return array[()]
+    return array
+
+
+def is_numpy(array) -> bool:
+    return isinstance(array, _NUMPY_TYPES)

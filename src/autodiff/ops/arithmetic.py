@@ -1,0 +1,163 @@
+"""Arithmetic: + - * / ** and negation, with NumPy broadcasting.
+
+Each formula returns the gradient in the output's shape; the engine sums it back to the
+shape of each input.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..tensor import Tensor
+from .pointwise import LOG
+from .registry import defop, zeros_as
+from .selection import WHERE
+
+ADD = defop(
+    "add", "AddBackward0",
+    lambda xp, input, other: input + other,
+    input=lambda grad: grad,
+    other=lambda grad: grad,
+)
+SUB = defop(
+    "sub", "SubBackward0",
+    lambda xp, input, other: input - other,
+    input=lambda grad: grad,
+    other=lambda grad: -grad,
+)
+RSUB = defop(  # `10 - x`: the number is a constant, so only x has an edge
+    "rsub", "RsubBackward1",
+    lambda xp, input, other: other - input,
+    input=lambda grad: -grad,
+)
+MUL = defop(
+    "mul", "MulBackward0",
+    lambda xp, input, other: input * other,
+    input=lambda grad, other: grad * other,
+    other=lambda grad, input: grad * input,
+)
+DIV = defop(
+    "div", "DivBackward0",
+    lambda xp, input, other: input / other,
+    domain=True,
+    input=lambda grad, other: grad / other,
+    other=lambda grad, input, other: -grad * input / (other * other),
+)
+NEG = defop("neg", "NegBackward0", lambda xp, input: -input, input=lambda grad: -grad)
+RECIPROCAL = defop(
+    "reciprocal", "ReciprocalBackward0",
+    lambda xp, input: 1 / input,
+    domain=True,
+    input=lambda grad, result: -grad * result * result,
+)
+
+
+def _pow_grad_by_scalar_exponent(grad, input, exponent):
+    """d(x**c)/dx = c * x**(c-1), and 0 when c == 0 (also at x == 0, as PyTorch)."""
+    if exponent == 0:
+        return zeros_as(grad)
+    return grad * (exponent * input ** (exponent - 1))
+
+
+def _pow_grad_base(grad, input, exponent):
+    """d(x**y)/dx = y * x**(y-1), and 0 where y == 0."""
+    return WHERE.apply(exponent == 0, 0.0, grad * (exponent * input ** (exponent - 1)))
+
+
+def _pow_grad_exponent(grad, input, exponent, result):
+    """d(x**y)/dy = x**y * log(x), and 0 where x == 0 and y >= 0 (as PyTorch)."""
+    return WHERE.apply((input == 0) & (exponent >= 0), 0.0, grad * (result * LOG.apply(input)))
+
+
+def _pow_grad_scalar_base(grad, input, exponent, result):
+    """d(c**y)/dy = c**y * log(c), and 0 where c == 0 and y >= 0."""
+    log_base = math.log(input) if input > 0 else -math.inf if input == 0 else math.nan
+    if input == 0:
+        return WHERE.apply(exponent >= 0, 0.0, grad * (result * log_base))
+    return grad * (result * log_base)
+
+
+POW = defop(  # x ** 2
+    "pow", "PowBackward0",
+    lambda xp, input, exponent: input ** exponent,
+    domain=True,
+    input=_pow_grad_by_scalar_exponent,
+)
+POW_TENSOR = defop(  # x ** y
+    "pow_tensor", "PowBackward1",
+    lambda xp, input, exponent: input ** exponent,
+    domain=True,
+    input=_pow_grad_base,
+    exponent=_pow_grad_exponent,
+)
+POW_SCALAR_BASE = defop(  # 2 ** x
+    "pow_scalar_base", "PowBackward2",
+    lambda xp, exponent, input: input ** exponent,
+    domain=True,
+    exponent=_pow_grad_scalar_base,
+)
+
+
+def add(input, other, *, alpha=1):
+    """input + alpha * other"""
+    return ADD.apply(input, other if alpha == 1 else other * alpha)
+
+
+def sub(input, other, *, alpha=1):
+    """input - alpha * other"""
+    return SUB.apply(input, other if alpha == 1 else other * alpha)
+
+
+def rsub(input, other):
+    """other - input (what `10 - x` computes)."""
+    if isinstance(other, Tensor):
+        return SUB.apply(other, input)
+    return RSUB.apply(input, other)
+
+
+def mul(input, other):
+    """input * other"""
+    return MUL.apply(input, other)
+
+
+def div(input, other):
+    """input / other (true division)"""
+    return DIV.apply(input, other)
+
+
+def rdiv(input, other):
+    """other / input (what `2 / x` computes: as PyTorch, reciprocal(x) * 2)."""
+    if isinstance(other, Tensor):
+        return DIV.apply(other, input)
+    return MUL.apply(RECIPROCAL.apply(input), other)
+
+
+def neg(input):
+    """-input"""
+    return NEG.apply(input)
+
+
+def reciprocal(input):
+    """1 / input"""
+    return RECIPROCAL.apply(input)
+
+
+def pow(input, exponent):
+    """input ** exponent; either may be a number."""
+    if not isinstance(input, Tensor):
+        return rpow(exponent, input)
+    if isinstance(exponent, Tensor):
+        return POW_TENSOR.apply(input, exponent)
+    return POW.apply(input, exponent)
+
+
+def rpow(input, base):
+    """base ** input (what `2 ** x` computes)."""
+    if isinstance(base, Tensor):
+        return POW_TENSOR.apply(base, input)
+    return POW_SCALAR_BASE.apply(input, base)
+
+
+def square(input):
+    """input ** 2"""
+    return POW.apply(input, 2)

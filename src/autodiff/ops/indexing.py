@@ -1,0 +1,222 @@
+"""Indexing and its gradients: x[0], x[1:3], W[:, 1], x[None], x[[0, 2]], x[mask], x[i] = v.
+
+Basic indexing is applied one dimension at a time, so the graph shows PyTorch's nodes
+(`SelectBackward0`, `SliceBackward0`, `UnsqueezeBackward0`); any list, array or tensor index
+makes the whole lookup one `IndexBackward0` with NumPy's rules. The gradient of a lookup
+places the incoming gradient into zeros of the input's shape (adding where an index repeats).
+"""
+
+from __future__ import annotations
+
+from .. import backend
+from ..tensor import Tensor
+from .dims import normalize_dim
+from .registry import defop
+from .shape import UNSQUEEZE, VIEW
+
+
+def _place(xp, values, shape, key):
+    out = xp.zeros(shape, dtype=values.dtype)
+    out[key] = values
+    return out
+
+
+def _slice_key(dim, start, stop, step):
+    return (slice(None),) * dim + (slice(start, stop, step),)
+
+
+def _select_key(dim, index):
+    return (slice(None),) * dim + (index,)
+
+
+SELECT = defop(
+    "select", "SelectBackward0",
+    lambda xp, input, dim, index: input[_select_key(dim, index)],
+    input=lambda grad, input_shape, dim, index: SELECT_BACKWARD.apply(grad, input_shape, dim, index),
+)
+SELECT_BACKWARD = defop(
+    "select_backward", "SelectBackwardBackward0",
+    lambda xp, input, shape, dim, index: _place(xp, input, shape, _select_key(dim, index)),
+    input=lambda grad, dim, index: SELECT.apply(grad, dim, index),
+)
+SLICE = defop(
+    "slice", "SliceBackward0",
+    lambda xp, input, dim, start, stop, step: input[_slice_key(dim, start, stop, step)],
+    input=lambda grad, input_shape, dim, start, stop, step: SLICE_BACKWARD.apply(grad, input_shape, dim, start, stop, step),
+)
+SLICE_BACKWARD = defop(
+    "slice_backward", "SliceBackwardBackward0",
+    lambda xp, input, shape, dim, start, stop, step: _place(xp, input, shape, _slice_key(dim, start, stop, step)),
+    input=lambda grad, dim, start, stop, step: SLICE.apply(grad, dim, start, stop, step),
+)
+
+
+def _index_add(xp, input, shape, key):
+    out = xp.zeros(shape, dtype=input.dtype)
+    xp.add.at(out, key, input)  # repeated indices add up
+    return out
+
+
+INDEX = defop(
+    "index", "IndexBackward0",
+    lambda xp, input, key: input[key],
+    input=lambda grad, input_shape, key: INDEX_BACKWARD.apply(grad, input_shape, key),
+)
+INDEX_BACKWARD = defop(
+    "index_backward", "IndexPutBackward0",
+    _index_add,
+    input=lambda grad, key: INDEX.apply(grad, key),
+)
+
+
+def _put(xp, input, values, key):
+    out = xp.array(input, copy=True)
+    out[key] = values
+    return out
+
+
+def _zero_region(xp, input, key):
+    out = xp.array(input, copy=True)
+    out[key] = 0
+    return out
+
+
+def _region_grad(grad, key, values_shape):
+    region = INDEX.apply(grad, key)
+    missing = len(values_shape) - region.ndim
+    if missing > 0:  # NumPy let leading size-1 dims of the values drop away
+        region = VIEW.apply(region, (1,) * missing + tuple(region.shape))
+    return region
+
+
+INDEX_PUT = defop(
+    "index_put", "CopySlices",
+    _put,
+    input=lambda grad, key: ZERO_REGION.apply(grad, key),
+    values=lambda grad, key, values_shape: _region_grad(grad, key, values_shape),
+)
+ZERO_REGION = defop(
+    "zero_region", "IndexFillBackward0",
+    _zero_region,
+    input=lambda grad, key: ZERO_REGION.apply(grad, key),
+)
+
+
+# -- turning a Python index into steps ------------------------------------------------------------
+
+
+def _plain(k, xp):
+    """An index component as NumPy takes it: ints stay ints, tensors and lists become arrays."""
+    if isinstance(k, Tensor):
+        if k._data.ndim == 0 and not k.dtype.is_floating_point and k.dtype.name != "bool":
+            return int(k.item())
+        k = k._data
+        if k.dtype.kind == "f":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return xp.asarray(k)
+    if isinstance(k, (list, tuple)):
+        array = backend.np.asarray(k)
+        if array.dtype.kind not in "iub":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return xp.asarray(array)
+    if hasattr(k, "__index__") and not isinstance(k, bool) and not hasattr(k, "shape"):
+        return k.__index__()
+    if isinstance(k, backend.np.integer):
+        return int(k)
+    if k is None or k is Ellipsis or isinstance(k, (slice, bool)) or hasattr(k, "shape"):
+        return k
+    raise IndexError(
+        "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
+        f"(got {type(k).__name__})"
+    )
+
+
+def _is_advanced(k) -> bool:
+    return hasattr(k, "shape") or isinstance(k, bool)
+
+
+def getitem(input: Tensor, key) -> Tensor:
+    """`input[key]`, with PyTorch's steps and errors."""
+    xp = backend.array_module(input._data)
+    parts = key if isinstance(key, tuple) else (key,)
+    parts = tuple(_plain(k, xp) for k in parts)
+    if any(_is_advanced(k) for k in parts):
+        return _advanced(input, parts)
+    return _basic(input, parts, lone=not isinstance(key, tuple))
+
+
+def _basic(input: Tensor, parts: tuple, lone: bool) -> Tensor:
+    ndim = input._data.ndim
+    consumed = sum(1 for k in parts if k is not None and k is not Ellipsis)
+    if consumed > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    if sum(1 for k in parts if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    result, dim, source_dim = input, 0, 0
+    for k in parts:
+        if k is None:
+            result = UNSQUEEZE.apply(result, dim)
+            dim += 1
+        elif k is Ellipsis:
+            skipped = ndim - consumed
+            dim += skipped
+            source_dim += skipped
+        elif isinstance(k, int):
+            size = result._data.shape[dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {source_dim} with size {size}")
+            result = SELECT.apply(result, dim, k + size if k < 0 else k)
+            source_dim += 1
+        else:  # a slice
+            size = result._data.shape[dim]
+            start, stop, step = k.indices(size)
+            if k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero")
+            if lone or (start, stop, step) != (0, size, 1):
+                result = SLICE.apply(result, dim, start, max(stop, start), step)
+            dim += 1
+            source_dim += 1
+    return result
+
+
+def _advanced(input: Tensor, parts: tuple) -> Tensor:
+    xp = backend.array_module(input._data)
+    key = []
+    for k in parts:
+        if hasattr(k, "shape") and k.dtype == bool:
+            key.extend(xp.nonzero(k))  # masks become integer indices, which add.at accepts
+        else:
+            key.append(k)
+    key = tuple(key)
+    try:
+        input._data[key]  # let NumPy validate the key before anything is recorded
+    except IndexError as exc:
+        raise IndexError(str(exc).replace("axis", "dimension")) from None
+    return INDEX.apply(input, key)
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """The slice at `index` along `dim`, which disappears."""
+    dim = normalize_dim(dim, input._data.ndim)
+    size = input._data.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at dimension {dim}")
+    return SELECT.apply(input, dim, index + size if index < 0 else index)
+
+
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """Elements start..start+length-1 along `dim`."""
+    dim = normalize_dim(dim, input._data.ndim)
+    return SLICE.apply(input, dim, start, start + length, 1)
+
+
+def index_put(input: Tensor, key, values) -> Tensor:
+    """A copy of `input` with `input[key] = values` (what `x[key] = v` records)."""
+    xp = backend.array_module(input._data)
+    parts = key if isinstance(key, tuple) else (key,)
+    parts = tuple(_plain(k, xp) for k in parts)
+    try:
+        input._data[parts]
+    except IndexError as exc:
+        raise IndexError(str(exc).replace("axis", "dimension")) from None
+    return INDEX_PUT.apply(input, values, parts)

@@ -1,0 +1,312 @@
+"""Reductions: sum, mean, prod, max, min, logsumexp, softmax and log_softmax.
+
+A reduction's gradient goes back to the input's shape by restoring the reduced dims and
+broadcasting. Kinks: a full max or min shares the gradient evenly among ties (PyTorch's
+choice); max or min along a dim gives it to the index it returned.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import backend, return_types
+from ..tensor import Tensor
+from .comparison import isnan, nondiff_argmax, nondiff_argmin
+from .dims import kept_shape, normalize_dim, normalize_dims
+from .pointwise import EXP
+from .registry import array_of, defop, like
+from .selection import WHERE
+from .shape import CAT, EXPAND, FLIP, VIEW
+
+
+def _unreduce(grad, input_shape: tuple, dims: tuple, keepdim: bool):
+    """A reduction's gradient, back in the input's shape."""
+    if not keepdim:
+        target = kept_shape(input_shape, dims)
+        if tuple(grad.shape) != target:
+            grad = VIEW.apply(grad, target)
+    return EXPAND.apply(grad, input_shape)
+
+
+def _with_kept_dims(value, input_shape: tuple, dims: tuple, keepdim: bool):
+    """A reduced value reshaped so that it broadcasts against the input."""
+    target = kept_shape(input_shape, dims)
+    return value if keepdim or tuple(value.shape) == target else VIEW.apply(value, target)
+
+
+# -- sum and mean -----------------------------------------------------------------------------------
+
+SUM = defop(
+    "sum", "SumBackward0", lambda xp, input: xp.sum(input),
+    input=lambda grad, input_shape: EXPAND.apply(grad, input_shape),
+)
+SUM_DIM = defop(
+    "sum_dim", "SumBackward1",
+    lambda xp, input, dim, keepdim: xp.sum(input, axis=dim, keepdims=keepdim),
+    input=lambda grad, input_shape, dim, keepdim: _unreduce(grad, input_shape, dim, keepdim),
+)
+MEAN = defop(
+    "mean", "MeanBackward0", lambda xp, input: xp.mean(input), domain=True,
+    input=lambda grad, input_shape: EXPAND.apply(grad, input_shape) / math.prod(input_shape),
+)
+MEAN_DIM = defop(
+    "mean_dim", "MeanBackward1",
+    lambda xp, input, dim, keepdim: xp.mean(input, axis=dim, keepdims=keepdim), domain=True,
+    input=lambda grad, input_shape, dim, keepdim: _unreduce(grad, input_shape, dim, keepdim)
+    / math.prod(input_shape[d] for d in dim),
+)
+
+
+def _reduction_dims(input: Tensor, dim) -> tuple:
+    """PyTorch's dim argument: None or [] mean every dimension."""
+    ndim = input._data.ndim
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+        return tuple(range(ndim))
+    dims = normalize_dims(dim, ndim)
+    return () if ndim == 0 else dims
+
+
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Sum of all elements, or along `dim` (an int or a tuple of ints)."""
+    if dtype is not None:
+        input = input.to(dtype)
+    if dim is None and not keepdim:
+        return SUM.apply(input)
+    return SUM_DIM.apply(input, _reduction_dims(input, dim), keepdim)
+
+
+_SCALAR_TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
+
+
+def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Mean of all elements, or along `dim`."""
+    if dtype is not None:
+        input = input.to(dtype)
+    if not input.dtype.is_floating_point:
+        name = _SCALAR_TYPE_NAMES.get(input.dtype.name, input.dtype.name)
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {name}"
+        )
+    if dim is None and not keepdim:
+        return MEAN.apply(input)
+    return MEAN_DIM.apply(input, _reduction_dims(input, dim), keepdim)
+
+
+# -- prod -------------------------------------------------------------------------------------------
+
+
+def _exclusive_scan(x, dim: int):
+    """out[i] = x[0] * ... * x[i-1] along `dim`, as a log-depth scan of mul, cat and slices.
+
+    Built from ordinary ops, so it is exact where x has zeros and differentiable to any order.
+    """
+    from .indexing import SLICE
+
+    data = array_of(x)
+    xp = backend.array_module(data)
+    n = data.shape[dim]
+
+    def ones_block(size: int):
+        shape = list(data.shape)
+        shape[dim] = size
+        return like(x, xp.ones(shape, dtype=data.dtype))
+
+    inclusive, step = x, 1
+    while step < n:
+        inclusive = inclusive * CAT.apply([ones_block(step), SLICE.apply(inclusive, dim, 0, n - step, 1)], dim)
+        step *= 2
+    return CAT.apply([ones_block(1), SLICE.apply(inclusive, dim, 0, n - 1, 1)], dim)
+
+
+def _product_of_others(x, dim: int):
+    """out[i] = the product of every x[j] with j != i along `dim`."""
+    return _exclusive_scan(x, dim) * FLIP.apply(_exclusive_scan(FLIP.apply(x, (dim,)), dim), (dim,))
+
+
+def _prod_grad(grad, input, dim, keepdim):
+    shape = tuple(input.shape)
+    if not shape:
+        return grad
+    if dim is None:
+        others = VIEW.apply(_product_of_others(VIEW.apply(input, (math.prod(shape),)), 0), shape)
+        return EXPAND.apply(grad, shape) * others
+    return _unreduce(grad, shape, (dim,), keepdim) * _product_of_others(input, dim)
+
+
+PROD = defop(
+    "prod", "ProdBackward0", lambda xp, input: xp.prod(input), domain=True,
+    input=lambda grad, input: _prod_grad(grad, input, None, False),
+)
+PROD_DIM = defop(
+    "prod_dim", "ProdBackward1",
+    lambda xp, input, dim, keepdim: xp.prod(input, axis=dim, keepdims=keepdim), domain=True,
+    input=lambda grad, input, dim, keepdim: _prod_grad(grad, input, dim, keepdim),
+)
+
+
+def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Product of all elements, or along one `dim`."""
+    if dtype is not None:
+        input = input.to(dtype)
+    if dim is None:
+        return PROD.apply(input)
+    if not isinstance(dim, int):
+        raise TypeError("prod(): argument 'dim' must be int")
+    ndim = input._data.ndim
+    dim = normalize_dim(dim, ndim)
+    if ndim == 0:
+        return PROD.apply(input)
+    return PROD_DIM.apply(input, dim, keepdim)
+
+
+# -- max and min ------------------------------------------------------------------------------------
+
+
+def _evenly_distribute(grad, input, result):
+    """A full max/min: ties share the gradient equally (NaN counts as the extreme)."""
+    mask = (input == result) | (isnan(input) & isnan(result))
+    return WHERE.apply(mask, grad / mask.sum(), 0.0)
+
+
+def _to_selected_index(grad, input, dim, keepdim, select_index):
+    """max/min along a dim: the gradient goes to the index the forward returned."""
+    data = array_of(input)
+    shape = data.shape
+    index = select_index(input, dim, True)
+    positions_shape = [1] * len(shape)
+    positions_shape[dim] = shape[dim]
+    positions = like(input, backend.array_module(data).arange(shape[dim]).reshape(positions_shape))
+    return WHERE.apply(positions == index, _unreduce(grad, shape, (dim,), keepdim), 0.0)
+
+
+MAX = defop(
+    "max", "MaxBackward1", lambda xp, input: xp.max(input),
+    input=_evenly_distribute,
+)
+MIN = defop(
+    "min", "MinBackward1", lambda xp, input: xp.min(input),
+    input=_evenly_distribute,
+)
+MAX_DIM = defop(
+    "max_dim", "MaxBackward0",
+    lambda xp, input, dim, keepdim: xp.max(input, axis=dim, keepdims=keepdim),
+    input=lambda grad, input, dim, keepdim: _to_selected_index(grad, input, dim, keepdim, nondiff_argmax),
+)
+MIN_DIM = defop(
+    "min_dim", "MinBackward0",
+    lambda xp, input, dim, keepdim: xp.min(input, axis=dim, keepdims=keepdim),
+    input=lambda grad, input, dim, keepdim: _to_selected_index(grad, input, dim, keepdim, nondiff_argmin),
+)
+
+
+def _extreme(name, full_op, dim_op, pick_index, pairwise, input, dim, keepdim):
+    if isinstance(dim, Tensor):  # max(a, b) is maximum(a, b), as in PyTorch
+        return pairwise(input, dim)
+    if dim is None:
+        if input._data.size == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                "the reduction dim with the 'dim' argument."
+            )
+        return full_op.apply(input)
+    ndim = input._data.ndim
+    dim = normalize_dim(dim, ndim)
+    if ndim == 0:
+        values = full_op.apply(input)
+        indices = pick_index(input, None, False)
+    else:
+        if input._data.shape[dim] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+        values = dim_op.apply(input, dim, keepdim)
+        indices = pick_index(input, dim, keepdim)
+    return getattr(return_types, name)(values, indices)
+
+
+def max(input: Tensor, dim=None, keepdim: bool = False):
+    """The largest element; with `dim`, `(values, indices)` along it; with a tensor, maximum."""
+    from .selection import maximum
+
+    return _extreme("max", MAX, MAX_DIM, nondiff_argmax, maximum, input, dim, keepdim)
+
+
+def min(input: Tensor, dim=None, keepdim: bool = False):
+    """The smallest element; with `dim`, `(values, indices)` along it; with a tensor, minimum."""
+    from .selection import minimum
+
+    return _extreme("min", MIN, MIN_DIM, nondiff_argmin, minimum, input, dim, keepdim)
+
+
+def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Index of the largest element (of the flattened tensor when `dim` is None)."""
+    if dim is not None:
+        dim = normalize_dim(dim, input._data.ndim)
+    return nondiff_argmax(input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """Index of the smallest element (of the flattened tensor when `dim` is None)."""
+    if dim is not None:
+        dim = normalize_dim(dim, input._data.ndim)
+    return nondiff_argmin(input, dim, keepdim)
+
+
+# -- logsumexp, softmax, log_softmax ----------------------------------------------------------------
+
+
+def _logsumexp(xp, input, dim, keepdim):
+    if input.size == 0:
+        return xp.log(xp.sum(xp.exp(input), axis=dim, keepdims=keepdim))
+    shift = xp.max(input, axis=dim, keepdims=True)
+    shift = xp.where(xp.isfinite(shift), shift, 0)
+    out = xp.log(xp.sum(xp.exp(input - shift), axis=dim, keepdims=True)) + shift
+    return out if keepdim else xp.squeeze(out, axis=dim)
+
+
+LOGSUMEXP = defop(
+    "logsumexp", "LogsumexpBackward0", _logsumexp, domain=True,
+    input=lambda grad, input, result, dim, keepdim: _with_kept_dims(grad, tuple(input.shape), dim, keepdim)
+    * EXP.apply(input - _with_kept_dims(result, tuple(input.shape), dim, keepdim)),
+)
+
+
+def _softmax(xp, input, dim):
+    e = xp.exp(input - xp.max(input, axis=dim, keepdims=True))
+    return e / xp.sum(e, axis=dim, keepdims=True)
+
+
+SOFTMAX = defop(
+    "softmax", "SoftmaxBackward0", _softmax, domain=True,
+    input=lambda grad, result, dim: result * (grad - SUM_DIM.apply(grad * result, dim, True)),
+)
+LOG_SOFTMAX = defop(
+    "log_softmax", "LogSoftmaxBackward0",
+    lambda xp, input, dim: input - _logsumexp(xp, input, dim, True), domain=True,
+    input=lambda grad, result, dim: grad - EXP.apply(result) * SUM_DIM.apply(grad, dim, True),
+)
+
+
+def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(input))) over `dim` (all dims when None), computed without overflow."""
+    return LOGSUMEXP.apply(input, _reduction_dims(input, dim), keepdim)
+
+
+def _one_dim(input: Tensor, dim):
+    ndim = input._data.ndim
+    dim = normalize_dim(dim, ndim)
+    return None if ndim == 0 else dim
+
+
+def softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
+    """exp(input) normalised to sum to 1 along `dim` (the last dim by default)."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return SOFTMAX.apply(input, _one_dim(input, dim))
+
+
+def log_softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
+    """log(softmax(input)) along `dim`, computed stably."""
+    if dtype is not None:
+        input = input.to(dtype)
+    return LOG_SOFTMAX.apply(input, _one_dim(input, dim))
+

@@ -1,0 +1,548 @@
+"""The op registry: every differentiable operation, declared once.
+
+An op is one `defop(...)` call, the way PyTorch's `derivatives.yaml` has one entry per op:
+
+    MUL = defop("mul", "MulBackward0", lambda xp, input, other: input * other,
+                input=lambda grad, other: grad * other,
+                other=lambda grad, input: grad * input)
+
+- the forward takes the array module `xp` and the op's arguments (arrays for tensors);
+- `nondiff` names tensor inputs that get no gradient (where's condition);
+- each other keyword names a differentiable input and gives its derivative formula: it receives
+  `grad` and any of the names it lists, which the op then saves for backward: an argument
+  (`other`), `result`, or an argument's `_shape`, `_dtype` or `_device` (`input_shape`).
+
+Formulas are written with operators and ops (`COS.apply(x)`), never NumPy, and an op applied
+to plain arrays (no Tensor among its inputs) simply runs its forward and returns an array.
+So one formula serves two modes of the engine:
+
+- with `create_graph=True` it receives tensors, and the backward pass is itself recorded:
+  derivatives of any order work;
+- otherwise it receives the arrays behind them and computes at NumPy speed.
+
+The op's `grad_fn` class (`MulBackward0`) is generated here; the engine gets gradients back in
+the shape of the op's output and reduces broadcasting once, centrally (see engine.py).
+"""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from operator import itemgetter
+
+from .. import backend
+from ..autograd.anomaly import ANOMALY
+from ..autograd.grad_mode import STATE as GRAD_MODE
+from ..autograd.node import Node, _sequence, edge
+from ..tensor import InplaceClock, Tensor, legacy_type_name
+
+REGISTRY: dict[str, OpDef] = {}
+
+_FREED_ERROR = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+# What a formula may ask for besides arguments: the result, or an argument's metadata.
+_ARG, _RESULT = "arg", "result"
+_METADATA = {"_shape": lambda a: getattr(a, "shape", ()), "_dtype": lambda a: a.dtype, "_device": backend.device_of}
+
+
+class ShapeError(RuntimeError):
+    """Operand shapes that do not fit together; `shapes` holds them for callers that explain."""
+
+    def __init__(self, message: str, shapes: tuple = ()) -> None:
+        super().__init__(message)
+        self.shapes = shapes
+
+
+class OpNode(Node):
+    """The backward node of a registry op; subclasses are generated, one per op.
+
+    `_saved` holds what the formulas asked for as the forward saw it (tensors, constants, and
+    the result as its bare array); `_saved_arrays` the same with every tensor replaced by its
+    array, for backward without recording.
+    """
+
+    __slots__ = ("_saved", "_saved_arrays", "_clock")
+    op: OpDef
+
+    def _apply(self, grads: list, as_tensors: bool) -> list:
+        grad = grads[0]
+        if grad is None:
+            return [None] * len(self.next_functions)
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(_FREED_ERROR)
+        op = self.op
+        if saved:
+            if self._clock != InplaceClock.ticks:
+                _check_versions(self, saved)
+            if as_tensors:
+                index = op.result_index
+                if index is not None:  # re-attach the saved result to this node
+                    result = _tensor(saved[index], self)
+                    saved = saved[:index] + (result,) + saved[index + 1 :]
+            else:
+                saved = self._saved_arrays
+        callers = op.callers
+        if len(callers) == 1 and not op.variadic:  # the only input must be the one needing grad
+            direct = op.direct[0]
+            return [direct(grad, *saved) if direct is not None else callers[0](grad, saved)]
+        edges = self.next_functions
+        if op.variadic:
+            call = callers[0]
+            return [None if e[0] is None else call(grad, saved, i) for i, e in enumerate(edges)]
+        return [None if e[0] is None else call(grad, saved) for e, call in zip(edges, callers)]
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The values this node keeps for backward."""
+        if self._saved is None:
+            raise RuntimeError(_FREED_ERROR)
+        return tuple(self._saved)
+
+
+def _check_versions(node: OpNode, saved) -> None:
+    """Raise PyTorch's error if a saved tensor was changed in place after it was saved."""
+    for value in saved:
+        if isinstance(value, Tensor) and value._version_log:
+            log = value._version_log
+            expected = sum(1 for tick in log if tick <= node._clock)
+            if expected != len(log):
+                producer = value.grad_fn
+                origin = (
+                    f", which is output {value._output_nr} of {producer.name()},"
+                    if producer is not None and not hasattr(producer, "variable")
+                    else ""
+                )
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an "
+                    f"inplace operation: [{legacy_type_name(value)} {list(value.shape)}]{origin} is at "
+                    f"version {len(log)}; expected version {expected} instead. Hint: enable anomaly "
+                    "detection to find the operation that failed to compute its gradient, with "
+                    "autodiff.autograd.set_detect_anomaly(True)."
+                )
+
+
+class OpDef:
+    """One operation: forward, derivative formulas, and the plan for what to save."""
+
+    def __init__(self, name, grad_fn, forward, derivatives, *, nondiff=(), domain=False, variadic=False):
+        self.name = name
+        self.grad_fn_name = grad_fn
+        self.forward = forward
+        self.domain = domain  # may make nan/inf from finite inputs: silence NumPy's warnings
+        self.variadic = variadic  # the first argument is a sequence of tensors (cat, stack)
+        params = list(inspect.signature(forward).parameters)
+        if not params or params[0] != "xp":
+            raise TypeError(f"op {name}: forward must take the array module `xp` first")
+        self.arg_names = tuple(params[1:])
+        unknown = set(derivatives) - set(self.arg_names)
+        if unknown:
+            raise TypeError(f"op {name}: derivatives for unknown inputs {sorted(unknown)}")
+        self.diff_positions = tuple(i for i, n in enumerate(self.arg_names) if n in derivatives)
+        self.tensor_positions = tuple(
+            i for i, n in enumerate(self.arg_names) if n in derivatives or n in nondiff
+        )
+        formulas = [derivatives[self.arg_names[i]] for i in self.diff_positions]
+        self.formulas = tuple(formulas)
+        self.saved_names, self.save_plan = self._plan_saves(formulas)
+        self.result_index = self.saved_names.index("result") if "result" in self.saved_names else None
+        self.saves = _compile_saver(self.save_plan, len(self.arg_names))
+        self.callers = tuple(self._bind(f) for f in formulas)
+        # Formulas that take every saved value in order are called without a wrapper.
+        self.direct = tuple(
+            f if not variadic and self._wanted(f) == list(self.saved_names) else None for f in formulas
+        )
+        self.node_class = type(grad_fn, (OpNode,), {"__slots__": (), "op": self, "__module__": __name__})
+        self.apply = _compile_apply(self)
+
+    def _wanted(self, formula) -> list:
+        """The saved names a formula takes (after `grad`, and the index for variadic ops)."""
+        return list(inspect.signature(formula).parameters)[2 if self.variadic else 1 :]
+
+    def _plan_saves(self, formulas):
+        wanted = {n for formula in formulas for n in self._wanted(formula)}
+        # A canonical order: arguments as the op takes them, then metadata, then the result.
+        arguments = [n for n in self.arg_names if n in wanted]
+        metadata = sorted(wanted - set(arguments) - {"result"})
+        names = arguments + metadata + (["result"] if "result" in wanted else [])
+        plan = []
+        for n in names:
+            if n == "result":
+                plan.append((_RESULT, None))
+            elif n in self.arg_names:
+                plan.append((_ARG, self.arg_names.index(n)))
+            else:
+                base, _, kind = n.rpartition("_")
+                if base not in self.arg_names or "_" + kind not in _METADATA:
+                    raise TypeError(f"op {self.name}: a derivative asks for {n!r}, which the op does not have")
+                plan.append(("_" + kind, self.arg_names.index(base)))
+        return tuple(names), tuple(plan)
+
+    def _bind(self, formula):
+        """A caller `(grad, saved[, index]) -> gradient` that hands the formula what it names."""
+        idx = tuple(self.saved_names.index(n) for n in self._wanted(formula))
+        if self.variadic:
+            return lambda grad, saved, i: formula(grad, i, *[saved[j] for j in idx])
+        if not idx:
+            return lambda grad, saved: formula(grad)
+        if idx == tuple(range(len(self.saved_names))):
+            return lambda grad, saved: formula(grad, *saved)
+        if len(idx) == 1:
+            (j,) = idx
+            return lambda grad, saved: formula(grad, saved[j])
+        get = itemgetter(*idx)
+        return lambda grad, saved: formula(grad, *get(saved))
+
+    def __repr__(self) -> str:
+        return f"<op {self.name} -> {self.grad_fn_name}>"
+
+
+def defop(name: str, grad_fn: str, forward, *, nondiff=(), domain=False, variadic=False, **derivatives) -> OpDef:
+    """Declare an operation; returns its OpDef, whose `apply` runs it and records it."""
+    if name in REGISTRY:
+        raise ValueError(f"op {name!r} is declared twice")
+    op = OpDef(name, grad_fn, forward, derivatives, nondiff=nondiff, domain=domain, variadic=variadic)
+    REGISTRY[name] = op
+    return op
+
+
+# -- saving ----------------------------------------------------------------------------------
+
+_SAVES_ARGS = "the arguments, as given"
+_SAVES_RESULT = "the result only"
+
+
+def _compile_saver(plan, arg_count: int):
+    """How to collect what the formulas named: a marker for the common cases, else a function
+    `(values, arrays, out) -> tuple` (called with the arguments, then with their arrays)."""
+    if not plan:
+        return None
+    kinds = [k for k, _ in plan]
+    if kinds == [_RESULT]:
+        return _SAVES_RESULT
+    if all(k == _ARG for k in kinds):
+        positions = [i for _, i in plan]
+        if positions == list(range(arg_count)):
+            return _SAVES_ARGS
+        if len(positions) == 1:
+            (p,) = positions
+            return lambda values, arrays, out: (values[p],)
+        get = itemgetter(*positions)
+        return lambda values, arrays, out: get(values)
+
+    def save(values, arrays, out):
+        saved = []
+        for kind, i in plan:
+            if kind == _ARG:
+                saved.append(values[i])
+            elif kind == _RESULT:
+                saved.append(out)
+            else:
+                a = arrays[i]
+                describe = _METADATA[kind]
+                saved.append(tuple(describe(x) for x in a) if isinstance(a, list) else describe(a))
+        return tuple(saved)
+
+    return save
+
+
+# -- running and recording ---------------------------------------------------------------------
+# These functions run once per operation, forward and backward, so they are written for speed:
+# tensors and nodes are built inline and the array module is found without a call for NumPy.
+
+_new = object.__new__
+_np = backend.np
+_NUMPY_CLASSES = backend.NUMPY_CLASSES
+_SCALAR_CLASSES = frozenset((int, float, bool))
+
+
+def _node(op: OpDef, next_functions, args, arrays, out):
+    node = _new(op.node_class)
+    node.next_functions = next_functions
+    node._seq = next(_sequence)
+    node._shape = out.shape
+    node._dtype = out.dtype
+    node._hooks = None
+    node._trace = traceback.format_stack()[:-4] if ANOMALY.enabled else None
+    saves = op.saves
+    if saves is _SAVES_ARGS:
+        node._saved = args
+        node._saved_arrays = arrays
+    elif saves is _SAVES_RESULT:
+        node._saved = node._saved_arrays = (out,)
+    elif saves is None:
+        node._saved = node._saved_arrays = ()
+    else:
+        node._saved = saves(args, arrays, out)
+        node._saved_arrays = saves(arrays, arrays, out)
+    node._clock = InplaceClock.ticks
+    return node
+
+
+def _tensor(data, grad_fn):
+    t = _new(Tensor)
+    t._data = data
+    t._requires_grad = grad_fn is not None
+    t.grad_fn = grad_fn
+    t._grad = None
+    t._output_nr = 0
+    t._version_log = None
+    t._backward_hooks = None
+    t._accumulator = None
+    return t
+
+
+def _constant(value):
+    """A non-tensor operand (a Python number, an array) as the forward sees it."""
+    if value.__class__ in _SCALAR_CLASSES or value.__class__ in _NUMPY_CLASSES:
+        return value
+    if isinstance(value, (int, float, bool)) or hasattr(value, "shape"):
+        return value
+    if isinstance(value, (list, tuple)):
+        from ..creation import as_array
+
+        return as_array(value)
+    raise TypeError(f"unsupported operand type: {type(value).__name__}")
+
+
+def _module(value):
+    return _np if value.__class__ in _NUMPY_CLASSES else backend.array_module(value)
+
+
+def _run(op: OpDef, xp, arrays):
+    try:
+        if op.domain and xp is _np:
+            with _np.errstate(all="ignore"):
+                return op.forward(xp, *arrays)
+        return op.forward(xp, *arrays)
+    except ValueError as exc:
+        raise _explained(exc, arrays) from None
+
+
+def _explained(exc: ValueError, arrays) -> Exception:
+    """NumPy's broadcasting complaint in PyTorch's words; other errors unchanged."""
+    shapes = tuple(a.shape for a in arrays if hasattr(a, "shape"))
+    if "broadcast" in str(exc) and len(shapes) >= 2:
+        return broadcast_error(shapes)
+    return exc
+
+
+def broadcast_error(shapes) -> ShapeError:
+    """PyTorch's text for shapes that do not broadcast, naming the first dimension that clashes."""
+    ndim = max(len(s) for s in shapes)
+    padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+    for d in range(ndim - 1, -1, -1):
+        sizes = [p[d] for p in padded]
+        big = [s for s in sizes if s != 1]
+        if len(set(big)) > 1:
+            a, b = big[0], next(s for s in big if s != big[0])
+            return ShapeError(
+                f"The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton "
+                f"dimension {d}",
+                tuple(shapes),
+            )
+    return ShapeError(f"shapes {' and '.join(str(list(s)) for s in shapes)} cannot be broadcast", tuple(shapes))
+
+
+def _compile_apply(op: OpDef):
+    """The function that runs `op` and records it when a gradient is needed."""
+    if op.variadic:
+        return _variadic_apply(op)
+    if op.tensor_positions == (0,):
+        return _unary_apply(op)
+    if op.tensor_positions == (0, 1) and op.diff_positions == (0, 1) and len(op.arg_names) == 2:
+        return _binary_apply(op)
+    return _general_apply(op)
+
+
+def _unary_apply(op: OpDef):
+    """One tensor input, maybe followed by plain parameters (a dim, a shape, an exponent)."""
+    forward, domain = op.forward, op.domain
+
+    def apply(input, *params):
+        if input.__class__ is not Tensor and not isinstance(input, Tensor):
+            return forward(_module(input), input, *params)  # plain arrays: just compute
+        data = input._data
+        xp = _np if data.__class__ in _NUMPY_CLASSES else backend.array_module(data)
+        if domain and xp is _np:
+            with _np.errstate(all="ignore"):
+                out = forward(xp, data, *params)
+        else:
+            out = forward(xp, data, *params)
+        if input._requires_grad and GRAD_MODE.enabled:
+            return _tensor(out, _node(op, (edge(input),), (input, *params), (data, *params), out))
+        t = _new(Tensor)
+        t._data = out
+        t._requires_grad = False
+        t.grad_fn = t._grad = t._version_log = t._backward_hooks = t._accumulator = None
+        t._output_nr = 0
+        return t
+
+    apply.__name__ = op.name
+    return apply
+
+
+def _binary_apply(op: OpDef):
+    forward, domain = op.forward, op.domain
+
+    def apply(input, other):
+        if input.__class__ is Tensor or isinstance(input, Tensor):
+            a = input._data
+            needs = input._requires_grad
+            source = a
+        else:
+            a = _constant(input)
+            needs = False
+            source = None
+        if other.__class__ is Tensor or isinstance(other, Tensor):
+            b = other._data
+            needs = needs or other._requires_grad
+            if source is None:
+                source = b
+        else:
+            b = _constant(other)
+            if source is None:  # plain arrays: just compute
+                try:
+                    return forward(_module(a if hasattr(a, "shape") else b), a, b)
+                except ValueError as exc:
+                    raise _explained(exc, (a, b)) from None
+        xp = _np if source.__class__ in _NUMPY_CLASSES else backend.array_module(source)
+        try:
+            if domain and xp is _np:
+                with _np.errstate(all="ignore"):
+                    out = forward(xp, a, b)
+            else:
+                out = forward(xp, a, b)
+        except ValueError as exc:
+            raise _explained(exc, (a, b)) from None
+        if needs and GRAD_MODE.enabled:
+            edges = (
+                edge(input) if isinstance(input, Tensor) else (None, 0),
+                edge(other) if isinstance(other, Tensor) else (None, 0),
+            )
+            return _tensor(out, _node(op, edges, (input, other), (a, b), out))
+        t = _new(Tensor)
+        t._data = out
+        t._requires_grad = False
+        t.grad_fn = t._grad = t._version_log = t._backward_hooks = t._accumulator = None
+        t._output_nr = 0
+        return t
+
+    apply.__name__ = op.name
+    return apply
+
+
+def _general_apply(op: OpDef):
+    tensor_positions, diff_positions = op.tensor_positions, op.diff_positions
+
+    def apply(*args):
+        arrays = list(args)
+        needs = False
+        xp = None
+        for i in tensor_positions:
+            a = args[i]
+            if isinstance(a, Tensor):
+                arrays[i] = a._data
+                if xp is None:
+                    xp = backend.array_module(a._data)
+                if a._requires_grad and i in diff_positions:
+                    needs = True
+            else:
+                arrays[i] = _constant(a)
+        if xp is None:  # plain arrays: just compute
+            first = next((arrays[i] for i in tensor_positions if hasattr(arrays[i], "shape")), 0.0)
+            return _run(op, _module(first), arrays)
+        out = _run(op, xp, arrays)
+        if needs and GRAD_MODE.enabled:
+            edges = tuple(edge(args[i]) if isinstance(args[i], Tensor) else (None, 0) for i in diff_positions)
+            return _tensor(out, _node(op, edges, args, tuple(arrays), out))
+        return _tensor(out, None)
+
+    apply.__name__ = op.name
+    return apply
+
+
+def _variadic_apply(op: OpDef):
+    def apply(tensors, *params):
+        tensors = list(tensors)
+        if not tensors:
+            raise ValueError(f"autodiff.{op.name}(): expected a non-empty list of Tensors")
+        if not any(isinstance(t, Tensor) for t in tensors):  # plain arrays: just compute
+            return _run(op, _module(tensors[0]), (tensors, *params))
+        if not all(isinstance(t, Tensor) for t in tensors):
+            raise TypeError(f"{op.name}(): expected a sequence of Tensors")
+        arrays = [t._data for t in tensors]
+        xp = backend.array_module(arrays[0])
+        out = _run(op, xp, (arrays, *params))
+        if GRAD_MODE.enabled and any(t._requires_grad for t in tensors):
+            edges = tuple(edge(t) for t in tensors)
+            return _tensor(out, _node(op, edges, (tensors, *params), (arrays, *params), out))
+        return _tensor(out, None)
+
+    apply.__name__ = op.name
+    return apply
+
+
+# -- non-differentiable operations and constants ---------------------------------------------------
+
+
+def nondiff(name: str, forward):
+    """An operation whose result never requires grad (comparisons, argmax...)."""
+
+    def apply(*args):
+        xp = None
+        arrays = []
+        for a in args:
+            if isinstance(a, Tensor):
+                arrays.append(a._data)
+                xp = xp or backend.array_module(a._data)
+            else:
+                arrays.append(a)
+        wrap = xp is not None
+        if xp is None:  # plain arrays: just compute
+            xp = _module(next((a for a in arrays if hasattr(a, "shape")), 0.0))
+        try:
+            with xp.errstate(all="ignore") if xp is _np else _nullcontext:
+                out = forward(xp, *arrays)
+        except ValueError as exc:
+            raise _explained(exc, arrays) from None
+        return _tensor(out, None) if wrap else out
+
+    apply.__name__ = name
+    return apply
+
+
+def like(reference, array):
+    """`array` as the same kind of value as `reference`: a (constant) Tensor, or a bare array.
+
+    Formulas use it for the constants they need (zeros, ones, positions), so that they stay
+    valid in both of the engine's modes.
+    """
+    return _tensor(array, None) if isinstance(reference, Tensor) else array
+
+
+def zeros_as(value):
+    """Zeros of `value`'s shape and dtype, of the same kind as `value`."""
+    data = array_of(value)
+    return like(value, backend.array_module(data).zeros(data.shape, dtype=data.dtype))
+
+
+def array_of(value):
+    """The array behind a tensor (or the value itself)."""
+    return value._data if isinstance(value, Tensor) else value
+
+
+class _NullContext:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc_info):
+        return None
+
+
+_nullcontext = _NullContext()

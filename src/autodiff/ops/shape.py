@@ -1,0 +1,402 @@
+"""Shape operations: broadcasting, transposes, reshapes, joins, copies and casts."""
+
+from __future__ import annotations
+
+import math
+
+from .. import backend, dtypes
+from ..tensor import Tensor, _make
+from .dims import normalize_dim, normalize_dims
+from .registry import defop
+
+# -- broadcasting: expand and its adjoint, the sum back to a shape -----------------------------
+
+
+def _sum_to_forward(xp, input, shape):
+    lead = input.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, size in enumerate(shape) if size == 1 and input.shape[lead + i] != 1
+    )
+    if axes:
+        input = xp.sum(input, axis=axes, keepdims=True)
+    return input.reshape(shape)
+
+
+EXPAND = defop(
+    "expand", "ExpandBackward0",
+    lambda xp, input, shape: xp.broadcast_to(input, shape),
+    input=lambda grad, input_shape: SUM_TO.apply(grad, input_shape),
+)
+SUM_TO = defop(
+    "sum_to", "SumBackward1", _sum_to_forward,
+    input=lambda grad, input_shape: EXPAND.apply(grad, input_shape),
+)
+
+
+def expand(input: Tensor, shape) -> Tensor:
+    """`input` broadcast to `shape` (-1 keeps a size), without copying."""
+    shape = tuple(shape)
+    have = input._data.shape
+    if len(shape) < len(have):
+        raise RuntimeError(
+            f"expand(autodiff.{input.dtype.name}{{{list(have)}}}, size={list(shape)}): the number of sizes "
+            f"provided ({len(shape)}) must be greater or equal to the number of dimensions in the tensor ({len(have)})"
+        )
+    lead = len(shape) - len(have)
+    target = []
+    for i, size in enumerate(shape):
+        existing = have[i - lead] if i >= lead else None
+        if size == -1:
+            if existing is None:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")
+            size = existing
+        if existing is not None and existing != 1 and existing != size:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({size}) must match the existing size ({existing}) at "
+                f"non-singleton dimension {i}.  Target sizes: {list(shape)}.  Tensor sizes: {list(have)}"
+            )
+        target.append(size)
+    target = tuple(target)
+    if target == have:
+        return input
+    return EXPAND.apply(input, target)
+
+
+def sum_to(input: Tensor, shape) -> Tensor:
+    """Sum `input` down to `shape`, which it must broadcast from: the adjoint of expand."""
+    shape = tuple(shape)
+    have = input._data.shape
+    if have == shape:
+        return input
+    lead = len(have) - len(shape)
+    if lead < 0 or any(s != 1 and s != have[lead + i] for i, s in enumerate(shape)):
+        raise RuntimeError(f"size {list(shape)} is not expandable to size {list(have)}.")
+    return SUM_TO.apply(input, shape)
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    from .registry import broadcast_error
+
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for d in range(ndim):
+        sizes = {s[d - ndim + len(s)] for s in shapes if d - ndim + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise broadcast_error(shapes)
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+# -- transposes -----------------------------------------------------------------------------------
+
+T = defop("t", "TBackward0", lambda xp, input: input.T, input=lambda grad: T.apply(grad))
+TRANSPOSE = defop(
+    "transpose", "TransposeBackward0",
+    lambda xp, input, dim0, dim1: xp.swapaxes(input, dim0, dim1),
+    input=lambda grad, dim0, dim1: TRANSPOSE.apply(grad, dim0, dim1),
+)
+PERMUTE = defop(
+    "permute", "PermuteBackward0",
+    lambda xp, input, dims: xp.transpose(input, dims),
+    input=lambda grad, dims: PERMUTE.apply(grad, _inverse_permutation(dims)),
+)
+
+
+def _inverse_permutation(dims) -> tuple:
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return tuple(inverse)
+
+
+def t(input: Tensor) -> Tensor:
+    """Transpose a matrix; 0-d and 1-d tensors come back as they are."""
+    if input._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._data.ndim}D")
+    return T.apply(input)
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two dimensions."""
+    ndim = input._data.ndim
+    dim0, dim1 = normalize_dim(dim0, ndim), normalize_dim(dim1, ndim)
+    return TRANSPOSE.apply(input, dim0, dim1)
+
+
+def permute(input: Tensor, dims) -> Tensor:
+    """Reorder the dimensions: output dimension i is input dimension dims[i]."""
+    ndim = input._data.ndim
+    dims = tuple(normalize_dim(d, ndim) for d in dims)
+    if len(dims) != ndim:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+            f"of the desired ordering of dimensions i.e. input.dim() = {ndim} is not equal to len(dims) = {len(dims)}"
+        )
+    if len(set(dims)) != ndim:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return PERMUTE.apply(input, dims)
+
+
+# -- reshapes -------------------------------------------------------------------------------------
+
+VIEW = defop(
+    "view", "ViewBackward0",
+    lambda xp, input, shape: input.reshape(shape),
+    input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+)
+UNSAFE_VIEW = defop(
+    "unsafe_view", "UnsafeViewBackward0",
+    lambda xp, input, shape: input.reshape(shape),
+    input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+)
+CLONE = defop("clone", "CloneBackward0", lambda xp, input: input.copy(), input=lambda grad: grad)
+
+
+def _infer_shape(shape, numel: int) -> tuple:
+    shape = tuple(int(s) for s in shape)
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if any(s < -1 for s in shape):
+        raise RuntimeError(f"invalid shape dimension {min(shape)}")
+    known = math.prod(s for s in shape if s != -1)
+    if unknown:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = shape[: unknown[0]] + (numel // known,) + shape[unknown[0] + 1 :]
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def _viewable(array, shape) -> bool:
+    """Whether `array` can take `shape` without copying (as a PyTorch view could)."""
+    if getattr(array, "flags", None) is None or array.flags.c_contiguous:
+        return True
+    try:
+        backend.np.reshape(array, shape, copy=False)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def view(input: Tensor, shape) -> Tensor:
+    """The same values in a new shape; fails where the data would have to be copied."""
+    shape = _infer_shape(shape, input._data.size)
+    if not _viewable(input._data, shape):
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one dimension "
+            "spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return VIEW.apply(input, shape)
+
+
+def reshape(input: Tensor, shape) -> Tensor:
+    """The same values in a new shape (a view where possible, else a copy, as in PyTorch)."""
+    shape = _infer_shape(shape, input._data.size)
+    if shape == input._data.shape:
+        return VIEW.apply(input, shape)
+    if _viewable(input._data, shape):
+        return VIEW.apply(input, shape)
+    return UNSAFE_VIEW.apply(CLONE.apply(input), shape)
+
+
+def unsafe_view(input: Tensor, shape) -> Tensor:
+    return UNSAFE_VIEW.apply(input, tuple(shape))
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dimensions start_dim..end_dim into one."""
+    shape = input._data.shape
+    if not shape:
+        return reshape(input, (1,))
+    start, end = normalize_dim(start_dim, len(shape)), normalize_dim(end_dim, len(shape))
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return input
+    return reshape(input, shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :])
+
+
+def clone(input: Tensor) -> Tensor:
+    """A copy that stays in the graph."""
+    return CLONE.apply(input)
+
+
+UNSQUEEZE = defop(
+    "unsqueeze", "UnsqueezeBackward0",
+    lambda xp, input, dim: xp.expand_dims(input, dim),
+    input=lambda grad, dim: SQUEEZE_DIM.apply(grad, dim),
+)
+SQUEEZE_ALL = defop(
+    "squeeze", "SqueezeBackward0",
+    lambda xp, input: xp.squeeze(input),
+    input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+)
+SQUEEZE_DIM = defop(
+    "squeeze_dim", "SqueezeBackward1",
+    lambda xp, input, dim: xp.squeeze(input, axis=dim) if input.shape[dim] == 1 else input,
+    input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+)
+SQUEEZE_DIMS = defop(
+    "squeeze_dims", "SqueezeBackward2",
+    lambda xp, input, dims: xp.squeeze(input, axis=tuple(d for d in dims if input.shape[d] == 1)),
+    input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """Insert a dimension of size 1 at `dim`."""
+    return UNSQUEEZE.apply(input, normalize_dim(dim, input._data.ndim + 1))
+
+
+def squeeze(input: Tensor, dim=None) -> Tensor:
+    """Remove dimensions of size 1 (all of them, or those in `dim`)."""
+    ndim = input._data.ndim
+    if dim is None:
+        return SQUEEZE_ALL.apply(input)
+    if ndim == 0:
+        normalize_dim(dim if isinstance(dim, int) else dim[0], 0)
+        return SQUEEZE_ALL.apply(input)
+    if isinstance(dim, int):
+        return SQUEEZE_DIM.apply(input, normalize_dim(dim, ndim))
+    return SQUEEZE_DIMS.apply(input, normalize_dims(dim, ndim))
+
+
+FLIP = defop(
+    "flip", "FlipBackward0",
+    lambda xp, input, dims: xp.flip(input, axis=dims),
+    input=lambda grad, dims: FLIP.apply(grad, dims),
+)
+
+
+def flip(input: Tensor, dims) -> Tensor:
+    """Reverse the order of elements along `dims`."""
+    return FLIP.apply(input, normalize_dims(dims, input._data.ndim))
+
+
+# -- joins ------------------------------------------------------------------------------------------
+
+def _cat_grad(grad, i, tensors_shape, dim):
+    from .indexing import SLICE
+
+    start = sum(shape[dim] for shape in tensors_shape[:i])
+    return SLICE.apply(grad, dim, start, start + tensors_shape[i][dim], 1)
+
+
+CAT = defop(
+    "cat", "CatBackward0",
+    lambda xp, tensors, dim: xp.concatenate(tensors, axis=dim),
+    variadic=True,
+    tensors=_cat_grad,
+)
+STACK = defop(
+    "stack", "StackBackward0",
+    lambda xp, tensors, dim: xp.stack(tensors, axis=dim),
+    variadic=True,
+    tensors=lambda grad, i, dim: _select(grad, dim, i),
+)
+
+
+def _select(grad, dim, i):
+    from .indexing import SELECT
+
+    return SELECT.apply(grad, dim, i)
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    """Join tensors along an existing dimension."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("autodiff.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    first = tensors[0]._data.shape
+    dim = normalize_dim(dim, len(first))
+    for i, t in enumerate(tensors[1:], start=1):
+        shape = t._data.shape
+        if len(shape) != len(first):
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {len(first)} and {len(shape)}"
+            )
+        for d, (a, b) in enumerate(zip(first, shape)):
+            if d != dim and a != b:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dim}. Expected size {a} but got "
+                    f"size {b} for tensor number {i} in the list."
+                )
+    return CAT.apply(tensors, dim)
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    """Join tensors of equal shape along a new dimension."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    first = tensors[0]._data.shape
+    for i, t in enumerate(tensors[1:], start=1):
+        if t._data.shape != first:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
+                f"{list(t._data.shape)} at entry {i}"
+            )
+    return STACK.apply(tensors, normalize_dim(dim, len(first) + 1))
+
+
+# -- casts and moves --------------------------------------------------------------------------------
+
+TO_DTYPE = defop(
+    "to_dtype", "ToCopyBackward0",
+    lambda xp, input, dtype: input.astype(dtype),
+    input=lambda grad, input_dtype: TO_DTYPE.apply(grad, input_dtype),
+)
+TO_DEVICE = defop(
+    "to_device", "ToCopyBackward0",
+    lambda xp, input, device: backend.to_device(input, device),
+    input=lambda grad, input_device: TO_DEVICE.apply(grad, input_device),
+)
+
+
+def to_dtype(input: Tensor, dtype) -> Tensor:
+    numpy_dtype = dtypes.to_numpy(dtype)
+    if input._data.dtype == numpy_dtype:
+        return input
+    return TO_DTYPE.apply(input, numpy_dtype)
+
+
+def to_device(input: Tensor, device) -> Tensor:
+    device = backend.device(device)
+    if input.device == device or (device.index is None and input.device.type == device.type):
+        return input
+    return TO_DEVICE.apply(input, device)
+
+
+def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False, non_blocking: bool = False) -> Tensor:
+    """`to(dtype)`, `to(device)`, `to(device, dtype)` or `to(other_tensor)`, as in PyTorch."""
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype, device = arg.dtype, arg.device
+        elif isinstance(arg, (dtypes.dtype,)) or (isinstance(arg, str) and arg in dtypes._BY_NAME):
+            dtype = arg
+        elif isinstance(arg, (str, backend.device)):
+            device = arg
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: {arg!r}")
+    result = input
+    if device is not None:
+        result = to_device(result, device)
+    if dtype is not None:
+        result = to_dtype(result, dtype)
+    if copy and result is input:
+        result = clone(input)
+    return result
+
+
+def detach_copy(input: Tensor) -> Tensor:
+    return _make(input._data)

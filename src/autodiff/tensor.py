@@ -1,0 +1,890 @@
+"""Tensor: an array with the autograd fields PyTorch users know.
+
+A tensor holds its numbers in `_data` (a NumPy or CuPy array, or a NumPy scalar for 0-d
+results) and, when it was produced by a recorded operation, the backward node in `grad_fn`.
+Arrays are never modified in place: an in-place operation computes a new array and rebinds
+`_data`, so values saved for backward can never change under the graph's feet. A version
+count still tells when a saved tensor was rebound, and raises PyTorch's error for it.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+import weakref
+
+from . import backend, dtypes
+from .autograd.grad_mode import STATE as _GRAD_MODE
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information."
+)
+_LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+_REQUIRES_GRAD_DTYPE_ERROR = "Only Tensors of floating point and complex dtype can require gradients"
+_NON_LEAF_REQUIRES_GRAD_ERROR = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+)
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as PyTorch's `Size` does."""
+
+    def __repr__(self) -> str:
+        return f"autodiff.Size({list(self)})"
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+
+class InplaceClock:
+    """Counts in-place operations, so that backward checks saved tensors only after one."""
+
+    ticks = 0
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it."""
+
+    __slots__ = (
+        "_data",
+        "_requires_grad",
+        "grad_fn",
+        "_grad",
+        "_output_nr",
+        "_version_log",
+        "_backward_hooks",
+        "_accumulator",
+        "__weakref__",
+    )
+    # NumPy defers to our reflected operators (`ndarray * Tensor` -> Tensor.__rmul__).
+    __array_ufunc__ = None
+    __array_priority__ = 1000
+
+    def __init__(self, data=(), *, dtype=None, device=None, requires_grad: bool = False) -> None:
+        # `Tensor(data)` works like `tensor(data)`; operations create tensors through `_make`.
+        from .creation import as_array
+
+        _init(self, as_array(data, dtype=dtype, device=device), False, None)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # -- autograd fields ----------------------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(_NON_LEAF_REQUIRES_GRAD_ERROR)
+        if requires_grad and not dtypes.from_numpy(self._data.dtype).is_floating_point:
+            raise RuntimeError(_REQUIRES_GRAD_DTYPE_ERROR)
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self.grad_fn is not None and not self.retains_grad:
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                    f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                    "the same size"
+                )
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        node = self.grad_fn
+        return node is not None and node._retains(self._output_nr)
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in `.grad` after backward (a leaf always does)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None:
+            self.grad_fn._retain(self._output_nr, self)
+
+    def register_hook(self, hook):
+        """Call `hook(grad)` when this tensor's gradient is computed; a returned tensor replaces it."""
+        from .autograd.node import RemovableHandle
+
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._add_tensor_hook(self._output_nr, hook)
+        if self._backward_hooks is None:
+            self._backward_hooks = {}
+        return RemovableHandle(self._backward_hooks, hook)
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def _version(self) -> int:
+        return 0 if self._version_log is None else len(self._version_log)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
+        """Compute the gradient of this tensor with respect to the graph's leaves."""
+        from .autograd.engine import backward
+
+        backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> Tensor:
+        """The same values as a new leaf that does not require grad."""
+        return _make(self._data)
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """The values without autograd history; in-place changes to it change this tensor."""
+        return _DataView(self)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        self._set_data(value._data)
+        self._accumulator = None  # its recorded shape may be stale
+
+    def _set_data(self, array) -> None:
+        self._data = array
+
+    # -- metadata -----------------------------------------------------------------------------
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_dim(dim, self._data.ndim)]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def nelement(self) -> int:
+        return int(self._data.size)
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        return dtypes.from_numpy(self._data.dtype)
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    @property
+    def device(self) -> backend.device:
+        return backend.device_of(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return not backend.is_numpy(self._data)
+
+    def element_size(self) -> int:
+        return self._data.dtype.itemsize
+
+    # -- conversion ---------------------------------------------------------------------------
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.item() if backend.is_numpy(self._data) else self._data.get().item()
+
+    def tolist(self):
+        data = self._data if backend.is_numpy(self._data) else self._data.get()
+        return data.tolist()
+
+    def numpy(self, *, force: bool = False):
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
+        if not backend.is_numpy(self._data):
+            if not force:
+                raise TypeError(
+                    f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
+                    "copy the tensor to host memory first."
+                )
+            return self._data.get()
+        import numpy as np
+
+        return np.asarray(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def __float__(self) -> float:
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return float(self.item())
+
+    def __int__(self) -> int:
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.size != 1 or self.dtype.is_floating_point:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from ._formatting import tensor_repr
+
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self.detach().numpy(force=True), self._requires_grad))
+
+    # -- in-place updates ---------------------------------------------------------------------
+
+    def _check_inplace(self) -> None:
+        if self._requires_grad and self.grad_fn is None and _GRAD_MODE.enabled:
+            raise RuntimeError(_LEAF_INPLACE_ERROR)
+
+    def _bump_version(self) -> None:
+        InplaceClock.ticks += 1
+        if self._version_log is None:
+            self._version_log = []
+        self._version_log.append(InplaceClock.ticks)
+
+    def _apply_inplace(self, operation, *args) -> Tensor:
+        """Compute `operation(self, *args)` out of place and make it this tensor's new value."""
+        self._check_inplace()
+        # The operation sees an alias of the current version, so what it saves for backward
+        # is not the tensor rebound below.
+        result = operation(_alias(self), *args)
+        if result._data.shape != self._data.shape:
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}"
+            )
+        array = result._data
+        if array.dtype != self._data.dtype:
+            array = array.astype(self._data.dtype)
+        self._bump_version()
+        self._set_data(array)
+        if result.grad_fn is not None:
+            old_node, old_nr = self.grad_fn, self._output_nr
+            self.grad_fn, self._output_nr, self._requires_grad = result.grad_fn, result._output_nr, True
+            if old_node is not None and old_node._retains(old_nr):
+                old_node._unretain(old_nr)
+                self.grad_fn._retain(self._output_nr, self)
+        return self
+
+    def zero_(self) -> Tensor:
+        from .creation import zeros_like_array
+
+        return self._fill_with(zeros_like_array(self._data))
+
+    def fill_(self, value) -> Tensor:
+        from .creation import full_like_array
+
+        return self._fill_with(full_like_array(self._data, value))
+
+    def _fill_with(self, array) -> Tensor:
+        self._check_inplace()
+        self._bump_version()
+        self._set_data(array)
+        if self.grad_fn is not None:  # the new value no longer depends on the graph
+            self.grad_fn = None
+            self._requires_grad = False
+        return self
+
+    def copy_(self, src) -> Tensor:
+        from .ops import expand, to_dtype
+
+        return self._apply_inplace(lambda _, s: to_dtype(expand(s, self._data.shape), self.dtype), _as_tensor(src, self))
+
+    def add_(self, other, *, alpha=1) -> Tensor:
+        return self._apply_inplace(add, other if alpha == 1 else other * alpha)
+
+    def sub_(self, other, *, alpha=1) -> Tensor:
+        return self._apply_inplace(sub, other if alpha == 1 else other * alpha)
+
+    def mul_(self, other) -> Tensor:
+        return self._apply_inplace(mul, other)
+
+    def div_(self, other) -> Tensor:
+        return self._apply_inplace(div, other)
+
+    def pow_(self, exponent) -> Tensor:
+        return self._apply_inplace(pow, exponent)
+
+    def clamp_(self, min=None, max=None) -> Tensor:
+        return self._apply_inplace(clamp, min, max)
+
+    def neg_(self) -> Tensor:
+        return self._apply_inplace(neg)
+
+    def __iadd__(self, other):
+        return self._apply_inplace(add, other)
+
+    def __isub__(self, other):
+        return self._apply_inplace(sub, other)
+
+    def __imul__(self, other):
+        return self._apply_inplace(mul, other)
+
+    def __itruediv__(self, other):
+        return self._apply_inplace(div, other)
+
+    def __ipow__(self, other):
+        return self._apply_inplace(pow, other)
+
+    def __setitem__(self, key, value) -> None:
+        self._apply_inplace(index_put, key, value)
+
+    # -- operators ----------------------------------------------------------------------------
+    # + - * / and unary minus are bound to their ops directly, at the end of this module.
+
+    def __rtruediv__(self, other):
+        return rdiv(self, other)
+
+    def __pow__(self, exponent):
+        return pow(self, exponent)
+
+    def __rpow__(self, base):
+        return rpow(self, base)
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return abs(self)
+
+    def __floordiv__(self, other):
+        return floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return floor_divide(other, self)
+
+    def __mod__(self, other):
+        return remainder(self, other)
+
+    def __eq__(self, other):  # type: ignore[override]
+        return eq(self, other)
+
+    def __ne__(self, other):  # type: ignore[override]
+        return ne(self, other)
+
+    def __lt__(self, other):
+        return lt(self, other)
+
+    def __le__(self, other):
+        return le(self, other)
+
+    def __gt__(self, other):
+        return gt(self, other)
+
+    def __ge__(self, other):
+        return ge(self, other)
+
+    def __and__(self, other):
+        return logical_and(self, other)
+
+    def __or__(self, other):
+        return logical_or(self, other)
+
+    def __invert__(self):
+        return logical_not(self)
+
+    def __getitem__(self, key):
+        return getitem(self, key)
+
+    # -- methods that name operations ---------------------------------------------------------
+    # Each forwards to the function of the same name in autodiff.ops.
+
+    def add(self, other, *, alpha=1):
+        return add(self, other if alpha == 1 else other * alpha)
+
+    def sub(self, other, *, alpha=1):
+        return sub(self, other if alpha == 1 else other * alpha)
+
+    def mul(self, other):
+        return mul(self, other)
+
+    def div(self, other):
+        return div(self, other)
+
+    def pow(self, exponent):
+        return pow(self, exponent)
+
+    def neg(self):
+        return neg(self)
+
+    def reciprocal(self):
+        return reciprocal(self)
+
+    def exp(self):
+        return exp(self)
+
+    def log(self):
+        return log(self)
+
+    def sqrt(self):
+        return sqrt(self)
+
+    def sin(self):
+        return sin(self)
+
+    def cos(self):
+        return cos(self)
+
+    def tan(self):
+        return tan(self)
+
+    def tanh(self):
+        return tanh(self)
+
+    def sigmoid(self):
+        return sigmoid(self)
+
+    def relu(self):
+        return relu(self)
+
+    def abs(self):
+        return abs(self)
+
+    def sign(self):
+        return sign(self)
+
+    def log1p(self):
+        return log1p(self)
+
+    def expm1(self):
+        return expm1(self)
+
+    def square(self):
+        return square(self)
+
+    def sum(self, dim=None, keepdim: bool = False):
+        return sum(self, dim, keepdim)
+
+    def mean(self, dim=None, keepdim: bool = False):
+        return mean(self, dim, keepdim)
+
+    def prod(self, dim=None, keepdim: bool = False):
+        return prod(self, dim, keepdim)
+
+    def max(self, dim=None, keepdim: bool = False):
+        return max(self, dim, keepdim)
+
+    def min(self, dim=None, keepdim: bool = False):
+        return min(self, dim, keepdim)
+
+    def argmax(self, dim=None, keepdim: bool = False):
+        return argmax(self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim: bool = False):
+        return argmin(self, dim, keepdim)
+
+    def logsumexp(self, dim=None, keepdim: bool = False):
+        return logsumexp(self, dim, keepdim)
+
+    def softmax(self, dim=-1):
+        return softmax(self, dim)
+
+    def log_softmax(self, dim=-1):
+        return log_softmax(self, dim)
+
+    def clamp(self, min=None, max=None):
+        return clamp(self, min, max)
+
+    def maximum(self, other):
+        return maximum(self, other)
+
+    def minimum(self, other):
+        return minimum(self, other)
+
+    def matmul(self, other):
+        return matmul(self, other)
+
+    def mm(self, other):
+        return mm(self, other)
+
+    def dot(self, other):
+        return dot(self, other)
+
+    def t(self):
+        return t(self)
+
+    @property
+    def T(self):
+        return permute(self, tuple(reversed(range(self._data.ndim))))
+
+    @property
+    def mT(self):
+        return transpose(self, -2, -1)
+
+    def transpose(self, dim0: int, dim1: int):
+        return transpose(self, dim0, dim1)
+
+    def permute(self, *dims):
+        return permute(self, _sizes(dims))
+
+    def reshape(self, *shape):
+        return reshape(self, _sizes(shape))
+
+    def view(self, *shape):
+        return view(self, _sizes(shape))
+
+    def view_as(self, other):
+        return view(self, other._data.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1):
+        return flatten(self, start_dim, end_dim)
+
+    def squeeze(self, dim=None):
+        return squeeze(self, dim)
+
+    def unsqueeze(self, dim: int):
+        return unsqueeze(self, dim)
+
+    def expand(self, *sizes):
+        return expand(self, _sizes(sizes))
+
+    def expand_as(self, other):
+        return expand(self, other._data.shape)
+
+    def sum_to_size(self, *size):
+        return sum_to(self, _sizes(size))
+
+    def where(self, condition, other):
+        return where(condition, self, other)
+
+    def clone(self):
+        return clone(self)
+
+    def contiguous(self):
+        return self
+
+    def to(self, *args, **kwargs):
+        return to(self, *args, **kwargs)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"autodiff.{_LEGACY_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}"
+        return to(self, dtype)
+
+    def float(self):
+        return to(self, dtypes.float32)
+
+    def double(self):
+        return to(self, dtypes.float64)
+
+    def half(self):
+        return to(self, dtypes.float16)
+
+    def long(self):
+        return to(self, dtypes.int64)
+
+    def int(self):
+        return to(self, dtypes.int32)
+
+    def bool(self):
+        return to(self, dtypes.bool_)
+
+    def cpu(self):
+        return to(self, "cpu")
+
+    def cuda(self, device=None):
+        return to(self, "cuda" if device is None else backend.device("cuda", device) if isinstance(device, int) else device)
+
+    def isnan(self):
+        return isnan(self)
+
+    def isinf(self):
+        return isinf(self)
+
+    def isfinite(self):
+        return isfinite(self)
+
+    def all(self):
+        return all(self)
+
+    def any(self):
+        return any(self)
+
+    def eq(self, other):
+        return eq(self, other)
+
+    def ne(self, other):
+        return ne(self, other)
+
+    def lt(self, other):
+        return lt(self, other)
+
+    def le(self, other):
+        return le(self, other)
+
+    def gt(self, other):
+        return gt(self, other)
+
+    def ge(self, other):
+        return ge(self, other)
+
+    def new_tensor(self, data, dtype=None, requires_grad: bool = False):
+        from .creation import tensor
+
+        return tensor(data, dtype=dtype or self.dtype, device=self.device, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, requires_grad: bool = False):
+        from .creation import zeros
+
+        return zeros(*size, dtype=dtype or self.dtype, device=self.device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, requires_grad: bool = False):
+        from .creation import ones
+
+        return ones(*size, dtype=dtype or self.dtype, device=self.device, requires_grad=requires_grad)
+
+
+class _DataView(Tensor):
+    """What `.data` returns: shares the values, has no history; in-place ops write through."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: Tensor) -> None:
+        _init(self, owner._data, False, None)
+        self._owner = owner
+
+    def _set_data(self, array) -> None:
+        self._data = array
+        if array.shape == self._owner._data.shape:
+            self._owner._data = array
+
+
+_LEGACY_TYPE_NAMES = {
+    "float16": "HalfTensor",
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "int32": "IntTensor",
+    "int64": "LongTensor",
+    "uint8": "ByteTensor",
+    "bool": "BoolTensor",
+}
+
+
+def legacy_type_name(t: Tensor) -> str:
+    """PyTorch's old type name (`DoubleTensor`), used in some of its error texts."""
+    return "autodiff." + _LEGACY_TYPE_NAMES.get(t.dtype.name, t.dtype.name)
+
+
+_new = object.__new__
+
+
+def _init(t: Tensor, data, requires_grad: bool, grad_fn) -> None:
+    t._data = data
+    t._requires_grad = requires_grad
+    t.grad_fn = grad_fn
+    t._grad = None
+    t._output_nr = 0
+    t._version_log = None
+    t._backward_hooks = None
+    t._accumulator = None
+
+
+def _make(data, requires_grad: bool = False, grad_fn=None) -> Tensor:
+    """A tensor around `data` (the hot path of every operation: no checks, no copies)."""
+    t = _new(Tensor)
+    t._data = data
+    t._requires_grad = requires_grad
+    t.grad_fn = grad_fn
+    t._grad = None
+    t._output_nr = 0
+    t._version_log = None
+    t._backward_hooks = None
+    t._accumulator = None
+    return t
+
+
+def _alias(t: Tensor) -> Tensor:
+    """A new tensor object with t's values and graph position, but a version of its own."""
+    a = _make(t._data, t._requires_grad, t.grad_fn)
+    a._output_nr = t._output_nr
+    if a.grad_fn is None and a._requires_grad:
+        # Gradients that reach the alias of a leaf must go on to the leaf itself.
+        from .autograd.node import accumulator_of
+
+        a.grad_fn = accumulator_of(t)
+    return a
+
+
+def _rebuild(array, requires_grad):
+    return _make(array).requires_grad_(requires_grad)
+
+
+def _as_tensor(value, like: Tensor) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    from .creation import as_array
+
+    return _make(as_array(value, dtype=like.dtype, device=like.device))
+
+
+def _dim(dim: int, ndim: int) -> int:
+    """Normalise a possibly negative dimension, with PyTorch's error when out of range."""
+    low, high = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if not low <= dim <= high:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})")
+    return dim + ndim if dim < 0 else dim
+
+
+def _sizes(args) -> tuple:
+    """Accept both `f(2, 3)` and `f((2, 3))`, as PyTorch's shape arguments do."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+# The operations import Tensor, and Tensor's methods call them: bind them once the class exists.
+from .ops import (  # noqa: E402
+    abs,
+    add,
+    all,
+    any,
+    argmax,
+    argmin,
+    clamp,
+    clone,
+    cos,
+    div,
+    dot,
+    eq,
+    exp,
+    expand,
+    expm1,
+    flatten,
+    floor_divide,
+    ge,
+    getitem,
+    gt,
+    index_put,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    log,
+    log1p,
+    log_softmax,
+    logical_and,
+    logical_not,
+    logical_or,
+    logsumexp,
+    lt,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    mm,
+    mul,
+    ne,
+    neg,
+    permute,
+    pow,
+    prod,
+    rdiv,
+    reciprocal,
+    relu,
+    remainder,
+    reshape,
+    rpow,
+    rsub,
+    sigmoid,
+    sign,
+    sin,
+    softmax,
+    sqrt,
+    square,
+    squeeze,
+    sub,
+    sum,
+    sum_to,
+    t,
+    tan,
+    tanh,
+    to,
+    transpose,
+    unsqueeze,
+    view,
+    where,
+)
+from .ops.arithmetic import ADD, DIV, MUL, NEG, RSUB, SUB  # noqa: E402
+
+# The operators used most, forward and in every backward formula, call their op with no
+# wrapper in between.
+Tensor.__add__ = Tensor.__radd__ = ADD.apply
+Tensor.__sub__ = SUB.apply
+Tensor.__rsub__ = RSUB.apply  # only ever called with a number on the left
+Tensor.__mul__ = Tensor.__rmul__ = MUL.apply
+Tensor.__truediv__ = DIV.apply
+Tensor.__neg__ = NEG.apply

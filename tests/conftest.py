@@ -1,0 +1,28 @@
+"""Shared test setup: deterministic random numbers, and PyTorch as an optional oracle."""
+
+import importlib.util
+
+import pytest
+
+import autodiff
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def pytest_collection_modifyitems(config, items):
+    if HAVE_TORCH:
+        return
+    skip = pytest.mark.skip(reason="PyTorch is not installed (pip install torch==2.13.0 to compare with it)")
+    for item in items:
+        if "torch" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_engine_state():
+    """Every test starts with the default dtype, seed and modes."""
+    autodiff.manual_seed(0)
+    yield
+    autodiff.set_default_dtype(autodiff.float64)
+    autodiff.set_grad_enabled(True)
+    autodiff.autograd.set_detect_anomaly(False)

@@ -1,0 +1,112 @@
+"""Every registered op, gradient-checked automatically against central finite differences.
+
+First order (gradcheck) runs the engine the fast way, on arrays; second order (gradgradcheck)
+differentiates the backward formulas themselves, run as recorded tensor operations.
+"""
+
+import numpy as np
+import pytest
+
+import autodiff
+from autodiff.autograd import gradcheck, gradgradcheck
+from autodiff.ops.registry import REGISTRY
+
+from .op_samples import SAMPLES
+
+FULL_JACOBIAN_LIMIT = 20  # input elements; above it, seeded random projections v^T J u
+
+
+def _cases():
+    for name in sorted(SAMPLES):
+        for index, sample in enumerate(SAMPLES[name]()):
+            yield pytest.param(name, index, id=f"{name}-{index}")
+
+
+def _check(name: str, index: int, checker) -> None:
+    sample = SAMPLES[name]()[index]
+    op = REGISTRY[name]
+    inputs = sample.tensors
+
+    def run(*tensors):
+        return op.apply(*sample.bind(tensors))
+
+    size = sum(t.numel() for t in inputs)
+    assert checker(run, inputs, fast_mode=size > FULL_JACOBIAN_LIMIT, **sample.check)
+
+
+def test_every_registered_op_has_samples():
+    missing = sorted(set(REGISTRY) - set(SAMPLES))
+    assert not missing, f"ops without samples in tests/engine/op_samples.py: {missing}"
+
+
+def test_no_samples_for_unknown_ops():
+    assert not sorted(set(SAMPLES) - set(REGISTRY))
+
+
+@pytest.mark.parametrize("name,index", list(_cases()))
+def test_gradcheck(name, index):
+    _check(name, index, gradcheck)
+
+
+@pytest.mark.parametrize("name,index", list(_cases()))
+def test_gradgradcheck(name, index):
+    _check(name, index, gradgradcheck)
+
+
+@pytest.mark.parametrize("name,index", list(_cases()))
+def test_gradients_come_back_in_the_inputs_shape(name, index):
+    sample = SAMPLES[name]()[index]
+    out = REGISTRY[name].apply(*sample.args)
+    out.sum().backward()
+    for t in sample.tensors:
+        assert t.grad is not None
+        assert t.grad.shape == t.shape
+        assert t.grad.dtype == t.dtype
+
+
+def test_gradcheck_detects_a_wrong_gradient():
+    wrong = autodiff.autograd.Function
+
+    class DoubleButClaimsOne(wrong):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    x = autodiff.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(autodiff.autograd.GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        gradcheck(DoubleButClaimsOne.apply, (x,))
+    assert gradcheck(DoubleButClaimsOne.apply, (x,), raise_exception=False) is False
+    assert gradcheck(DoubleButClaimsOne.apply, (x,), raise_exception=False, fast_mode=True) is False
+
+
+def test_gradgradcheck_detects_a_wrong_second_derivative():
+    class SquareWithConstantGradient(autodiff.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 2 * x.detach()  # first derivative right, second derivative lost
+
+    x = autodiff.tensor([1.0, 2.0], requires_grad=True)
+    assert gradcheck(SquareWithConstantGradient.apply, (x,))
+    with pytest.raises(autodiff.autograd.GradcheckError):
+        gradgradcheck(SquareWithConstantGradient.apply, (x,))
+
+
+def test_third_order_through_prod_with_zeros():
+    # prod's backward is built from ops, so derivatives of any order exist, even at zeros.
+    x = autodiff.tensor([0.0, 2.0, 3.0], requires_grad=True)
+    (g,) = autodiff.autograd.grad(x.prod(), x, create_graph=True)
+    (h,) = autodiff.autograd.grad(g[1], x, create_graph=True)
+    (k,) = autodiff.autograd.grad(h[2], x)
+    np.testing.assert_allclose(g.detach().numpy(), [6.0, 0.0, 0.0])
+    np.testing.assert_allclose(h.detach().numpy(), [3.0, 0.0, 0.0])
+    np.testing.assert_allclose(k.numpy(), [1.0, 0.0, 0.0])
