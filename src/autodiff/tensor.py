@@ -666,6 +666,15 @@ class Tensor:
     def isfinite(self):
         return isfinite(self)
 
+    def logical_and(self, other):
+        return logical_and(self, other)
+
+    def logical_or(self, other):
+        return logical_or(self, other)
+
+    def logical_not(self):
+        return logical_not(self)
+
     def all(self):
         return all(self)
 

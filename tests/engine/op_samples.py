@@ -213,6 +213,11 @@ def _squeeze_dim():
     return [Sample((leaf((1, 3, 1)), 0)), Sample((leaf((3, 2)), 1))]
 
 
+@samples("squeeze_")
+def _squeeze_matmul():
+    return [Sample((leaf((1, 3)), 0))]
+
+
 @samples("squeeze_dims")
 def _squeeze_dims():
     return [Sample((leaf((1, 3, 1)), (0, 2)))]

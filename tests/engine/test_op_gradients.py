@@ -15,6 +15,9 @@ from .op_samples import SAMPLES
 
 FULL_JACOBIAN_LIMIT = 20  # input elements; above it, seeded random projections v^T J u
 
+# The float64 -> float32 cast sample is checked in float32 on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore:Input #1 requires gradient and is not a double")
+
 
 def _cases():
     for name in sorted(SAMPLES):
@@ -110,3 +113,30 @@ def test_third_order_through_prod_with_zeros():
     np.testing.assert_allclose(g.detach().numpy(), [6.0, 0.0, 0.0])
     np.testing.assert_allclose(h.detach().numpy(), [3.0, 0.0, 0.0])
     np.testing.assert_allclose(k.numpy(), [1.0, 0.0, 0.0])
+
+
+# -- broadcasting shapes drawn by Hypothesis -----------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+BROADCASTING_OPS = ["add", "sub", "mul", "div", "maximum", "minimum", "pow_tensor"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    name=st.sampled_from(BROADCASTING_OPS),
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_binary_ops_on_any_broadcastable_shapes(name, shapes, seed):
+    rng = np.random.default_rng(seed)
+    a = autodiff.tensor(rng.uniform(0.5, 2.0, shapes.input_shapes[0]), requires_grad=True)
+    b = autodiff.tensor(rng.uniform(0.5, 2.0, shapes.input_shapes[1]), requires_grad=True)
+    op = REGISTRY[name]
+    assert gradcheck(op.apply, (a, b), fast_mode=a.numel() + b.numel() > FULL_JACOBIAN_LIMIT, seed=seed)
+    out = op.apply(a, b)
+    assert out.shape == shapes.result_shape
+    out.sum().backward()
+    assert a.grad.shape == a.shape and b.grad.shape == b.shape

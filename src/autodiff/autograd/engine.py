@@ -243,8 +243,8 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
                 outputs = _run_node(node, grads, as_tensors)
             else:
                 outputs = node._apply(grads, as_tensors)
-            if not keep_graph and node._saved:
-                node._saved = node._saved_arrays = None  # free what backward used
+            if not keep_graph and node._frees and node._saved:
+                node._saved = node._saved_arrays = None  # free the tensors backward used
             for (child, nr), g in zip(node.next_functions, outputs):
                 if child is None:
                     continue

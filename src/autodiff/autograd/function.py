@@ -63,6 +63,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     __slots__ = ("__dict__",)  # ctx takes arbitrary attributes, as in PyTorch
     _forward_cls: type
+    _frees = True
 
     @property
     def saved_tensors(self) -> tuple:

@@ -63,9 +63,10 @@ class Node:
         "__weakref__",
     )
     n_outputs = 1  # nodes of custom Functions with several outputs override this
-    # What backward needs; nodes that save something keep it here, and it is freed as None.
+    # What backward needs; nodes that save tensors keep them here, and free them as None.
     _saved = ()
     _saved_arrays = ()
+    _frees = False
 
     def name(self) -> str:
         return type(self).__name__

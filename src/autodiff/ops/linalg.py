@@ -9,7 +9,7 @@ import math
 
 from ..tensor import Tensor
 from .registry import ShapeError, defop
-from .shape import T, TRANSPOSE, UNSQUEEZE, broadcast_shapes, expand, reshape, squeeze, unsafe_view, unsqueeze
+from .shape import SQUEEZE_MATMUL, T, TRANSPOSE, UNSQUEEZE, broadcast_shapes, expand, reshape, squeeze, unsafe_view, unsqueeze
 
 MM = defop(
     "mm", "MmBackward0", lambda xp, input, mat2: input @ mat2,
@@ -103,7 +103,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if len(a) == 2 and len(b) == 1:
         return mv(input, other)
     if len(a) == 1 and len(b) == 2:
-        return squeeze(mm(unsqueeze(input, 0), other), 0)
+        return SQUEEZE_MATMUL.apply(mm(unsqueeze(input, 0), other), 0)
     if len(a) == 2 and len(b) == 2:
         return mm(input, other)
     if len(a) >= 3 and len(b) <= 2:

@@ -1,6 +1,7 @@
 """Elementwise functions, each beside its derivative.
 
-Kinks take PyTorch's subgradient: relu'(0) = 0 and abs'(0) = sign(0) = 0.
+Kinks take PyTorch's subgradient: relu'(0) = 0 and abs'(0) = sign(0) = 0; and as in PyTorch,
+sign(nan) = 0, so abs'(nan) = 0, while relu passes the gradient through at NaN.
 """
 
 from __future__ import annotations
@@ -42,14 +43,14 @@ SIGMOID = defop(
 )
 RELU = defop(
     "relu", "ReluBackward0", lambda xp, input: xp.maximum(input, 0),
-    input=lambda grad, result: WHERE.apply(result > 0, grad, 0.0),
+    input=lambda grad, result: WHERE.apply(result <= 0, 0.0, grad),  # at NaN the gradient passes
 )
 ABS = defop(
     "abs", "AbsBackward0", lambda xp, input: xp.abs(input),
     input=lambda grad, input: grad * SIGN.apply(input),
 )
 SIGN = defop(
-    "sign", "SignBackward0", lambda xp, input: xp.sign(input),
+    "sign", "SignBackward0", lambda xp, input: xp.where(input != input, 0, xp.sign(input)),  # sign(nan) = 0
     input=lambda grad: zeros_as(grad),
 )
 LOG1P = defop(

@@ -36,13 +36,14 @@ def _with_kept_dims(value, input_shape: tuple, dims: tuple, keepdim: bool):
 
 # -- sum and mean -----------------------------------------------------------------------------------
 
+# Sums are marked `domain`: inf + -inf is nan, which NumPy would warn about and PyTorch does not.
 SUM = defop(
-    "sum", "SumBackward0", lambda xp, input: xp.sum(input),
+    "sum", "SumBackward0", lambda xp, input: xp.sum(input), domain=True,
     input=lambda grad, input_shape: EXPAND.apply(grad, input_shape),
 )
 SUM_DIM = defop(
     "sum_dim", "SumBackward1",
-    lambda xp, input, dim, keepdim: xp.sum(input, axis=dim, keepdims=keepdim),
+    lambda xp, input, dim, keepdim: xp.sum(input, axis=dim, keepdims=keepdim), domain=True,
     input=lambda grad, input_shape, dim, keepdim: _unreduce(grad, input_shape, dim, keepdim),
 )
 MEAN = defop(

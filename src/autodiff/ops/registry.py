@@ -27,6 +27,7 @@ the shape of the op's output and reduces broadcasting once, centrally (see engin
 from __future__ import annotations
 
 import inspect
+import re
 import traceback
 from operator import itemgetter
 
@@ -113,17 +114,17 @@ def _check_versions(node: OpNode, saved) -> None:
             expected = sum(1 for tick in log if tick <= node._clock)
             if expected != len(log):
                 producer = value.grad_fn
-                origin = (
-                    f", which is output {value._output_nr} of {producer.name()},"
-                    if producer is not None and not hasattr(producer, "variable")
-                    else ""
-                )
+                origin = ""
+                if producer is not None and not hasattr(producer, "variable"):
+                    # PyTorch names the forward operation: "Mul" for MulBackward0.
+                    operation = re.sub(r"Backward\d*$", "", producer.name())
+                    origin = f", which is output {value._output_nr} of {operation},"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an "
                     f"inplace operation: [{legacy_type_name(value)} {list(value.shape)}]{origin} is at "
                     f"version {len(log)}; expected version {expected} instead. Hint: enable anomaly "
                     "detection to find the operation that failed to compute its gradient, with "
-                    "autodiff.autograd.set_detect_anomaly(True)."
+                    "autodiff.autograd.set_detect_anomaly(True, check_nan=False)."
                 )
 
 
@@ -152,12 +153,20 @@ class OpDef:
         self.saved_names, self.save_plan = self._plan_saves(formulas)
         self.result_index = self.saved_names.index("result") if "result" in self.saved_names else None
         self.saves = _compile_saver(self.save_plan, len(self.arg_names))
+        # For each differentiable input, the saved values its formula uses: values that only
+        # inputs without a gradient would use are not kept (as PyTorch), so they can neither
+        # pin memory nor trip the in-place check.
+        self.uses = tuple(frozenset(self.saved_names.index(n) for n in self._wanted(f)) for f in formulas)
         self.callers = tuple(self._bind(f) for f in formulas)
         # Formulas that take every saved value in order are called without a wrapper.
         self.direct = tuple(
             f if not variadic and self._wanted(f) == list(self.saved_names) else None for f in formulas
         )
-        self.node_class = type(grad_fn, (OpNode,), {"__slots__": (), "op": self, "__module__": __name__})
+        # Saved tensors are freed after backward; saved sizes and dims are kept (as PyTorch).
+        frees = any(k == _RESULT or (k == _ARG and i in self.tensor_positions) for k, i in self.save_plan)
+        self.node_class = type(
+            grad_fn, (OpNode,), {"__slots__": (), "op": self, "_frees": frees, "__module__": __name__}
+        )
         self.apply = _compile_apply(self)
 
     def _wanted(self, formula) -> list:
@@ -268,7 +277,7 @@ def _node(op: OpDef, next_functions, args, arrays, out):
     node._shape = out.shape
     node._dtype = out.dtype
     node._hooks = None
-    node._trace = traceback.format_stack()[:-4] if ANOMALY.enabled else None
+    node._trace = traceback.format_stack()[:-2] if ANOMALY.enabled else None  # up to the caller
     saves = op.saves
     if saves is _SAVES_ARGS:
         node._saved = args
@@ -280,8 +289,21 @@ def _node(op: OpDef, next_functions, args, arrays, out):
     else:
         node._saved = saves(args, arrays, out)
         node._saved_arrays = saves(arrays, arrays, out)
+    if len(next_functions) > 1 and not op.variadic and node._saved:
+        _drop_unused(op, node, next_functions)
     node._clock = InplaceClock.ticks
     return node
+
+
+def _drop_unused(op: OpDef, node, next_functions) -> None:
+    """Keep only the saved values that the inputs needing a gradient will use."""
+    used = set()
+    for uses, (child, _) in zip(op.uses, next_functions):
+        if child is not None:
+            used |= uses
+    if len(used) < len(node._saved):
+        node._saved = tuple(v if i in used else None for i, v in enumerate(node._saved))
+        node._saved_arrays = tuple(v if i in used else None for i, v in enumerate(node._saved_arrays))
 
 
 def _tensor(data, grad_fn):

@@ -28,7 +28,7 @@ EXPAND = defop(
     input=lambda grad, input_shape: SUM_TO.apply(grad, input_shape),
 )
 SUM_TO = defop(
-    "sum_to", "SumBackward1", _sum_to_forward,
+    "sum_to", "SumBackward1", _sum_to_forward, domain=True,
     input=lambda grad, input_shape: EXPAND.apply(grad, input_shape),
 )
 
@@ -236,6 +236,11 @@ SQUEEZE_ALL = defop(
 SQUEEZE_DIM = defop(
     "squeeze_dim", "SqueezeBackward1",
     lambda xp, input, dim: xp.squeeze(input, axis=dim) if input.shape[dim] == 1 else input,
+    input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+)
+SQUEEZE_MATMUL = defop(  # matmul's vector @ matrix squeezes in place, which PyTorch names so
+    "squeeze_", "SqueezeBackward4",
+    lambda xp, input, dim: xp.squeeze(input, axis=dim),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
 )
 SQUEEZE_DIMS = defop(
