@@ -309,3 +309,13 @@ def test_max_and_min_return_values_and_indices():
     assert result.values.tolist() == [3.0, 5.0] and result.indices.tolist() == [1, 0]
     values, indices = torch.tensor([[1.0, 5.0], [3.0, 2.0]]).min(dim=1, keepdim=True)
     assert values.tolist() == [[1.0], [2.0]] and indices.tolist() == [[0], [1]]
+
+
+def test_lists_and_numbers_as_operands():
+    x = leaf([1.0, 2.0])
+    y = x + [3.0, 4.0]
+    z = [10.0, 20.0] * x
+    (y.sum() + z.sum() + (2 - x).sum()).backward()
+    assert y.tolist() == [4.0, 6.0] and z.tolist() == [10.0, 40.0]
+    assert x.grad.tolist() == [10.0, 20.0]
+    assert y.grad_fn.next_functions[1] == (None, 0)

@@ -268,6 +268,7 @@ _new = object.__new__
 _np = backend.np
 _NUMPY_CLASSES = backend.NUMPY_CLASSES
 _SCALAR_CLASSES = frozenset((int, float, bool))
+_NO_EDGE = (None, 0)
 
 
 def _node(op: OpDef, next_functions, args, arrays, out):
@@ -289,8 +290,11 @@ def _node(op: OpDef, next_functions, args, arrays, out):
     else:
         node._saved = saves(args, arrays, out)
         node._saved_arrays = saves(arrays, arrays, out)
-    if len(next_functions) > 1 and not op.variadic and node._saved:
-        _drop_unused(op, node, next_functions)
+    if node._saved and len(next_functions) > 1 and not op.variadic:
+        for child, _ in next_functions:
+            if child is None:
+                _drop_unused(op, node, next_functions)
+                break
     node._clock = InplaceClock.ticks
     return node
 
@@ -413,22 +417,22 @@ def _binary_apply(op: OpDef):
     forward, domain = op.forward, op.domain
 
     def apply(input, other):
-        if input.__class__ is Tensor or isinstance(input, Tensor):
-            a = input._data
+        input_is_tensor = input.__class__ is Tensor or isinstance(input, Tensor)
+        other_is_tensor = other.__class__ is Tensor or isinstance(other, Tensor)
+        if input_is_tensor:
+            a = source = input._data
             needs = input._requires_grad
-            source = a
         else:
             a = _constant(input)
             needs = False
-            source = None
-        if other.__class__ is Tensor or isinstance(other, Tensor):
+        if other_is_tensor:
             b = other._data
             needs = needs or other._requires_grad
-            if source is None:
+            if not input_is_tensor:
                 source = b
         else:
             b = _constant(other)
-            if source is None:  # plain arrays: just compute
+            if not input_is_tensor:  # plain arrays: just compute
                 try:
                     return forward(_module(a if hasattr(a, "shape") else b), a, b)
                 except ValueError as exc:
@@ -443,10 +447,7 @@ def _binary_apply(op: OpDef):
         except ValueError as exc:
             raise _explained(exc, (a, b)) from None
         if needs and GRAD_MODE.enabled:
-            edges = (
-                edge(input) if isinstance(input, Tensor) else (None, 0),
-                edge(other) if isinstance(other, Tensor) else (None, 0),
-            )
+            edges = (edge(input) if input_is_tensor else _NO_EDGE, edge(other) if other_is_tensor else _NO_EDGE)
             return _tensor(out, _node(op, edges, (input, other), (a, b), out))
         t = _new(Tensor)
         t._data = out
