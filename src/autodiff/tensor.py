@@ -763,14 +763,7 @@ def _init(t: Tensor, data, requires_grad: bool, grad_fn) -> None:
 def _make(data, requires_grad: bool = False, grad_fn=None) -> Tensor:
     """A tensor around `data` (the hot path of every operation: no checks, no copies)."""
     t = _new(Tensor)
-    t._data = data
-    t._requires_grad = requires_grad
-    t.grad_fn = grad_fn
-    t._grad = None
-    t._output_nr = 0
-    t._version_log = None
-    t._backward_hooks = None
-    t._accumulator = None
+    _init(t, data, requires_grad, grad_fn)
     return t
 
 

@@ -35,7 +35,7 @@ from .. import backend
 from ..autograd.anomaly import ANOMALY
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import Node, _sequence, edge
-from ..tensor import InplaceClock, Tensor, legacy_type_name
+from ..tensor import InplaceClock, Tensor, _make, legacy_type_name
 
 REGISTRY: dict[str, OpDef] = {}
 
@@ -84,7 +84,7 @@ class OpNode(Node):
             if as_tensors:
                 index = op.result_index
                 if index is not None:  # re-attach the saved result to this node
-                    result = _tensor(saved[index], self)
+                    result = _make(saved[index], True, self)
                     saved = saved[:index] + (result,) + saved[index + 1 :]
             else:
                 saved = self._saved_arrays
@@ -310,19 +310,6 @@ def _drop_unused(op: OpDef, node, next_functions) -> None:
         node._saved_arrays = tuple(v if i in used else None for i, v in enumerate(node._saved_arrays))
 
 
-def _tensor(data, grad_fn):
-    t = _new(Tensor)
-    t._data = data
-    t._requires_grad = grad_fn is not None
-    t.grad_fn = grad_fn
-    t._grad = None
-    t._output_nr = 0
-    t._version_log = None
-    t._backward_hooks = None
-    t._accumulator = None
-    return t
-
-
 def _constant(value):
     """A non-tensor operand (a Python number, an array) as the forward sees it."""
     if value.__class__ in _SCALAR_CLASSES or value.__class__ in _NUMPY_CLASSES:
@@ -401,13 +388,8 @@ def _unary_apply(op: OpDef):
         else:
             out = forward(xp, data, *params)
         if input._requires_grad and GRAD_MODE.enabled:
-            return _tensor(out, _node(op, (edge(input),), (input, *params), (data, *params), out))
-        t = _new(Tensor)
-        t._data = out
-        t._requires_grad = False
-        t.grad_fn = t._grad = t._version_log = t._backward_hooks = t._accumulator = None
-        t._output_nr = 0
-        return t
+            return _make(out, True, _node(op, (edge(input),), (input, *params), (data, *params), out))
+        return _make(out)
 
     apply.__name__ = op.name
     return apply
@@ -448,13 +430,8 @@ def _binary_apply(op: OpDef):
             raise _explained(exc, (a, b)) from None
         if needs and GRAD_MODE.enabled:
             edges = (edge(input) if input_is_tensor else _NO_EDGE, edge(other) if other_is_tensor else _NO_EDGE)
-            return _tensor(out, _node(op, edges, (input, other), (a, b), out))
-        t = _new(Tensor)
-        t._data = out
-        t._requires_grad = False
-        t.grad_fn = t._grad = t._version_log = t._backward_hooks = t._accumulator = None
-        t._output_nr = 0
-        return t
+            return _make(out, True, _node(op, edges, (input, other), (a, b), out))
+        return _make(out)
 
     apply.__name__ = op.name
     return apply
@@ -483,8 +460,8 @@ def _general_apply(op: OpDef):
         out = _run(op, xp, arrays)
         if needs and GRAD_MODE.enabled:
             edges = tuple(edge(args[i]) if isinstance(args[i], Tensor) else (None, 0) for i in diff_positions)
-            return _tensor(out, _node(op, edges, args, tuple(arrays), out))
-        return _tensor(out, None)
+            return _make(out, True, _node(op, edges, args, tuple(arrays), out))
+        return _make(out)
 
     apply.__name__ = op.name
     return apply
@@ -504,8 +481,8 @@ def _variadic_apply(op: OpDef):
         out = _run(op, xp, (arrays, *params))
         if GRAD_MODE.enabled and any(t._requires_grad for t in tensors):
             edges = tuple(edge(t) for t in tensors)
-            return _tensor(out, _node(op, edges, (tensors, *params), (arrays, *params), out))
-        return _tensor(out, None)
+            return _make(out, True, _node(op, edges, (tensors, *params), (arrays, *params), out))
+        return _make(out)
 
     apply.__name__ = op.name
     return apply
@@ -534,7 +511,7 @@ def nondiff(name: str, forward):
                 out = forward(xp, *arrays)
         except ValueError as exc:
             raise _explained(exc, arrays) from None
-        return _tensor(out, None) if wrap else out
+        return _make(out) if wrap else out
 
     apply.__name__ = name
     return apply
@@ -546,7 +523,7 @@ def like(reference, array):
     Formulas use it for the constants they need (zeros, ones, positions), so that they stay
     valid in both of the engine's modes.
     """
-    return _tensor(array, None) if isinstance(reference, Tensor) else array
+    return _make(array) if isinstance(reference, Tensor) else array
 
 
 def zeros_as(value):

@@ -1,0 +1,95 @@
+"""Errors are values with a location: one family, rendered once by whoever reports them.
+
+Each class carries the exit status the command line gives it (see the spec's exit codes):
+2 for problems with the input to a program (unreadable files, values), 3 for programs that
+are not valid, 4 for programs that fail while running.
+"""
+
+from __future__ import annotations
+
+from .source import Source
+
+
+class ProgramError(Exception):
+    """A problem with a program, at a place in its source (when there is one)."""
+
+    exit_code = 3
+    kind = "error"
+
+    def __init__(self, message: str, source: Source | None = None, start: int | None = None, end: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.start = start
+        self.end = end
+
+    @property
+    def location(self) -> tuple[int, int] | None:
+        if self.source is None or self.start is None:
+            return None
+        return self.source.line_column(self.start)
+
+    def render(self) -> str:
+        """`file:line:col: error: message`, then the line and a caret under the place."""
+        return render(self.kind, self.message, self.source, self.start, self.end)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+def render(kind: str, message: str, source: Source | None, start: int | None, end: int | None = None) -> str:
+    if source is None:
+        return f"{kind}: {message}"
+    if start is None:
+        return f"{source.name}: {kind}: {message}"
+    line, column = source.line_column(start)
+    text = source.line_text(line)
+    prefix = text[: column - 1]
+    width = 1
+    if end is not None and end > start:
+        end_line, end_column = source.line_column(end)
+        width = max(1, (end_column if end_line == line else len(text) + 1) - column)
+    if len(text) > WIDTH:  # a very long line: show a window around the place
+        left = max(0, column - 1 - WIDTH // 3)
+        shown = ("..." if left else "") + text[left : left + WIDTH] + ("..." if left + WIDTH < len(text) else "")
+        indent = column - 1 - left + (3 if left else 0)
+        width = min(width, WIDTH - (column - 1 - left))
+        return f"{source.name}:{line}:{column}: {kind}: {message}\n    {shown}\n    {' ' * indent}^{'~' * (width - 1)}"
+    # Tabs keep their width so the caret lines up; everything else is one column per character.
+    pad = "".join("\t" if ch == "\t" else " " for ch in prefix)
+    caret = (pad + "^" + "~" * (width - 1)).expandtabs(8)
+    return f"{source.name}:{line}:{column}: {kind}: {message}\n    {text.expandtabs(8)}\n    {caret}"
+
+
+WIDTH = 100  # characters of a long source line shown around an error
+
+
+class SyntaxProblem(ProgramError):
+    """The text is not a program: a syntax error (exit 3)."""
+
+
+class NameProblem(ProgramError):
+    """An unknown name or function, or a call that does not fit its signature (exit 3)."""
+
+
+class InputProblem(ProgramError):
+    """A missing or unusable value for an input, or an unreadable file (exit 2)."""
+
+    exit_code = 2
+
+
+class EvaluationProblem(ProgramError):
+    """The program failed while running: shapes, values, limits (exit 4)."""
+
+    exit_code = 4
+
+
+class LimitProblem(EvaluationProblem):
+    """The program asked for more than a limit allows (exit 4)."""
+
+
+class Warning_(ProgramError):
+    """Not an error: something worth knowing (NaN produced...). Rendered as `warning:`."""
+
+    kind = "warning"
+    exit_code = 0

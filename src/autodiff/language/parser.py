@@ -1,0 +1,374 @@
+"""Parsing: tokens through the grammar's LALR tables into the syntax tree.
+
+The driver is the textbook LALR loop over the tables Lark compiled (grammar.py), with one
+addition: a run of unit reductions (`test -> or_test -> ... -> atom`), which only relabel the
+top of the stack, is remembered per (state below, state on top, lookahead) and taken in one
+step. Children are filtered exactly as Lark's tree builder filters them; each rule's alias
+picks its builder from BUILDERS, a name table. Nothing recurses: the parse stack is a list.
+"""
+
+from __future__ import annotations
+
+from . import ast
+from .errors import SyntaxProblem
+from .grammar import Tables, tables
+from .source import Source
+from .tokenizer import Token, tokenize
+
+
+class _Splice(list):
+    """The children of a `_rule`, to be spliced into its parent's."""
+
+    __slots__ = ("start", "end")
+
+
+class _Elif:
+    __slots__ = ("test", "body", "start", "end")
+
+    def __init__(self, test, body, start, end) -> None:
+        self.test, self.body, self.start, self.end = test, body, start, end
+
+
+def parse(text: str, name: str = "<expr>") -> ast.Program:
+    """Parse a program; raises SyntaxProblem with the place and, in words, what was expected."""
+    source = text if isinstance(text, Source) else Source(text, name)
+    grammar = tables()
+    tokens = tokenize(source, grammar)
+    try:
+        return _Driver(grammar).run(tokens, source)
+    except _Late as late:
+        raise SyntaxProblem(late.message, source, late.node.start, late.node.end) from None
+
+
+class _Driver:
+    _compiled: dict = {}  # per tables: (unit-chain memo, reducers)
+
+    def __init__(self, grammar: Tables) -> None:
+        self.grammar = grammar
+        compiled = self._compiled.get(id(grammar))
+        if compiled is None:
+            compiled = self._compiled[id(grammar)] = ({}, [_reducer(rule) for rule in grammar.rules])
+        self.chains, self.reducers = compiled
+
+    def run(self, tokens: list, source: Source) -> ast.Program:
+        grammar = self.grammar
+        actions = grammar.actions
+        rules = grammar.rules
+        passes = [rule.passes_through for rule in rules]
+        reducers = self.reducers
+        chains = self.chains
+        end_state = grammar.end_state
+        states = [grammar.start_state]
+        values: list = []
+        lookup = [row.get for row in actions]
+        for token in tokens:
+            kind = token.type
+            while True:
+                top = states[-1]
+                action = lookup[top](kind)
+                if action is None:
+                    if kind == "$ERROR":
+                        raise token.error
+                    raise _syntax_error(source, tokens, tokens.index(token), actions[top])
+                if action >= 0:
+                    states.append(action)
+                    values.append(token)
+                    break
+                number = -1 - action
+                if passes[number]:
+                    below = states[-2]
+                    key = (below, top, kind)
+                    final = chains.get(key)
+                    if final is None:
+                        chains[key] = final = self._follow_units(below, rules[number].origin, kind, passes)
+                    states[-1] = final
+                    continue
+                rule = rules[number]
+                size = rule.size
+                if size:
+                    raw = values[-size:]
+                    del states[-size:]
+                    del values[-size:]
+                else:
+                    raw = []
+                values.append(reducers[number](raw))
+                states.append(actions[states[-1]][rule.origin])
+                if kind == "$END" and states[-1] == end_state:
+                    return values[-1]
+        raise AssertionError("the parser ended without accepting")  # the tables always accept at $END
+
+    def _follow_units(self, below: int, origin: str, kind: str, passes: list) -> int:
+        """Where a chain of unit reductions starting with `origin` leaves the top of the stack."""
+        actions = self.grammar.actions
+        rules = self.grammar.rules
+        state = actions[below][origin]
+        while True:
+            action = actions[state].get(kind)
+            if action is None or action >= 0 or not passes[-1 - action]:
+                return state
+            state = actions[below][rules[-1 - action].origin]
+
+
+def _reducer(rule):
+    """A function `raw children -> value` for one rule, specialised once per rule.
+
+    It applies Lark's child filter (kept tokens, spliced `_rules`, None for a missing
+    `[optional]`) and then the rule's builder.
+    """
+    include, trailing = rule.include, rule.trailing_nones
+    simple = not trailing and all(not splice and not nones for _, splice, nones in include)
+    positions = tuple(index for index, _, _ in include)
+    first_splice = bool(include) and include[0][0] == 0 and include[0][1] and not include[0][2]
+
+    if simple:
+        if len(positions) == 1:
+            (p,) = positions
+            filtered = lambda raw: [raw[p]]  # noqa: E731
+        else:
+            filtered = lambda raw: [raw[p] for p in positions]  # noqa: E731
+    else:
+
+        def filtered(raw):
+            if first_splice:  # a repetition grows its first child's list in place, as Lark does
+                children = raw[0]
+                rest = include[1:]
+            else:
+                children, rest = [], include
+            for index, splice, nones in rest:
+                if nones:
+                    children.extend([None] * nones)
+                if splice:
+                    children.extend(raw[index])
+                else:
+                    children.append(raw[index])
+            if trailing:
+                children.extend([None] * trailing)
+            return children
+
+    if rule.inline:
+
+        def reduce(raw):
+            children = filtered(raw)
+            if not isinstance(children, _Splice):
+                children = _Splice(children)
+            children.start, children.end = _span(raw)
+            return children
+
+        return reduce
+    builder = BUILDERS[rule.builder] if rule.builder in BUILDERS else None
+    expand_single = rule.expand_single and rule.builder == rule.origin
+
+    def reduce(raw):
+        children = filtered(raw)
+        if expand_single and len(children) == 1:
+            return children[0]
+        try:  # usually the first and last raw children have positions
+            start, end = raw[0].start, raw[-1].end
+        except (AttributeError, IndexError):
+            start = end = None
+        if start is None or end is None:
+            start, end = _span(raw)
+        return builder(children, raw, start, end)
+
+    return reduce
+
+
+def _span(raw: list):
+    """The first start and last end among the raw children that have positions."""
+    start = end = None
+    for value in raw:
+        start = getattr(value, "start", None)
+        if start is not None:
+            break
+    for value in reversed(raw):
+        end = getattr(value, "end", None)
+        if end is not None:
+            break
+    return start, end
+
+
+# -- builders: one per alias or rule name ----------------------------------------------------------
+
+
+def _statements(children) -> tuple:
+    out = []
+    for child in children:
+        if isinstance(child, list):
+            out.extend(child)
+        elif child is not None:
+            out.append(child)
+    return tuple(out)
+
+
+def _number(token: Token) -> ast.Number:
+    text = token.value.replace("_", "")
+    value = float(text) if "." in text or "e" in text or "E" in text else int(text)
+    return ast.Number(value, token.value, token.start, token.end)
+
+
+def _binary(op: str):
+    def build(children, raw, start, end):
+        return ast.BinOp(op, children[0], children[1], raw[1].start, start, end)
+
+    return build
+
+
+def _if(children, raw, start, end):
+    test, body, *branches, orelse = children  # the elifs, then the else suite (or None)
+    tail = orelse or ()
+    for branch in reversed(branches):
+        tail = (ast.If(branch.test, branch.body, tail, branch.start, branch.end),)
+    return ast.If(test, body, tail, start, end)
+
+
+def _call(children, raw, start, end):
+    func, arguments = children[0], children[1] or []
+    args, keywords = [], []
+    for argument in arguments:
+        if isinstance(argument, ast.Keyword):
+            keywords.append(argument)
+        elif keywords:
+            raise _Late(argument, "positional argument follows keyword argument")
+        else:
+            args.append(argument)
+    return ast.Call(func, tuple(args), tuple(keywords), start, end)
+
+
+def _compare(children, raw, start, end):
+    operands = children[0::2]
+    operators = children[1::2]
+    return ast.Compare(
+        operands[0], tuple(t.value for t in operators), tuple(operands[1:]), tuple(t.start for t in operators),
+        start, end,
+    )
+
+
+def _declare(children, raw, start, end):
+    name, kind, value = children
+    return ast.Declare(name.value, kind.value, value, kind.start, start, end)
+
+
+class _Late(Exception):
+    """A syntax error found while building the tree, raised with its node's place."""
+
+    def __init__(self, node, message: str) -> None:
+        super().__init__(message)
+        self.node = node
+        self.message = message
+
+
+BUILDERS = {
+    "start": lambda c, r, s, e: ast.Program(_statements(c), s or 0, e or 0),
+    "simple_statements": lambda c, r, s, e: _statement_list(c, s, e),
+    "suite": lambda c, r, s, e: _statements(c),
+    "assign": lambda c, r, s, e: ast.Assign(c[0].value, c[1], s, e),
+    "augassign": lambda c, r, s, e: ast.AugAssign(c[0].value, c[1].value[:-1], c[2], c[1].start, s, e),
+    "declare": _declare,
+    "expression": lambda c, r, s, e: ast.ExprStatement(c[0], s, e),
+    "return_": lambda c, r, s, e: ast.Return(c[0], s, e),
+    "pass_": lambda c, r, s, e: ast.Pass(s, e),
+    "if_": _if,
+    "elif_": lambda c, r, s, e: _Elif(c[0], c[1], s, e),
+    "for_": lambda c, r, s, e: ast.For(c[0].value, c[1], c[2], s, e),
+    "with_": lambda c, r, s, e: ast.With(c[0], c[1], s, e),
+    "def_": lambda c, r, s, e: ast.FunctionDef(c[0].value, tuple(c[1] or ()), c[2], s, e),
+    "parameters": lambda c, r, s, e: tuple(c),
+    "parameter": lambda c, r, s, e: ast.Param(c[0].value, c[1], s, e),
+    "ifexp": lambda c, r, s, e: ast.IfExp(c[0], c[1], c[2], s, e),
+    "or_": lambda c, r, s, e: ast.BoolOp("or", c[0], c[1], s, e),
+    "and_": lambda c, r, s, e: ast.BoolOp("and", c[0], c[1], s, e),
+    "not_": lambda c, r, s, e: ast.UnaryOp("not", c[0], s, e),
+    "compare": _compare,
+    "add": _binary("+"),
+    "sub": _binary("-"),
+    "mul": _binary("*"),
+    "div": _binary("/"),
+    "matmul": _binary("@"),
+    "floordiv": _binary("//"),
+    "mod": _binary("%"),
+    "pow": lambda c, r, s, e: ast.BinOp("**", c[0], c[2], c[1].start, s, e),
+    "neg": lambda c, r, s, e: ast.UnaryOp("-", c[0], s, e),
+    "pos": lambda c, r, s, e: ast.UnaryOp("+", c[0], s, e),
+    "call": _call,
+    "arguments": lambda c, r, s, e: list(c),
+    "keyword": lambda c, r, s, e: ast.Keyword(c[0].value, c[1], s, e),
+    "index": lambda c, r, s, e: ast.Subscript(c[0], tuple(c[1]), s, e),
+    "subscripts": lambda c, r, s, e: tuple(c),
+    "slice_": lambda c, r, s, e: ast.Slice(c[0], c[1], c[2], s, e),
+    "attribute": lambda c, r, s, e: ast.Attribute(c[0], c[1].value, s, e),
+    "name": lambda c, r, s, e: ast.Name(c[0].value, s, e),
+    "number": lambda c, r, s, e: _number(c[0]),
+    "true": lambda c, r, s, e: ast.Constant(True, s, e),
+    "false": lambda c, r, s, e: ast.Constant(False, s, e),
+    "none": lambda c, r, s, e: ast.Constant(None, s, e),
+    "tuple_": lambda c, r, s, e: ast.TupleLiteral(tuple(x for x in c if x is not None), s, e),
+    "list_": lambda c, r, s, e: ast.ListLiteral(tuple(x for x in c if x is not None), s, e),
+}
+
+
+def _statement_list(children, start, end) -> _Splice:
+    statements = _Splice(x for x in children if x is not None)
+    statements.start, statements.end = start, end
+    return statements
+
+
+# -- syntax errors in words ----------------------------------------------------------------------------
+
+_STARTS_EXPRESSION = {"NAME", "NUMBER", "LPAR", "LSQB", "MINUS", "PLUS", "NOT", "TRUE", "FALSE", "NONE"}
+_DESCRIBE = {
+    "NAME": "a name", "NUMBER": "a number", "_NL": "the end of the line", "$END": "the end of the program",
+    "_INDENT": "an indented block", "_DEDENT": "the end of a block", "COMPARE": "a comparison",
+    "POWER": "'**'", "AUGASSIGN": "'+='",
+}
+
+
+def _describe_token(token: Token) -> str:
+    if token.type == "NAME":
+        return f"name {token.value!r}"
+    if token.type == "NUMBER":
+        return f"number {token.value}"
+    if token.type in _DESCRIBE:
+        return _DESCRIBE[token.type]
+    return repr(token.value)
+
+
+def _describe_expected(expected: set, literal_names: dict) -> str:
+    words = []
+    if {"NUMBER", "LPAR"} <= expected:
+        words.append("an expression")
+        expected = expected - _STARTS_EXPRESSION
+    for name in sorted(expected):
+        if name in _DESCRIBE:
+            words.append(_DESCRIBE[name])
+        elif name in literal_names:
+            words.append(repr(literal_names[name]))
+    if not words:
+        return "something else"
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _syntax_error(source: Source, tokens: list, index: int, row: dict) -> SyntaxProblem:
+    token = tokens[index]
+    previous = tokens[index - 1] if index else None
+    expected = {symbol for symbol in row if symbol.isupper() or symbol.startswith("_") or symbol == "$END"}
+    expected -= {symbol for symbol in expected if symbol.startswith("__")}
+    literal_names = {name: text for text, name in tables().literals.items()}
+    at = (token.start, max(token.end, token.start + 1))
+    if token.type == "_INDENT":
+        return SyntaxProblem("unexpected indent", source, token.end, token.end + 1)
+    if "_INDENT" in expected and previous is not None:
+        return SyntaxProblem("expected an indented block after ':'", source, previous.start, previous.end)
+    if token.type in ("_NL", "$END", "_DEDENT", "$ERROR") and previous is not None and expected & _STARTS_EXPRESSION:
+        wanted = "an expression" if {"NUMBER", "LPAR"} <= expected else "a name"
+        return SyntaxProblem(f"expected {wanted} after {previous.value!r}", source, previous.start, previous.end)
+    if token.type in _STARTS_EXPRESSION and "_NL" in expected and previous is not None:
+        return SyntaxProblem(
+            f"unexpected {_describe_token(token)}: is an operator or a comma missing before it?", source, *at
+        )
+    if token.type == "EQUAL" and previous is not None:
+        return SyntaxProblem("cannot assign to an expression: only a name can be assigned (a = ...)", source, *at)
+    if token.type == "AUGASSIGN":
+        return SyntaxProblem(f"only a name can be updated with {token.value!r}", source, *at)
+    return SyntaxProblem(
+        f"unexpected {_describe_token(token)}; expected {_describe_expected(expected, literal_names)}", source, *at
+    )

@@ -1,0 +1,221 @@
+"""Text to tokens, with Python's layout rules.
+
+The terminals (names, numbers, operators, keywords) are the grammar's own; this module adds
+what Python's tokenizer adds: end-of-line tokens, indentation as _INDENT/_DEDENT, lines joined
+inside brackets and after a backslash, comments skipped. It also enforces the lexical limits
+and explains characters that cannot start a token.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .errors import SyntaxProblem
+from .grammar import Tables
+from .source import Source
+
+MAX_NESTING = 200  # brackets inside brackets, as CPython's own limit
+MAX_INDENT_LEVELS = 100
+MAX_NUMBER_LENGTH = 100  # characters in one number literal
+
+OPENERS = {"(": ")", "[": "]"}
+CLOSERS = {")": "(", "]": "["}
+
+# Characters people paste from documents, and what they meant.
+LOOKALIKES = {
+    "\u2212": "-", "\u2013": "-", "\u2014": "-", "\u00d7": "*", "\u22c5": "*", "\u00b7": "*",
+    "\u00f7": "/", "\u2215": "/", "\u2264": "<=", "\u2265": ">=", "\u2260": "!=", "\u00a0": " ",
+    "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00b2": "**2", "\u00b3": "**3",
+    "\uff08": "(", "\uff09": ")", "\uff0c": ",",
+}
+
+
+class Token:
+    """A token: its grammar terminal, its text and its offsets in the source."""
+
+    __slots__ = ("type", "value", "start", "end")
+
+    def __init__(self, type: str, value: str, start: int, end: int) -> None:
+        self.type = type
+        self.value = value
+        self.start = start
+        self.end = end
+
+    def __repr__(self) -> str:
+        return f"Token({self.type!r}, {self.value!r}, {self.start}, {self.end})"
+
+
+def _master_pattern(tables: Tables) -> re.Pattern:
+    """One regular expression for every token, skipping the spaces before it in the same match."""
+    parts = []
+    # Names and numbers first (nothing else starts like them), then operators, longest first.
+    for name in ("NAME", "NUMBER"):
+        parts.append(f"(?P<{name}>{tables.patterns[name]})")
+    operators = [(name, pattern) for name, pattern in tables.patterns.items() if name not in ("NAME", "NUMBER")]
+    operators += [(name, re.escape(text)) for text, name in tables.literals.items() if text not in tables.keywords]
+    operators.sort(key=lambda item: -len(item[1]))
+    parts += [f"(?P<{name}>{pattern})" for name, pattern in operators]
+    parts += [r"(?P<_COMMENT>\#[^\r\n]*)", r"(?P<_LINE>\r\n|\r|\n)", r"(?P<_JOIN>\\(?:\r\n|\r|\n))", r"(?P<_END>$)"]
+    return re.compile(r"[ \t\f]*(?:" + "|".join(parts) + ")")
+
+
+_PATTERNS: dict = {}
+
+
+class ErrorToken(Token):
+    """Ends the tokens of a text with a lexical error; the parser raises it on reaching it,
+    so that an earlier syntax error is reported first."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: SyntaxProblem) -> None:
+        super().__init__("$ERROR", "", error.start, error.end)
+        self.error = error
+
+
+def tokenize(source: Source, tables: Tables) -> list:
+    """All tokens of `source`, ending with `$END`, or with an ErrorToken at a lexical error."""
+    tokens: list = []
+    try:
+        _tokenize(source, tables, tokens)
+    except SyntaxProblem as error:
+        tokens.append(ErrorToken(error))
+    return tokens
+
+
+def _tokenize(source: Source, tables: Tables, tokens: list) -> None:
+    pattern = _PATTERNS.get(id(tables))
+    if pattern is None:
+        pattern = _PATTERNS[id(tables)] = _master_pattern(tables)
+    text = source.text
+    match = pattern.match
+    keywords = tables.literals
+    keyword_set = tables.keywords
+    append = tokens.append
+    brackets: list = []  # (character, offset) of each open bracket
+    indents = [0]
+    pos, size = 0, len(text)
+    line_start = True
+    line_has_tokens = False
+
+    while pos < size:
+        if line_start and not brackets:
+            pos, line_start = _indentation(source, pos, indents, tokens)
+            line_has_tokens = False
+            if pos >= size:
+                break
+        m = match(text, pos)
+        if m is None:
+            raise _bad_character(source, pos + len(text[pos:]) - len(text[pos:].lstrip(" \t\f")))
+        kind = m.lastgroup
+        end = m.end()
+        pos = m.start(kind)
+        if kind == "NAME":
+            value = m.group(kind)
+            append(Token(keywords[value] if value in keyword_set else "NAME", value, pos, end))
+            line_has_tokens = True
+        elif kind == "_COMMENT" or kind == "_JOIN" or kind == "_END":
+            pass
+        elif kind == "_LINE":
+            if not brackets:
+                if line_has_tokens:
+                    append(Token("_NL", "", pos, pos))
+                    line_has_tokens = False
+                line_start = True
+        elif kind == "NUMBER":
+            if end - pos > MAX_NUMBER_LENGTH:
+                raise SyntaxProblem(
+                    f"number literal is too long: {end - pos} characters (at most {MAX_NUMBER_LENGTH})",
+                    source, pos, end,
+                )
+            if end < size and (text[end].isalpha() or text[end] == "_"):
+                raise SyntaxProblem(f"invalid number literal {text[pos:end + 1]!r}...", source, pos, end + 1)
+            append(Token("NUMBER", m.group(kind), pos, end))
+            line_has_tokens = True
+        else:
+            value = m.group(kind)
+            if value in OPENERS:
+                if len(brackets) >= MAX_NESTING:
+                    raise SyntaxProblem(f"too many nested brackets: more than {MAX_NESTING} levels", source, pos, end)
+                brackets.append((value, pos))
+            elif value in CLOSERS:
+                if not brackets:
+                    raise SyntaxProblem(f"unmatched {value!r}", source, pos, end)
+                opener, opened_at = brackets.pop()
+                if CLOSERS[value] != opener:
+                    raise SyntaxProblem(
+                        f"closing {value!r} does not match the opening {opener!r} at "
+                        f"line {source.line_column(opened_at)[0]}",
+                        source, pos, end,
+                    )
+            append(Token(kind, value, pos, end))
+            line_has_tokens = True
+        pos = end
+
+    if brackets:
+        opener, opened_at = brackets[-1]
+        raise SyntaxProblem(f"unclosed {opener!r}", source, opened_at, opened_at + 1)
+    if line_has_tokens:
+        append(Token("_NL", "", size, size))
+    while len(indents) > 1:
+        indents.pop()
+        append(Token("_DEDENT", "", size, size))
+    append(Token("$END", "", size, size))
+
+
+def _indentation(source: Source, pos: int, indents: list, tokens: list):
+    """At the start of a line: measure its indentation and emit _INDENT/_DEDENT tokens.
+
+    Blank and comment-only lines are skipped. Returns the new position and whether we are
+    still at the start of a line (only when the text ended).
+    """
+    text = source.text
+    size = len(text)
+    while True:
+        column = 0
+        start = pos
+        while pos < size and text[pos] in " \t\f":
+            column = column + 8 - column % 8 if text[pos] == "\t" else (0 if text[pos] == "\f" else column + 1)
+            pos += 1
+        if pos >= size:
+            return pos, True
+        ch = text[pos]
+        if ch in "\r\n" or ch == "#":  # blank or comment-only: not a line for layout
+            while pos < size and text[pos] not in "\r\n":
+                pos += 1
+            if pos < size:
+                pos += 2 if text.startswith("\r\n", pos) else 1
+            continue
+        break
+    if column > indents[-1]:
+        if len(indents) > MAX_INDENT_LEVELS:
+            raise SyntaxProblem(f"too many levels of indentation (at most {MAX_INDENT_LEVELS})", source, pos, pos + 1)
+        indents.append(column)
+        tokens.append(Token("_INDENT", "", start, pos))
+    elif column < indents[-1]:
+        while column < indents[-1]:
+            indents.pop()
+            tokens.append(Token("_DEDENT", "", pos, pos))
+        if column != indents[-1]:
+            raise SyntaxProblem("unindent does not match any outer indentation level", source, pos, pos + 1)
+    return pos, False
+
+
+def _bad_character(source: Source, pos: int) -> SyntaxProblem:
+    ch = source.text[pos]
+    if ch in "'\"" or ch in "\u2018\u2019\u201c\u201d":
+        return SyntaxProblem("strings are not supported: expressions use numbers, names and [lists]", source, pos, pos + 1)
+    if ch in LOOKALIKES:
+        return SyntaxProblem(
+            f"unexpected character {ch!r} ({_char_name(ch)}); did you mean {LOOKALIKES[ch]!r}?", source, pos, pos + 1
+        )
+    if ch == "\\":
+        return SyntaxProblem("a backslash must end the line it continues", source, pos, pos + 1)
+    if ch.isprintable() and ord(ch) < 128:
+        return SyntaxProblem(f"unexpected character {ch!r}", source, pos, pos + 1)
+    return SyntaxProblem(f"unexpected character {ch!r} ({_char_name(ch)})", source, pos, pos + 1)
+
+
+def _char_name(ch: str) -> str:
+    return f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')}"
