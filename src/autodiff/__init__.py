@@ -65,6 +65,7 @@ from .ops import (
     clamp,
     clone,
     cos,
+    detach,
     div,
     dot,
     eq,
@@ -157,7 +158,4 @@ def numel(input: Tensor):
     return input.numel()
 
 
-def detach(input: Tensor) -> Tensor:
-    """The same values as a new leaf that does not require grad."""
-    return input.detach()
 

@@ -94,7 +94,7 @@ def _ragged_error(data) -> ValueError | None:
         for got in lengths:
             if got != expected:
                 if expected is None or got is None:
-                    return ValueError(f"expected sequence of length {expected} at dim {dim} (got {got})")
+                    return ValueError(f"a number and a sequence side by side at dim {dim}")
                 return ValueError(f"expected sequence of length {expected} at dim {dim} (got {got})")
         if expected is None:
             return None
@@ -136,17 +136,50 @@ def from_numpy(array) -> Tensor:
     return _make(array)
 
 
+# -- a limit on what one call may create ----------------------------------------------------------------
+
+
+class ElementLimitError(RuntimeError):
+    """A creation function was asked for more elements than the current limit allows."""
+
+
+_element_limit: int | None = None  # none for the library; the expression language sets one
+
+
+class element_limit:
+    """`with element_limit(n):` refuses, before allocating, tensors of more than n elements."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+
+    def __enter__(self):
+        global _element_limit
+        self._previous, _element_limit = _element_limit, self.limit
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        global _element_limit
+        _element_limit = self._previous
+
+
+def check_elements(count: int, what: str) -> None:
+    if _element_limit is not None and count > _element_limit:
+        raise ElementLimitError(f"{what} would create {count:,} elements; the limit is {_element_limit:,}")
+
+
 # -- filled -------------------------------------------------------------------------------------------
 
 
-def _shape(size) -> tuple:
+def _shape(size, what: str = "this tensor") -> tuple:
     shape = _sizes(size)
     for s in shape:
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
             raise TypeError(f"size must be a tuple of ints, but got an element of type {type(s).__name__}")
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
-    return tuple(int(s) for s in shape)
+    shape = tuple(int(s) for s in shape)
+    check_elements(math.prod(shape), f"{what}{tuple(shape) if len(shape) != 1 else f'({shape[0]})'}")
+    return shape
 
 
 def _float_dtype(dtype):
@@ -162,12 +195,12 @@ def _finish(array, requires_grad: bool) -> Tensor:
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros: `zeros(2, 3)` or `zeros((2, 3))`."""
-    return _finish(backend.module_for(device).zeros(_shape(size), dtype=_float_dtype(dtype)), requires_grad)
+    return _finish(backend.module_for(device).zeros(_shape(size, 'zeros'), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
-    return _finish(backend.module_for(device).ones(_shape(size), dtype=_float_dtype(dtype)), requires_grad)
+    return _finish(backend.module_for(device).ones(_shape(size, 'ones'), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -188,12 +221,12 @@ def _fill_dtype(fill_value, dtype):
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of `size` filled with `fill_value`."""
     xp = backend.module_for(device)
-    return _finish(xp.full(_shape(size), fill_value, dtype=_fill_dtype(fill_value, dtype)), requires_grad)
+    return _finish(xp.full(_shape(size, "full"), fill_value, dtype=_fill_dtype(fill_value, dtype)), requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """The identity matrix (n x m)."""
-    _shape((n,) if m is None else (n, m))
+    _shape((n, n) if m is None else (n, m), "eye")  # checked, as eye(n) has n * n elements
     return _finish(backend.module_for(device).eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
 
@@ -243,14 +276,14 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
     integral = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, end, step))
     numpy_dtype = dtypes.to_numpy(dtype) if dtype is not None else (np.int64 if integral else _float_dtype(None))
     count = max(0, math.ceil((end - start) / step))
-    _shape((count,))
+    _shape((count,), "arange")
     array = np.arange(start, end, step, dtype=np.float64 if not integral else np.int64)[:count].astype(numpy_dtype)
     return _finish(as_array(array, device=device), requires_grad)
 
 
 def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """`steps` evenly spaced values from start to end, both included."""
-    _shape((steps,))
+    _shape((steps,), "linspace")
     array = np.linspace(start, end, steps, dtype=_float_dtype(dtype))
     return _finish(as_array(array, device=device), requires_grad)
 
@@ -297,13 +330,13 @@ def seed() -> int:
 
 def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform random numbers in [0, 1)."""
-    array = _generator.random(_shape(size)).astype(_float_dtype(dtype))
+    array = _generator.random(_shape(size, "rand")).astype(_float_dtype(dtype))
     return _finish(as_array(array, device=device), requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal random numbers."""
-    array = _generator.standard_normal(_shape(size)).astype(_float_dtype(dtype))
+    array = _generator.standard_normal(_shape(size, "randn")).astype(_float_dtype(dtype))
     return _finish(as_array(array, device=device), requires_grad)
 
 
@@ -311,7 +344,7 @@ def randint(low, high=None, size=(), dtype=None, device=None, requires_grad: boo
     """Random integers from low (default 0) up to, not including, high."""
     if high is None:
         low, high = 0, low
-    array = _generator.integers(low, high, size=_shape((size,) if isinstance(size, int) else size))
+    array = _generator.integers(low, high, size=_shape((size,) if isinstance(size, int) else size, "randint"))
     array = array.astype(dtypes.to_numpy(dtype) if dtype is not None else np.int64)
     return _finish(as_array(array, device=device), requires_grad)
 

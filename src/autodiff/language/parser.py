@@ -10,6 +10,7 @@ picks its builder from BUILDERS, a name table. Nothing recurses: the parse stack
 from __future__ import annotations
 
 from . import ast
+from ._gc import collector_paused
 from .errors import SyntaxProblem
 from .grammar import Tables, tables
 from .source import Source
@@ -33,11 +34,12 @@ def parse(text: str, name: str = "<expr>") -> ast.Program:
     """Parse a program; raises SyntaxProblem with the place and, in words, what was expected."""
     source = text if isinstance(text, Source) else Source(text, name)
     grammar = tables()
-    tokens = tokenize(source, grammar)
-    try:
-        return _Driver(grammar).run(tokens, source)
-    except _Late as late:
-        raise SyntaxProblem(late.message, source, late.node.start, late.node.end) from None
+    with collector_paused():
+        tokens = tokenize(source, grammar)
+        try:
+            return _Driver(grammar).run(tokens, source)
+        except _Late as late:
+            raise SyntaxProblem(late.message, source, late.node.start, late.node.end) from None
 
 
 class _Driver:

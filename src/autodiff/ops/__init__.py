@@ -26,6 +26,7 @@ from .shape import (
     broadcast_shapes,
     cat,
     clone,
+    detach,
     expand,
     flatten,
     flip,
@@ -45,4 +46,20 @@ from .shape import (
 from .indexing import getitem, index_put, narrow, select
 from .reduction import argmax, argmin, log_softmax, logsumexp, max, mean, min, prod, softmax, sum
 from .linalg import bmm, dot, matmul, mm, mv
-from ..creation import zeros_like  # noqa: F401  (the engine's materialize_grads uses it)
+from .. import creation
+from . import arithmetic, comparison, indexing, linalg, pointwise, reduction, selection, shape
+
+# Every function a user may call by name: what each module lists in __all__, plus tensor
+# creation. The expression language calls these and nothing else.
+FUNCTIONS = {
+    name: getattr(module, name)
+    for module in (pointwise, arithmetic, reduction, linalg, shape, indexing, selection, comparison)
+    for name in module.__all__
+}
+FUNCTIONS.update(
+    {name: getattr(creation, name) for name in (
+        "zeros", "ones", "full", "eye", "arange", "linspace", "rand", "randn",
+        "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
+    )}
+)
+zeros_like = creation.zeros_like  # the engine's materialize_grads uses it

@@ -13,6 +13,18 @@ from .pointwise import LOG
 from .registry import defop, zeros_as
 from .selection import WHERE
 
+__all__ = [  # the functions users call by name (the language finds them here)
+    "add",
+    "div",
+    "mul",
+    "neg",
+    "pow",
+    "reciprocal",
+    "rsub",
+    "square",
+    "sub",
+]
+
 ADD = defop(
     "add", "AddBackward0",
     lambda xp, input, other: input + other,

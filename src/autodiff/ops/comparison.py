@@ -4,6 +4,23 @@ from __future__ import annotations
 
 from .registry import nondiff
 
+__all__ = [  # the functions users call by name (the language finds them here)
+    "all",
+    "any",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+]
+
 eq = nondiff("eq", lambda xp, input, other: xp.equal(input, other))
 ne = nondiff("ne", lambda xp, input, other: xp.not_equal(input, other))
 lt = nondiff("lt", lambda xp, input, other: xp.less(input, other))

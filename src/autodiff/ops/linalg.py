@@ -11,6 +11,14 @@ from ..tensor import Tensor
 from .registry import ShapeError, defop
 from .shape import SQUEEZE_MATMUL, T, TRANSPOSE, UNSQUEEZE, broadcast_shapes, expand, reshape, squeeze, unsafe_view, unsqueeze
 
+__all__ = [  # the functions users call by name (the language finds them here)
+    "bmm",
+    "dot",
+    "matmul",
+    "mm",
+    "mv",
+]
+
 MM = defop(
     "mm", "MmBackward0", lambda xp, input, mat2: input @ mat2,
     input=lambda grad, mat2: MM.apply(grad, T.apply(mat2)),

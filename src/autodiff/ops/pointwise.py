@@ -9,6 +9,22 @@ from __future__ import annotations
 from .registry import defop, zeros_as
 from .selection import WHERE
 
+__all__ = [  # the functions users call by name (the language finds them here)
+    "abs",
+    "cos",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "relu",
+    "sigmoid",
+    "sign",
+    "sin",
+    "sqrt",
+    "tan",
+    "tanh",
+]
+
 EXP = defop(
     "exp", "ExpBackward0", lambda xp, input: xp.exp(input), domain=True,
     input=lambda grad, result: grad * result,

@@ -18,6 +18,19 @@ from .registry import array_of, defop, like
 from .selection import WHERE
 from .shape import CAT, EXPAND, FLIP, VIEW
 
+__all__ = [  # the functions users call by name (the language finds them here)
+    "argmax",
+    "argmin",
+    "log_softmax",
+    "logsumexp",
+    "max",
+    "mean",
+    "min",
+    "prod",
+    "softmax",
+    "sum",
+]
+
 
 def _unreduce(grad, input_shape: tuple, dims: tuple, keepdim: bool):
     """A reduction's gradient, back in the input's shape."""

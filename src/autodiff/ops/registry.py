@@ -157,6 +157,7 @@ class OpDef:
         # inputs without a gradient would use are not kept (as PyTorch), so they can neither
         # pin memory nor trip the in-place check.
         self.uses = tuple(frozenset(self.saved_names.index(n) for n in self._wanted(f)) for f in formulas)
+        self.keep: dict = {}  # which inputs need a gradient -> how to blank the unused values
         self.callers = tuple(self._bind(f) for f in formulas)
         # Formulas that take every saved value in order are called without a wrapper.
         self.direct = tuple(
@@ -301,13 +302,31 @@ def _node(op: OpDef, next_functions, args, arrays, out):
 
 def _drop_unused(op: OpDef, node, next_functions) -> None:
     """Keep only the saved values that the inputs needing a gradient will use."""
-    used = set()
-    for uses, (child, _) in zip(op.uses, next_functions):
-        if child is not None:
-            used |= uses
-    if len(used) < len(node._saved):
-        node._saved = tuple(v if i in used else None for i, v in enumerate(node._saved))
-        node._saved_arrays = tuple(v if i in used else None for i, v in enumerate(node._saved_arrays))
+    active = tuple(child is not None for child, _ in next_functions)
+    keep = op.keep.get(active)
+    if keep is None:
+        used = set()
+        for uses, needed in zip(op.uses, active):
+            if needed:
+                used |= uses
+        keep = op.keep[active] = _keeper(tuple(i in used for i in range(len(op.saved_names))))
+    if keep is not _KEEP_ALL:
+        node._saved = keep(node._saved)
+        node._saved_arrays = keep(node._saved_arrays)
+
+
+_KEEP_ALL = "keep everything"
+
+
+def _keeper(mask: tuple):
+    """A function that blanks the saved values `mask` does not keep (None where it drops)."""
+    if all(mask):
+        return _KEEP_ALL
+    if mask == (True, False):
+        return lambda saved: (saved[0], None)
+    if mask == (False, True):
+        return lambda saved: (None, saved[1])
+    return lambda saved: tuple(v if k else None for v, k in zip(saved, mask))
 
 
 def _constant(value):

@@ -5,6 +5,13 @@ from __future__ import annotations
 from ..tensor import Tensor
 from .registry import defop
 
+__all__ = [  # the functions users call by name (the language finds them here)
+    "clamp",
+    "maximum",
+    "minimum",
+    "where",
+]
+
 WHERE = defop(
     "where", "WhereBackward0",
     lambda xp, condition, input, other: xp.where(condition, input, other),

@@ -9,6 +9,24 @@ from ..tensor import Tensor, _make
 from .dims import normalize_dim, normalize_dims
 from .registry import defop
 
+__all__ = [  # the functions users call by name (the language finds them here)
+    "cat",
+    "clone",
+    "detach",
+    "expand",
+    "flatten",
+    "flip",
+    "permute",
+    "reshape",
+    "squeeze",
+    "stack",
+    "sum_to",
+    "t",
+    "transpose",
+    "unsqueeze",
+    "view",
+]
+
 # -- broadcasting: expand and its adjoint, the sum back to a shape -----------------------------
 
 
@@ -403,5 +421,6 @@ def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False, non_bl
     return result
 
 
-def detach_copy(input: Tensor) -> Tensor:
+def detach(input: Tensor) -> Tensor:
+    """The same values, cut from the graph: gradients do not flow through."""
     return _make(input._data)

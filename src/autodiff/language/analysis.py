@@ -1,0 +1,207 @@
+"""What a program needs before it runs: its inputs, declarations and functions.
+
+Inputs are the names a program uses but never assigns (`a * b` needs a and b), in the order
+they first appear, plus those it declares (`a: input = 2`). Unknown functions, misplaced
+`return` and declarations are reported here, before anything is computed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from . import ast
+from .builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS, suggestion
+from .errors import NameProblem, SyntaxProblem
+from .source import Source
+
+DECLARATION_KINDS = ("input", "const")
+
+
+@dataclass
+class Analysis:
+    inputs: list = field(default_factory=list)  # names, in order of first use or declaration
+    first_use: dict = field(default_factory=dict)  # input name -> the node that first uses it
+    declared: dict = field(default_factory=dict)  # name -> Declare node
+    assigned: set = field(default_factory=set)  # names assigned at the top level
+    functions: dict = field(default_factory=dict)  # name -> FunctionDef
+
+
+def analyze(program: ast.Program, source: Source) -> Analysis:
+    result = Analysis()
+    _collect_top_level(program.body, result, source)
+    _find_inputs(program, result, source)
+    return result
+
+
+def _collect_top_level(body, result: Analysis, source: Source) -> None:
+    """Names the top level binds (in blocks too, but not inside function bodies)."""
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            result.assigned.add(node.target)
+        elif isinstance(node, ast.For):
+            result.assigned.add(node.target)
+            stack.extend(reversed(node.body))
+        elif isinstance(node, ast.If):
+            stack.extend(reversed(node.orelse))
+            stack.extend(reversed(node.body))
+        elif isinstance(node, ast.With):
+            stack.extend(reversed(node.body))
+        elif isinstance(node, ast.FunctionDef):
+            result.assigned.add(node.name)
+            result.functions[node.name] = node
+        elif isinstance(node, ast.Declare):
+            if node.kind not in DECLARATION_KINDS:
+                raise NameProblem(
+                    f"unknown declaration {node.kind!r}: write `{node.name}: input = ...` or "
+                    f"`{node.name}: const = ...`{suggestion(node.kind, DECLARATION_KINDS)}",
+                    source, node.kind_start, node.kind_start + len(node.kind),
+                )
+            if node.kind == "const" and node.value is None:
+                raise SyntaxProblem(f"the constant {node.name!r} needs a value: `{node.name}: const = ...`",
+                                    source, node.start, node.end)
+            if node.name in result.declared:
+                raise NameProblem(f"{node.name!r} is declared twice", source, node.start, node.end)
+            result.declared[node.name] = node
+        elif isinstance(node, ast.Return):
+            raise SyntaxProblem("'return' outside a function", source, node.start, node.end)
+
+
+def _find_inputs(program: ast.Program, result: Analysis, source: Source) -> None:
+    """Scan every expression; names nobody binds are inputs, in order of first appearance."""
+    uses: dict = {}
+    for expression, local in _expressions(program.body, source):
+        _scan(expression, local, result, uses, source)
+    for name, node in uses.items():
+        result.first_use[name] = node
+    ordered = sorted(
+        [(node.start, name) for name, node in result.declared.items() if node.kind == "input"]
+        + [(node.start, name) for name, node in uses.items()]
+    )
+    result.inputs = [name for _, name in ordered]
+
+
+def _expressions(body, source: Source):
+    """Every expression of the program, with the names bound locally where it stands."""
+    stack: list = [(statement, frozenset(), False) for statement in reversed(body)]
+    while stack:
+        node, local, in_function = stack.pop()
+        kind = type(node)
+        if kind is ast.Assign or kind is ast.ExprStatement or kind is ast.Return or kind is ast.AugAssign:
+            yield node.value, local
+        elif kind is ast.If:
+            yield node.test, local
+            stack.extend((s, local, in_function) for s in reversed(node.body + node.orelse))
+        elif kind is ast.For:
+            yield node.iterable, local
+            stack.extend((s, local, in_function) for s in reversed(node.body))
+        elif kind is ast.With:
+            yield node.context, local
+            stack.extend((s, local, in_function) for s in reversed(node.body))
+        elif kind is ast.FunctionDef:
+            for param in node.params:
+                if param.default is not None:
+                    yield param.default, local
+            inner = local | _bound_in(node)
+            stack.extend((s, inner, True) for s in reversed(node.body))
+        elif kind is ast.Declare:
+            if in_function:
+                raise SyntaxProblem("declarations belong at the top level of the program", source, node.start, node.end)
+            if node.value is not None:
+                yield node.value, local
+
+
+def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) -> None:
+    """Record the free names of one expression (without recursion)."""
+    assigned, declared = result.assigned, result.declared
+    stack = [root]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is ast.Name:
+            name = node.id
+            if name in local or name in assigned or name in declared or name in CONSTANTS or name in WORDS:
+                continue
+            if name in FUNCTIONS:
+                raise NameProblem(f"{name!r} is a function: call it, as in {name}(...)", source, node.start, node.end)
+            if name not in uses:
+                uses[name] = node
+        elif kind is ast.BinOp:
+            push(node.right)
+            push(node.left)
+        elif kind is ast.Number or kind is ast.Constant:
+            pass
+        elif kind is ast.Call:
+            _check_callee(node, result, local, source)
+            if type(node.func) is ast.Attribute:
+                push(node.func.value)
+            stack.extend(node.args)
+            stack.extend(k.value for k in node.keywords)
+        elif kind is ast.UnaryOp:
+            push(node.operand)
+        else:
+            for child in _children(node):
+                if type(child) is tuple:
+                    stack.extend(c for c in child if isinstance(c, ast.Node))
+                else:
+                    push(child)
+
+
+def _check_callee(node: ast.Call, result: Analysis, local: frozenset, source: Source) -> None:
+    func = node.func
+    if isinstance(func, ast.Name):
+        name = func.id
+        if name in result.functions or name in local or name in FUNCTIONS or name in WORDS:
+            return
+        if name in result.assigned or name in result.declared:
+            raise NameProblem(f"{name!r} is a value, not a function", source, func.start, func.end)
+        candidates = set(KNOWN_NAMES) | set(result.functions)
+        raise NameProblem(f"unknown function {name!r}{suggestion(name, candidates)}", source, func.start, func.end)
+    if isinstance(func, ast.Attribute):
+        if func.name not in FUNCTIONS:
+            raise NameProblem(
+                f"unknown method {func.name!r}{suggestion(func.name, FUNCTIONS)}", source, func.start, func.end
+            )
+        return
+    raise NameProblem("only named functions can be called", source, func.start, func.end)
+
+
+def _bound_in(function: ast.FunctionDef) -> frozenset:
+    """The names a function binds: its parameters and what it assigns."""
+    names = {p.name for p in function.params}
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            names.add(node.target)
+        elif isinstance(node, ast.For):
+            names.add(node.target)
+            stack.extend(node.body)
+        elif isinstance(node, (ast.If,)):
+            stack.extend(node.body)
+            stack.extend(node.orelse)
+        elif isinstance(node, ast.With):
+            stack.extend(node.body)
+        elif isinstance(node, ast.FunctionDef):
+            names.add(node.name)
+    return frozenset(names)
+
+
+_CHILD_FIELDS: dict = {}
+
+
+def _children(node) -> list:
+    """The child nodes of an expression (tuples of them left as tuples)."""
+    names = _CHILD_FIELDS.get(type(node))
+    if names is None:
+        names = _CHILD_FIELDS[type(node)] = tuple(
+            f.name for f in fields(node) if f.name not in ast.POSITION_FIELDS
+        )
+    out = []
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, (ast.Node, tuple)):
+            out.append(value)
+    return out

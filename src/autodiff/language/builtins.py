@@ -1,0 +1,138 @@
+"""What a name means before a program assigns it: the engine's functions, and a few words.
+
+Every function in the engine's catalogue (`autodiff.ops.FUNCTIONS`) is callable by its name;
+calls are bound to the function's own signature, so nothing here is written per function.
+NumPy's spellings `axis` and `keepdims` are accepted for `dim` and `keepdim`, and `max(x, 1)`
+gives the values (the engine also returns the indices).
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import math
+from functools import lru_cache
+
+from .. import Tensor, ops, return_types
+from ..autograd import enable_grad, no_grad
+
+FUNCTIONS = dict(ops.FUNCTIONS)
+CONSTANTS = {"pi": math.pi, "inf": math.inf, "nan": math.nan}
+KEYWORD_ALIASES = {"axis": "dim", "keepdims": "keepdim"}  # NumPy's names for the same arguments
+
+
+class GradModeWord:
+    """`no_grad` or `enable_grad`, for `with no_grad:` blocks."""
+
+    def __init__(self, name: str, context) -> None:
+        self.name = name
+        self.context = context
+
+    def __call__(self):
+        return self
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class RangeWord:
+    """`range(stop)`, `range(start, stop[, step])` for `for` loops."""
+
+    name = "range"
+
+    def __call__(self, *args):
+        if not 1 <= len(args) <= 3:
+            raise TypeError(f"range expected 1 to 3 arguments, got {len(args)}")
+        bounds = []
+        for value in args:
+            if isinstance(value, Tensor):
+                if value.numel() != 1:
+                    raise TypeError("range() arguments must be integers")
+                value = value.item()
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(f"range() arguments must be integers, not {type(value).__name__}")
+            bounds.append(value)
+        return range(*bounds)
+
+
+WORDS = {
+    "range": RangeWord(),
+    "no_grad": GradModeWord("no_grad", no_grad),
+    "enable_grad": GradModeWord("enable_grad", enable_grad),
+}
+KNOWN_NAMES = sorted(set(FUNCTIONS) | set(WORDS) | set(CONSTANTS))
+
+
+def is_builtin(name: str) -> bool:
+    return name in FUNCTIONS or name in WORDS or name in CONSTANTS
+
+
+def suggestion(name: str, candidates) -> str:
+    """"; did you mean 'log'?" when a close match exists."""
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+@lru_cache(maxsize=None)
+def signature(function) -> inspect.Signature | None:
+    try:
+        return inspect.signature(function)
+    except (TypeError, ValueError):
+        return None
+
+
+def signature_text(name: str, function) -> str:
+    """`sum(input, dim=None, keepdim=False)`: how a function is called."""
+    sig = signature(function)
+    if sig is None:
+        return f"{name}(...)"
+    parts = []
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            parts.append(f"*{p.name}")
+        elif p.kind is p.VAR_KEYWORD:
+            parts.append(f"**{p.name}")
+        elif p.default is p.empty:
+            parts.append(p.name)
+        else:
+            parts.append(f"{p.name}={p.default!r}")
+    return f"{name}({', '.join(parts)})"
+
+
+class CallProblem(Exception):
+    """The arguments do not fit the function's signature."""
+
+
+def call(name: str, function, args: list, kwargs: dict, make_tensor, device=None):
+    """Call an engine function with a program's arguments.
+
+    `make_tensor(number)` turns a number given for the tensor argument (`input`) into a tensor,
+    so that `exp(2)` works as it reads; functions that create tensors get `device`.
+    """
+    sig = signature(function)
+    if sig is not None:
+        parameters = sig.parameters
+        for alias, real in KEYWORD_ALIASES.items():
+            if alias in kwargs and alias not in parameters and real in parameters:
+                if real in kwargs:
+                    raise CallProblem(f"both {alias}= and {real}= given")
+                kwargs[real] = kwargs.pop(alias)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise CallProblem(str(exc)) from None
+        if device is not None and "device" in parameters and "device" not in bound.arguments:
+            bound.arguments["device"] = device
+        if "input" in bound.arguments:
+            value = bound.arguments["input"]
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                bound.arguments["input"] = make_tensor(value)
+            elif not isinstance(value, Tensor):
+                raise TypeError(f"expected a tensor, got {type(value).__name__}")
+        args, kwargs = bound.args, bound.kwargs
+    result = function(*args, **kwargs)
+    if isinstance(result, (return_types.max, return_types.min)):
+        return result.values
+    return result

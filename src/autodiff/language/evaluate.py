@@ -1,0 +1,746 @@
+"""Running a program: the syntax tree, lowered into the engine's dynamic graph.
+
+Each expression becomes engine operations on tensors, so running the program *is* building
+its graph: an `if` on a value picks which operations are recorded, a loop records its body
+once per turn. Inputs become leaves that require grad; each assignment names its tensor,
+and every recorded node remembers the syntax node it came from, so an engine error, a NaN
+or a graph display can point at the source.
+
+Expressions are evaluated with an explicit stack, never by recursion, so a 100,000-term sum
+runs. Limits bound what a program may ask for: elements created, loop turns, call depth.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import Tensor, creation, dtypes
+from ..autograd.grad_mode import STATE as GRAD_MODE
+from ..ops.registry import ShapeError
+from . import ast, numbers
+from ._gc import collector_paused
+from .analysis import Analysis, analyze
+from .builtins import CONSTANTS, FUNCTIONS, WORDS, CallProblem, GradModeWord, call, signature_text, suggestion
+from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, ProgramError, Warning_
+from .source import Source
+
+
+@dataclass
+class Options:
+    """How a program runs, and the limits it runs under."""
+
+    dtype: str = "float64"
+    device: str = "cpu"
+    seed: int = 0
+    max_elements: int = 50_000_000  # per tensor created by a function call or a broadcast
+    max_iterations: int = 1_000_000  # loop turns in one run
+    max_call_depth: int = 100  # nested calls of the program's own functions
+    check_finite: bool = True  # warn where nan or inf first appears
+
+
+@dataclass
+class Evaluation:
+    """What running a program produced."""
+
+    source: Source
+    analysis: Analysis
+    inputs: dict = field(default_factory=dict)  # input name -> leaf tensor
+    constants: dict = field(default_factory=dict)  # declared constant name -> tensor
+    variables: dict = field(default_factory=dict)  # top-level assigned name -> last value
+    output_name: str | None = None
+    output: object = None
+    output_node: ast.Node | None = None
+    origins: dict = field(default_factory=dict)  # grad_fn -> the syntax node that recorded it
+    labels: dict = field(default_factory=dict)  # grad_fn -> the variable its tensor was assigned to
+    warnings: list = field(default_factory=list)
+
+
+class UserFunction:
+    """A function the program defines with `def`."""
+
+    def __init__(self, node: ast.FunctionDef) -> None:
+        self.node = node
+        self.name = node.name
+
+    def __repr__(self) -> str:
+        return f"<function {self.name}>"
+
+
+class _Return(Exception):
+    def __init__(self, value) -> None:
+        self.value = value
+
+
+_BINARY = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "@": operator.matmul,
+    "**": operator.pow, "//": operator.floordiv, "%": operator.mod,
+}
+_COMPARE = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge, "==": operator.eq,
+            "!=": operator.ne}
+_ATTRIBUTES = {"T": lambda t: t.T, "mT": lambda t: t.mT, "shape": lambda t: tuple(t.shape), "ndim": lambda t: t.ndim}
+_NUMBER_TYPES = (int, float)
+
+
+def evaluate(program: ast.Program, source: Source, at: dict | None = None, wrt=None, output: str | None = None,
+             options: Options | None = None) -> Evaluation:
+    """Run `program` with input values `at` (tensors or numbers); returns what it produced."""
+    options = options or Options()
+    analysis = analyze(program, source)
+    runner = _Runner(program, source, analysis, dict(at or {}), wrt, options)
+    return runner.run(output)
+
+
+class _Runner:
+    def __init__(self, program, source, analysis, at, wrt, options) -> None:
+        self.program = program
+        self.source = source
+        self.options = options
+        self.at = at
+        self.result = Evaluation(source, analysis)
+        inputs = analysis.inputs
+        unknown = [name for name in at if name not in inputs and name not in analysis.declared]
+        if unknown:
+            name = unknown[0]
+            listed = ", ".join(inputs) if inputs else "none"
+            raise InputProblem(f"--at gives {name!r}, which is not an input of the program "
+                               f"(its inputs: {listed}){suggestion(name, inputs)}")
+        if wrt is not None:
+            for name in wrt:
+                if name not in inputs:
+                    raise InputProblem(f"--wrt names {name!r}, which is not an input of the program"
+                                       f"{suggestion(name, inputs)}")
+        self.wrt = None if wrt is None else set(wrt)
+        self.globals: dict = {}
+        self.iterations = 0
+        self.depth = 0
+        self.finite_warning_given = False
+        self.dtype = dtypes.from_name(options.dtype)
+
+    # -- the run -------------------------------------------------------------------------------------
+
+    def run(self, output_name: str | None) -> Evaluation:
+        from .. import get_default_dtype, manual_seed, set_default_dtype
+
+        previous_dtype = get_default_dtype()
+        set_default_dtype(self.dtype)
+        manual_seed(self.options.seed)
+        try:
+            with creation.element_limit(self.options.max_elements), np.errstate(all="ignore"), collector_paused():
+                self._bind_undeclared_inputs()
+                self._execute(self.program.body, self.globals)
+        finally:
+            set_default_dtype(previous_dtype)
+        result = self.result
+        if output_name is not None:
+            self._select_output(output_name)
+        elif result.output_name is None:
+            if not self.program.body:
+                raise NameProblem("the program is empty: write an expression, as `e = a * b + log(d) * c`",
+                                  self.source)
+            raise NameProblem("the program computes nothing: end it with an expression or an assignment",
+                              self.source, self.program.body[-1].start, self.program.body[-1].end)
+        return result
+
+    def _select_output(self, name: str) -> None:
+        result = self.result
+        for table in (result.variables, result.inputs, result.constants):
+            if name in table:
+                result.output_name, result.output, result.output_node = name, table[name], None
+                return
+        known = list(result.variables) + list(result.inputs) + list(result.constants)
+        raise InputProblem(f"--output {name}: the program has no variable {name!r}{suggestion(name, known)}")
+
+    def _bind_undeclared_inputs(self) -> None:
+        analysis = self.result.analysis
+        for name in analysis.inputs:
+            if name in analysis.declared:
+                continue  # bound when its declaration runs
+            node = analysis.first_use[name]
+            if name not in self.at:
+                raise InputProblem(f"no value for input {name!r}: give one with --at {name}=VALUE",
+                                   self.source, node.start, node.end)
+            self._bind_input(name, self.at[name], node, requires_grad=True)
+
+    def _bind_input(self, name: str, value, node, requires_grad: bool) -> Tensor:
+        tensor = self._leaf(value, node, f"the value of {name!r}")
+        if requires_grad and (self.wrt is None or name in self.wrt):
+            if not tensor.dtype.is_floating_point:
+                tensor = tensor.to(self.dtype)
+            tensor.requires_grad_(True)
+            self.result.inputs[name] = tensor
+        elif requires_grad:
+            self.result.inputs[name] = tensor
+        else:
+            self.result.constants[name] = tensor
+        self.globals[name] = tensor
+        return tensor
+
+    def _leaf(self, value, node, what: str) -> Tensor:
+        from .. import tensor as make
+
+        if isinstance(value, Tensor):
+            data = value.detach()
+            if data.dtype.is_floating_point and data.dtype is not self.dtype:
+                data = data.to(self.dtype)
+            return make(data.numpy(force=True), dtype=data.dtype, device=self.options.device)
+        if isinstance(value, bool) or not isinstance(value, _NUMBER_TYPES):
+            raise EvaluationProblem(f"{what} must be a number or a tensor, not {_describe(value)}",
+                                    self.source, node.start, node.end)
+        return make(float(value), dtype=self.dtype, device=self.options.device)
+
+    # -- statements -----------------------------------------------------------------------------------
+
+    def _execute(self, statements, env: dict) -> None:
+        top = env is self.globals
+        for node in statements:
+            kind = type(node)
+            if kind is ast.Assign:
+                value = self._evaluate(node.value, env)
+                env[node.target] = value
+                if top:
+                    self._assigned(node.target, value, node)
+            elif kind is ast.ExprStatement:
+                value = self._evaluate(node.value, env)
+                if top:
+                    self._set_output("output", value, node)
+            elif kind is ast.AugAssign:
+                current = self._lookup(ast.Name(node.target, node.start, node.start + len(node.target)), env)
+                value = self._binary(node.op, current, self._evaluate(node.value, env), node, node.op_start)
+                env[node.target] = value
+                if top:
+                    self._assigned(node.target, value, node)
+            elif kind is ast.Declare:
+                self._declare(node)
+            elif kind is ast.If:
+                branch = node.body if self._truth(self._evaluate(node.test, env), node.test) else node.orelse
+                self._execute(branch, env)
+            elif kind is ast.For:
+                self._loop(node, env)
+            elif kind is ast.With:
+                context = self._evaluate(node.context, env)
+                if not isinstance(context, GradModeWord):
+                    raise EvaluationProblem("`with` takes no_grad or enable_grad", self.source,
+                                            node.context.start, node.context.end)
+                with context.context():
+                    self._execute(node.body, env)
+            elif kind is ast.FunctionDef:
+                env[node.name] = UserFunction(node)
+            elif kind is ast.Return:
+                raise _Return(self._evaluate(node.value, env))
+            elif kind is ast.Pass:
+                pass
+            else:  # pragma: no cover - the parser builds nothing else
+                raise AssertionError(f"unexpected statement {kind.__name__}")
+
+    def _assigned(self, name: str, value, node) -> None:
+        self.result.variables[name] = value
+        if isinstance(value, Tensor) and value.grad_fn is not None:
+            self.result.labels[value.grad_fn] = name
+        self._set_output(name, value, node)
+
+    def _set_output(self, name: str, value, node) -> None:
+        result = self.result
+        result.output_name, result.output, result.output_node = name, value, node
+
+    def _declare(self, node: ast.Declare) -> None:
+        name = node.name
+        if name in self.at:
+            value = self.at[name]
+        elif node.value is not None:
+            value = self._evaluate(node.value, self.globals)
+        else:
+            raise InputProblem(f"no value for input {name!r}: give one with --at {name}=VALUE",
+                               self.source, node.start, node.end)
+        tensor = self._bind_input(name, value, node, requires_grad=node.kind == "input")
+        self._set_output(name, tensor, node)
+
+    def _loop(self, node: ast.For, env: dict) -> None:
+        iterable = self._evaluate(node.iterable, env)
+        if isinstance(iterable, Tensor):
+            if iterable.ndim == 0:
+                raise EvaluationProblem("cannot loop over a 0-d tensor", self.source, node.iterable.start,
+                                        node.iterable.end)
+            items = (iterable[i] for i in range(len(iterable)))
+        elif isinstance(iterable, (range, tuple)):
+            items = iter(iterable)
+        else:
+            raise EvaluationProblem(f"a for loop needs range(...), a tuple or a tensor, not {_describe(iterable)}",
+                                    self.source, node.iterable.start, node.iterable.end)
+        for item in items:
+            self.iterations += 1
+            if self.iterations > self.options.max_iterations:
+                raise LimitProblem(f"more than {self.options.max_iterations:,} loop turns (--max-iterations)",
+                                   self.source, node.start, node.iterable.end)
+            env[node.target] = item
+            self._execute(node.body, env)
+            if env is self.globals:
+                self.result.variables[node.target] = item
+
+    # -- expressions ------------------------------------------------------------------------------------
+
+    def _evaluate(self, root, env: dict):
+        """The value of an expression, computed with an explicit stack (post-order)."""
+        values: list = []
+        work: list = [(root, 0)]
+        while work:
+            node, step = work.pop()
+            kind = type(node)
+            if kind is ast.Name:
+                values.append(self._lookup(node, env))
+            elif kind is ast.Number:
+                values.append(numbers.literal(node.value))
+            elif kind is ast.BinOp:
+                if step == 0:
+                    work += ((node, 1), (node.right, 0), (node.left, 0))
+                else:
+                    right = values.pop()
+                    values[-1] = self._binary(node.op, values[-1], right, node, node.op_start)
+            elif kind is ast.UnaryOp:
+                if step == 0:
+                    work += ((node, 1), (node.operand, 0))
+                else:
+                    values[-1] = self._unary(node, values[-1])
+            elif kind is ast.Call:
+                self._call_step(node, step, work, values, env)
+            elif kind is ast.Constant:
+                values.append(node.value)
+            elif kind is ast.Subscript:
+                if step == 0:
+                    work.append((node, 1))
+                    for index in reversed(node.indices):
+                        work.append((index, 0) if not _constant_list(index) else (_IndexList(index), 0))
+                    work.append((node.value, 0))
+                else:
+                    indices = values[len(values) - len(node.indices):]
+                    del values[len(values) - len(node.indices):]
+                    values[-1] = self._index(node, values[-1], indices)
+            elif kind is ast.Compare:
+                self._compare_step(node, step, work, values)
+            elif kind is ast.BoolOp:
+                if step == 0:
+                    work += ((node, 1), (node.left, 0))
+                else:
+                    left = values[-1]
+                    if self._truth(left, node.left) == (node.op == "or"):
+                        continue  # short circuit: the left value is the result
+                    values.pop()
+                    work.append((node.right, 0))
+            elif kind is ast.IfExp:
+                if step == 0:
+                    work += ((node, 1), (node.test, 0))
+                else:
+                    test = values.pop()
+                    work.append((node.body if self._truth(test, node.test) else node.orelse, 0))
+            elif kind is ast.Attribute:
+                if step == 0:
+                    work += ((node, 1), (node.value, 0))
+                else:
+                    values[-1] = self._attribute(node, values[-1])
+            elif kind is ast.ListLiteral:
+                constant = _constant_value(node)
+                if constant is not None:
+                    values.append(self._tensor(constant, node))
+                elif step == 0:
+                    work.append((node, 1))
+                    work.extend((element, 0) for element in reversed(node.elements))
+                else:
+                    count = len(node.elements)
+                    elements = values[len(values) - count:]
+                    del values[len(values) - count:]
+                    values.append(self._list(node, elements))
+            elif kind is ast.TupleLiteral:
+                if step == 0:
+                    work.append((node, 1))
+                    work.extend((element, 0) for element in reversed(node.elements))
+                else:
+                    count = len(node.elements)
+                    elements = tuple(values[len(values) - count:])
+                    del values[len(values) - count:]
+                    values.append(elements)
+            elif kind is ast.Slice:
+                if step == 0:
+                    work.append((node, 1))
+                    for part in (node.step, node.upper, node.lower):
+                        work.append((part, 0) if part is not None else (_NONE, 0))
+                else:
+                    step_value, upper, lower = values.pop(), values.pop(), values.pop()
+                    values.append(slice(*(self._integer(v, node) if v is not None else None
+                                          for v in (lower, upper, step_value))))
+            elif kind is _Placeholder:
+                values.append(None)
+            elif kind is _IndexList:
+                values.append(self._index_list(node.node))
+            else:  # pragma: no cover - every expression node is handled above
+                raise AssertionError(f"unexpected expression {kind.__name__}")
+        return values[-1]
+
+    def _lookup(self, node: ast.Name, env: dict):
+        name = node.id
+        if name in env:
+            return env[name]
+        if name in self.globals:
+            return self.globals[name]
+        if name in CONSTANTS:
+            return CONSTANTS[name]
+        if name in WORDS:
+            return WORDS[name]
+        if name in self.result.analysis.assigned or name in self.result.analysis.declared:
+            raise EvaluationProblem(f"{name!r} is used before it is assigned", self.source, node.start, node.end)
+        raise NameProblem(f"unknown name {name!r}", self.source, node.start, node.end)
+
+    # -- operators ------------------------------------------------------------------------------------
+
+    def _binary(self, op: str, left, right, node, op_start: int):
+        if _is_number(left) and _is_number(right):
+            if op == "@":
+                raise EvaluationProblem("'@' multiplies tensors, not numbers", self.source, op_start, op_start + 1)
+            result = numbers.binary(op, left, right)
+            if not math.isfinite(result) and math.isfinite(left) and math.isfinite(right):
+                self._warn_non_finite(node, result)
+            return result
+        for value in (left, right):
+            if not isinstance(value, Tensor) and not _is_number(value):
+                raise EvaluationProblem(f"'{op}' cannot be applied to {_describe(value)}", self.source,
+                                        op_start, op_start + len(op))
+        if isinstance(left, Tensor) and isinstance(right, Tensor) and left.shape != right.shape and op != "@":
+            self._check_broadcast(left, right, op, op_start)
+        try:
+            result = _BINARY[op](left, right)
+        except (ShapeError, RuntimeError, ValueError, TypeError, IndexError) as exc:
+            raise self._operator_error(exc, op, left, right, op_start) from None
+        except MemoryError:
+            raise LimitProblem(f"out of memory computing '{op}'", self.source, op_start, op_start + len(op)) from None
+        return self._recorded(result, node, (left, right))
+
+    def _check_broadcast(self, left: Tensor, right: Tensor, op: str, op_start: int) -> None:
+        try:
+            shape = np.broadcast_shapes(tuple(left.shape), tuple(right.shape))
+        except ValueError:
+            return  # the operation reports it, in PyTorch's words
+        count = math.prod(shape)
+        if count > self.options.max_elements:
+            raise LimitProblem(f"'{op}' of shapes {list(left.shape)} and {list(right.shape)} would create "
+                               f"{count:,} elements; the limit is {self.options.max_elements:,} (--max-elements)",
+                               self.source, op_start, op_start + len(op))
+
+    def _operator_error(self, exc, op: str, left, right, op_start: int) -> ProgramError:
+        shapes = [list(v.shape) if isinstance(v, Tensor) else "a number" for v in (left, right)]
+        return EvaluationProblem(f"'{op}' of shapes {shapes[0]} and {shapes[1]}: {exc}", self.source,
+                                 op_start, op_start + len(op))
+
+    def _unary(self, node: ast.UnaryOp, value):
+        if node.op == "not":
+            return not self._truth(value, node.operand)
+        if _is_number(value):
+            return -value if node.op == "-" else +value
+        if not isinstance(value, Tensor):
+            raise EvaluationProblem(f"'{node.op}' cannot be applied to {_describe(value)}", self.source,
+                                    node.start, node.end)
+        return self._recorded(-value if node.op == "-" else value, node, (value,))
+
+    def _compare_step(self, node: ast.Compare, step: int, work: list, values: list) -> None:
+        """`a < b <= c` is `(a < b) and (b <= c)`, each comparator evaluated once, as Python."""
+        if step == 0:
+            work += ((node, 1), (node.left, 0))
+            return
+        index = step - 1  # the comparator to evaluate next
+        if index > 0:  # combine the previous pair
+            right = values.pop()
+            left = values.pop()
+            outcome = self._comparison(node, index - 1, left, right)
+            if index == len(node.comparators) or not self._truth(outcome, node):
+                values.append(outcome)
+                return
+            values.append(right)
+        work += ((node, step + 1), (node.comparators[index], 0))
+
+    def _comparison(self, node: ast.Compare, index: int, left, right):
+        op = node.ops[index]
+        if _is_number(left) and _is_number(right):
+            return numbers.compare(op, left, right)
+        try:
+            return _COMPARE[op](left, right)
+        except (ShapeError, RuntimeError, ValueError, TypeError) as exc:
+            start = node.op_starts[index]
+            raise self._operator_error(exc, op, left, right, start) from None
+
+    def _truth(self, value, node) -> bool:
+        if isinstance(value, Tensor):
+            if value.numel() != 1:
+                raise EvaluationProblem(
+                    f"a condition must be a single value, but this one has {value.numel()} "
+                    "(use all(...) or any(...))", self.source, node.start, node.end)
+            return bool(value.item())
+        if value is None or isinstance(value, (bool, int, float, tuple)):
+            return bool(value)
+        raise EvaluationProblem(f"{_describe(value)} is not a condition", self.source, node.start, node.end)
+
+    # -- calls, indexing, literals -------------------------------------------------------------------------
+
+    def _call_step(self, node: ast.Call, step: int, work: list, values: list, env: dict) -> None:
+        method = isinstance(node.func, ast.Attribute)
+        count = len(node.args) + len(node.keywords) + (1 if method else 0)
+        if step == 0:
+            work.append((node, 1))
+            for keyword in reversed(node.keywords):
+                work.append((keyword.value, 0))
+            for argument in reversed(node.args):
+                work.append((argument, 0))
+            if method:
+                work.append((node.func.value, 0))
+            return
+        arguments = values[len(values) - count:]
+        del values[len(values) - count:]
+        positional = arguments[: len(arguments) - len(node.keywords)]
+        keywords = {k.name: v for k, v in zip(node.keywords, arguments[len(positional):])}
+        if len(keywords) != len(node.keywords):
+            raise NameProblem("a keyword argument is repeated", self.source, node.start, node.end)
+        if method:
+            name = node.func.name
+            function = FUNCTIONS[name]
+        else:
+            name = node.func.id
+            function = env.get(name, self.globals.get(name)) if name in env or name in self.globals else None
+            if function is None:
+                function = FUNCTIONS.get(name) or WORDS.get(name)
+        if isinstance(function, UserFunction):
+            values.append(self._call_user(function, positional, keywords, node))
+            return
+        values.append(self._call_builtin(name, function, positional, keywords, node))
+
+    def _call_builtin(self, name: str, function, args: list, kwargs: dict, node: ast.Call):
+        for value in list(args) + list(kwargs.values()):
+            if isinstance(value, (UserFunction, GradModeWord)) or callable(value) and not isinstance(value, Tensor):
+                raise EvaluationProblem(f"{name}() cannot take {_describe(value)} as an argument", self.source,
+                                        node.start, node.end)
+        inputs = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Tensor)]
+        try:
+            result = call(name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node),
+                          device=None if self.options.device == "cpu" else self.options.device)
+        except CallProblem as exc:
+            raise NameProblem(f"{exc}: {signature_text(name, function)}", self.source, node.start, node.end) from None
+        except creation.ElementLimitError as exc:
+            raise LimitProblem(f"{exc} (--max-elements)", self.source, node.start, node.end) from None
+        except (ShapeError, RuntimeError, ValueError, TypeError, IndexError) as exc:
+            raise EvaluationProblem(f"{name}(): {exc}", self.source, node.start, node.end) from None
+        except AttributeError:  # something other than a tensor where the engine needs one
+            raise EvaluationProblem(f"{name}() was given an argument of the wrong kind: "
+                                    f"{signature_text(name, function)}", self.source, node.start, node.end) from None
+        except MemoryError:
+            raise LimitProblem(f"out of memory in {name}()", self.source, node.start, node.end) from None
+        if isinstance(result, np.ndarray) or isinstance(result, np.generic):
+            result = self._tensor(result, node)
+        return self._recorded(result, node, inputs)
+
+    def _call_user(self, function: UserFunction, args: list, kwargs: dict, node: ast.Call):
+        definition = function.node
+        if self.depth >= self.options.max_call_depth:
+            raise LimitProblem(f"calls nested more than {self.options.max_call_depth} deep (--max-call-depth)",
+                               self.source, node.start, node.end)
+        params = definition.params
+        local: dict = {}
+        if len(args) > len(params):
+            raise NameProblem(f"{function.name}() takes {len(params)} arguments but {len(args)} were given: "
+                              f"def {function.name}({', '.join(p.name for p in params)})",
+                              self.source, node.start, node.end)
+        for param, value in zip(params, args):
+            local[param.name] = value
+        for key, value in kwargs.items():
+            if key not in {p.name for p in params} or key in local:
+                raise NameProblem(f"{function.name}() got an unexpected keyword argument {key!r}", self.source,
+                                  node.start, node.end)
+            local[key] = value
+        for param in params:
+            if param.name not in local:
+                if param.default is None:
+                    raise NameProblem(f"{function.name}() is missing the argument {param.name!r}", self.source,
+                                      node.start, node.end)
+                local[param.name] = self._evaluate(param.default, self.globals)
+        self.depth += 1
+        try:
+            self._execute(definition.body, local)
+        except _Return as returned:
+            return returned.value
+        finally:
+            self.depth -= 1
+        return None
+
+    def _index(self, node: ast.Subscript, value, indices: list):
+        if not isinstance(value, Tensor):
+            raise EvaluationProblem(f"only tensors can be indexed, not {_describe(value)}", self.source,
+                                    node.start, node.end)
+        key = []
+        for index, index_node in zip(indices, node.indices):
+            if isinstance(index, Tensor) and index.dtype.is_floating_point:
+                index = self._integer(index, index_node)
+            elif _is_number(index):
+                index = self._integer(index, index_node)
+            key.append(index)
+        try:
+            result = value[tuple(key) if len(key) != 1 else key[0]]
+        except (IndexError, RuntimeError, ValueError, TypeError) as exc:
+            raise EvaluationProblem(str(exc), self.source, node.start, node.end) from None
+        return self._recorded(result, node, (value,))
+
+    def _integer(self, value, node) -> int:
+        if isinstance(value, Tensor) and value.numel() == 1:
+            value = value.item()
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise EvaluationProblem(f"an index must be an integer, not {_describe(value)}", self.source,
+                                    node.start, node.end)
+        return value
+
+    def _index_list(self, node: ast.ListLiteral) -> list:
+        values = _constant_value(node)
+        flat = np.asarray(values, dtype=float)
+        if not np.all(flat == np.round(flat)):
+            raise EvaluationProblem("index lists must hold integers", self.source, node.start, node.end)
+        return np.asarray(values, dtype=np.int64).tolist()
+
+    def _attribute(self, node: ast.Attribute, value):
+        if node.name not in _ATTRIBUTES:
+            raise NameProblem(f"unknown attribute {node.name!r}{suggestion(node.name, _ATTRIBUTES)}", self.source,
+                              node.start, node.end)
+        if not isinstance(value, Tensor):
+            raise EvaluationProblem(f".{node.name} needs a tensor, not {_describe(value)}", self.source,
+                                    node.start, node.end)
+        return self._recorded(_ATTRIBUTES[node.name](value), node, (value,))
+
+    def _list(self, node: ast.ListLiteral, elements: list):
+        from .. import stack
+
+        tensors = []
+        for element, element_node in zip(elements, node.elements):
+            if _is_number(element):
+                element = self._tensor(float(element), element_node)
+            elif not isinstance(element, Tensor):
+                raise EvaluationProblem(f"a list holds numbers or tensors, not {_describe(element)}", self.source,
+                                        element_node.start, element_node.end)
+            tensors.append(element)
+        if not tensors:
+            return self._tensor([], node)
+        try:
+            return self._recorded(stack(tensors), node, tensors)
+        except RuntimeError as exc:
+            raise EvaluationProblem(f"the elements of this list differ in shape: {exc}", self.source,
+                                    node.start, node.end) from None
+
+    def _tensor(self, value, node) -> Tensor:
+        from .. import tensor
+
+        try:
+            return tensor(value, dtype=self.dtype, device=self.options.device)
+        except (ValueError, TypeError) as exc:
+            raise EvaluationProblem(f"this list is not rectangular: {exc}", self.source, node.start, node.end) from None
+
+    # -- bookkeeping ----------------------------------------------------------------------------------------
+
+    def _recorded(self, result, node, operands):
+        """Remember where a recorded node came from, and warn where nan or inf first appears."""
+        if isinstance(result, Tensor):
+            if result.grad_fn is not None and result.grad_fn not in self.result.origins:
+                self.result.origins[result.grad_fn] = node
+            if self.options.check_finite and not self.finite_warning_given and not _all_finite(result):
+                if all(_all_finite(v) for v in operands if isinstance(v, Tensor)):
+                    self._warn_non_finite(node, result)
+        return result
+
+    def _warn_non_finite(self, node, value) -> None:
+        """Warn once, at the first expression that turned finite values into nan or inf."""
+        if not self.options.check_finite or self.finite_warning_given:
+            return
+        self.finite_warning_given = True
+        nan = _any_nan(value) if isinstance(value, Tensor) else math.isnan(value)
+        self.result.warnings.append(Warning_(
+            f"{self.source.snippet(node.start, node.end)} produced {'nan' if nan else 'inf'}",
+            self.source, node.start, node.end))
+
+
+class _Placeholder:
+    """An absent part of a slice (`x[:2]` has no start), evaluated as None."""
+
+    __slots__ = ()
+
+
+_NONE = _Placeholder()
+
+
+class _IndexList:
+    """A literal list used as an index (`x[[0, 2]]`): integers, not a tensor."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node) -> None:
+        self.node = node
+
+
+def _constant_list(node) -> bool:
+    return isinstance(node, ast.ListLiteral) and _constant_value(node) is not None
+
+
+def _constant_value(node):
+    """A literal list of numbers as nested Python lists, or None if it holds anything else."""
+    if isinstance(node, ast.Number):
+        return numbers.literal(node.value)
+    if isinstance(node, ast.UnaryOp) and node.op in "-+" and isinstance(node.operand, ast.Number):
+        value = numbers.literal(node.operand.value)
+        return -value if node.op == "-" else value
+    if isinstance(node, ast.ListLiteral):
+        out = []
+        for element in node.elements:  # nesting is bounded by the tokenizer's bracket limit
+            value = _constant_value(element)
+            if value is None:
+                return None
+            out.append(value)
+        return out
+    return None
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, _NUMBER_TYPES)
+
+
+def _all_finite(value: Tensor) -> bool:
+    data = value._data
+    if isinstance(data, float):  # NumPy float scalars are floats
+        return math.isfinite(data)
+    if data.dtype.kind != "f":
+        return True
+    xp = np if isinstance(data, (np.ndarray, np.generic)) else _module(data)
+    return bool(xp.isfinite(data).all())
+
+
+def _any_nan(value: Tensor) -> bool:
+    data = value._data
+    xp = np if isinstance(data, (np.ndarray, np.generic)) else _module(data)
+    return bool(xp.isnan(data).any())
+
+
+def _module(data):
+    from ..backend import array_module
+
+    return array_module(data)
+
+
+def _describe(value) -> str:
+    if isinstance(value, UserFunction):
+        return f"the function {value.name}"
+    if isinstance(value, GradModeWord):
+        return value.name
+    if value is None:
+        return "None"
+    if isinstance(value, tuple):
+        return f"the tuple {value!r}"
+    if isinstance(value, range):
+        return "a range"
+    if isinstance(value, bool):
+        return f"the truth value {value}"
+    if callable(value):
+        return f"the function {getattr(value, '__name__', value)}"
+    return type(value).__name__
