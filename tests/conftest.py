@@ -1,10 +1,17 @@
 """Shared test setup: deterministic random numbers, and PyTorch as an optional oracle."""
 
 import importlib.util
+import os
 
 import pytest
+from hypothesis import settings
 
 import autodiff
+
+# In CI, property tests draw the same examples every run: a failure there is reproducible.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 

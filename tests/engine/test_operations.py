@@ -319,3 +319,8 @@ def test_lists_and_numbers_as_operands():
     assert y.tolist() == [4.0, 6.0] and z.tolist() == [10.0, 40.0]
     assert x.grad.tolist() == [10.0, 20.0]
     assert y.grad_fn.next_functions[1] == (None, 0)
+
+
+def test_negating_a_bool_tensor_is_refused_as_in_pytorch():
+    with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor is not supported"):
+        -torch.tensor([True])

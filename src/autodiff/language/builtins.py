@@ -89,7 +89,12 @@ def signature_text(name: str, function) -> str:
     if sig is None:
         return f"{name}(...)"
     parts = []
+    star_shown = False
     for p in sig.parameters.values():
+        if p.kind is p.KEYWORD_ONLY and not star_shown:
+            parts.append("*")
+        if p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL):
+            star_shown = True
         if p.kind is p.VAR_POSITIONAL:
             parts.append(f"*{p.name}")
         elif p.kind is p.VAR_KEYWORD:
@@ -122,7 +127,7 @@ def call(name: str, function, args: list, kwargs: dict, make_tensor, device=None
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as exc:
-            raise CallProblem(str(exc)) from None
+            raise CallProblem(_arity_message(name, sig, args, str(exc))) from None
         if device is not None and "device" in parameters and "device" not in bound.arguments:
             bound.arguments["device"] = device
         if "input" in bound.arguments:
@@ -136,3 +141,18 @@ def call(name: str, function, args: list, kwargs: dict, make_tensor, device=None
     if isinstance(result, (return_types.max, return_types.min)):
         return result.values
     return result
+
+
+def _arity_message(name: str, sig: inspect.Signature, args: list, message: str) -> str:
+    """Python's binding complaint, said the way Python says it for a named function."""
+    positional = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if message.startswith("too many positional arguments"):
+        count = len(positional)
+        return f"{name}() takes {count} positional argument{'s' if count != 1 else ''} but {len(args)} were given"
+    if message.startswith("missing a required argument: "):
+        return f"{name}() is missing the argument {message.split(': ', 1)[1]}"
+    if message.startswith("got an unexpected keyword argument "):
+        return f"{name}() has no argument {message.rsplit(' ', 1)[1]}"
+    if message.startswith("multiple values for argument "):
+        return f"{name}() got two values for the argument {message.rsplit(' ', 1)[1]}"
+    return f"{name}(): {message}"

@@ -187,9 +187,14 @@ class _Runner:
             if data.dtype.is_floating_point and data.dtype is not self.dtype:
                 data = data.to(self.dtype)
             return make(data.numpy(force=True), dtype=data.dtype, device=self.options.device)
+        if isinstance(value, (list, tuple, np.ndarray)):
+            try:
+                return make(value, dtype=self.dtype, device=self.options.device)
+            except (ValueError, TypeError) as exc:
+                raise InputProblem(f"{what} is not a tensor: {exc}", self.source, node.start, node.end) from None
         if isinstance(value, bool) or not isinstance(value, _NUMBER_TYPES):
-            raise EvaluationProblem(f"{what} must be a number or a tensor, not {_describe(value)}",
-                                    self.source, node.start, node.end)
+            raise InputProblem(f"{what} must be a number or a tensor, not {_describe(value)}",
+                               self.source, node.start, node.end)
         return make(float(value), dtype=self.dtype, device=self.options.device)
 
     # -- statements -----------------------------------------------------------------------------------
@@ -440,7 +445,11 @@ class _Runner:
         if not isinstance(value, Tensor):
             raise EvaluationProblem(f"'{node.op}' cannot be applied to {_describe(value)}", self.source,
                                     node.start, node.end)
-        return self._recorded(-value if node.op == "-" else value, node, (value,))
+        try:
+            result = -value if node.op == "-" else value
+        except (RuntimeError, TypeError, ValueError) as exc:
+            raise EvaluationProblem(f"'{node.op}': {exc}", self.source, node.start, node.start + 1) from None
+        return self._recorded(result, node, (value,))
 
     def _compare_step(self, node: ast.Compare, step: int, work: list, values: list) -> None:
         """`a < b <= c` is `(a < b) and (b <= c)`, each comparator evaluated once, as Python."""

@@ -9,9 +9,11 @@ picks its builder from BUILDERS, a name table. Nothing recurses: the parse stack
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import ast
 from ._gc import collector_paused
-from .errors import SyntaxProblem
+from .errors import InputProblem, SyntaxProblem
 from .grammar import Tables, tables
 from .source import Source
 from .tokenizer import Token, tokenize
@@ -30,9 +32,16 @@ class _Elif:
         self.test, self.body, self.start, self.end = test, body, start, end
 
 
+MAX_SOURCE_CHARACTERS = 8 * 1024 * 1024  # about 8 MB of program text
+
+
 def parse(text: str, name: str = "<expr>") -> ast.Program:
     """Parse a program; raises SyntaxProblem with the place and, in words, what was expected."""
     source = text if isinstance(text, Source) else Source(text, name)
+    if len(source.text) > MAX_SOURCE_CHARACTERS:
+        raise InputProblem(
+            f"the program is too large: {len(source.text):,} characters (at most {MAX_SOURCE_CHARACTERS:,})", source
+        )
     grammar = tables()
     with collector_paused():
         tokens = tokenize(source, grammar)
@@ -159,11 +168,15 @@ def _reducer(rule):
         return reduce
     builder = BUILDERS[rule.builder] if rule.builder in BUILDERS else None
     expand_single = rule.expand_single and rule.builder == rule.origin
+    brackets = expand_single and rule.size > 1  # `( test )`: the child, spanning its brackets
 
     def reduce(raw):
         children = filtered(raw)
         if expand_single and len(children) == 1:
-            return children[0]
+            child = children[0]
+            if brackets and isinstance(child, ast.Node):
+                return replace(child, start=raw[0].start, end=raw[-1].end)
+            return child
         try:  # usually the first and last raw children have positions
             start, end = raw[0].start, raw[-1].end
         except (AttributeError, IndexError):

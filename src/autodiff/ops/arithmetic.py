@@ -55,7 +55,16 @@ DIV = defop(
     input=lambda grad, other: grad / other,
     other=lambda grad, input, other: -grad * input / (other * other),
 )
-NEG = defop("neg", "NegBackward0", lambda xp, input: -input, input=lambda grad: -grad)
+def _negative(xp, input):
+    if input.dtype == bool:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+            "use the `~` or `logical_not()` operator instead."
+        )
+    return -input
+
+
+NEG = defop("neg", "NegBackward0", _negative, input=lambda grad: -grad)
 RECIPROCAL = defop(
     "reciprocal", "ReciprocalBackward0",
     lambda xp, input: 1 / input,

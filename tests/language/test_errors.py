@@ -1,0 +1,106 @@
+"""Golden error messages: text, file:line:column, the line and a caret, and the exit status."""
+
+import pytest
+
+from autodiff.language import ProgramError, run
+
+GOLDEN = [
+    ('', {}, 3,
+     'expr.txt: error: the program is empty: write an expression, as `e = a * b + log(d) * c`'),
+    ('# only a comment\n\n', {}, 3,
+     'expr.txt: error: the program is empty: write an expression, as `e = a * b + log(d) * c`'),
+    ('1+', {}, 3,
+     "expr.txt:1:2: error: expected an expression after '+'\n    1+\n     ^"),
+    ('(1+2', {}, 3,
+     "expr.txt:1:1: error: unclosed '('\n    (1+2\n    ^"),
+    ('1 $ 2', {}, 3,
+     "expr.txt:1:3: error: unexpected character '$'\n    1 $ 2\n      ^"),
+    ('y = 3 − x', {'x': 1}, 3,
+     "expr.txt:1:7: error: unexpected character '−' (U+2212 MINUS SIGN); did you mean '-'?\n    y = 3 − x\n          ^"),
+    ("__import__('os').system('id')", {}, 3,
+     "expr.txt:1:12: error: strings are not supported: expressions use numbers, names and [lists]\n    __import__('os').system('id')\n               ^"),
+    ('lgo(x)', {'x': 1}, 3,
+     "expr.txt:1:1: error: unknown function 'lgo'; did you mean 'log'?\n    lgo(x)\n    ^~~"),
+    ('e = a * b', {'a': 1}, 2,
+     "expr.txt:1:9: error: no value for input 'b': give one with --at b=VALUE\n    e = a * b\n            ^"),
+    ("(" * 100_000 + ")" * 100_000, {}, 3,
+     'expr.txt:1:201: error: too many nested brackets: more than 200 levels\n    ...((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((...\n                                        ^'),
+    ("9" * 5000, {}, 3,
+     'expr.txt:1:1: error: number literal is too long: 5000 characters (at most 100)\n    9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999...\n    ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'),
+    ('zeros(100000, 100000)', {}, 4,
+     'expr.txt:1:1: error: zeros(100000, 100000) would create 10,000,000,000 elements; the limit is 50,000,000 (--max-elements)\n    zeros(100000, 100000)\n    ^~~~~~~~~~~~~~~~~~~~~'),
+    ('y = ones(2, 3) + ones(4)', {}, 4,
+     "expr.txt:1:16: error: '+' of shapes [2, 3] and [4]: The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1\n    y = ones(2, 3) + ones(4)\n                   ^"),
+    ('a + b = 3', {}, 3,
+     'expr.txt:1:7: error: cannot assign to an expression: only a name can be assigned (a = ...)\n    a + b = 3\n          ^'),
+    ('if x:\ny = 1', {'x': 1}, 3,
+     "expr.txt:1:6: error: expected an indented block after ':'\n    if x:\n         ^"),
+    ('x = 1\n  y = 2', {}, 3,
+     'expr.txt:2:3: error: unexpected indent\n      y = 2\n      ^'),
+    ('f(a=1, 2)', {'a': 1}, 3,
+     'expr.txt:1:8: error: positional argument follows keyword argument\n    f(a=1, 2)\n           ^'),
+    ('x.\n', {'x': 1}, 3,
+     "expr.txt:1:2: error: expected a name after '.'\n    x.\n     ^"),
+    ('1 2', {}, 3,
+     'expr.txt:1:3: error: unexpected number 2: is an operator or a comma missing before it?\n    1 2\n      ^'),
+    ('sum(x, 1, 2, 3)', {'x': [1.0]}, 3,
+     'expr.txt:1:1: error: sum() takes 3 positional arguments but 4 were given: sum(input, dim=None, keepdim=False, *, dtype=None)\n    sum(x, 1, 2, 3)\n    ^~~~~~~~~~~~~~~'),
+    ('log(x, y)', {'x': 1, 'y': 2}, 3,
+     'expr.txt:1:1: error: log() takes 1 positional argument but 2 were given: log(input)\n    log(x, y)\n    ^~~~~~~~~'),
+    ('y = log + 1', {}, 3,
+     "expr.txt:1:5: error: 'log' is a function: call it, as in log(...)\n    y = log + 1\n        ^~~"),
+    ('x = 1\nx(2)', {}, 3,
+     "expr.txt:2:1: error: 'x' is a value, not a function\n    x(2)\n    ^"),
+    ('W @ v', {'W': [[1, 2], [3, 4]], 'v': [1, 2, 3]}, 4,
+     "expr.txt:1:3: error: '@' of shapes [2, 2] and [3]: size mismatch, got input (2), mat (2x2), vec (3)\n    W @ v\n      ^"),
+    ('for i in range(10**7):\n    s = i', {}, 4,
+     'expr.txt:1:1: error: more than 1,000,000 loop turns (--max-iterations)\n    for i in range(10**7):\n    ^~~~~~~~~~~~~~~~~~~~~'),
+    ('def f(x):\n    return f(x)\nf(1)', {}, 4,
+     'expr.txt:2:12: error: calls nested more than 100 deep (--max-call-depth)\n        return f(x)\n               ^~~~'),
+    ('if x: y = 1\ny', {'x': [1.0, 2.0]}, 4,
+     'expr.txt:1:4: error: a condition must be a single value, but this one has 2 (use all(...) or any(...))\n    if x: y = 1\n       ^'),
+    ('x.foo', {'x': 1}, 3,
+     "expr.txt:1:1: error: unknown attribute 'foo'\n    x.foo\n    ^~~~~"),
+    ('x.sumx()', {'x': 1}, 3,
+     "expr.txt:1:1: error: unknown method 'sumx'; did you mean 'sum'?\n    x.sumx()\n    ^~~~~~"),
+    ('a: inpt = 2', {}, 3,
+     "expr.txt:1:4: error: unknown declaration 'inpt': write `a: input = ...` or `a: const = ...`; did you mean 'input'?\n    a: inpt = 2\n       ^~~~"),
+    ('return 1', {}, 3,
+     "expr.txt:1:1: error: 'return' outside a function\n    return 1\n    ^~~~~~~~"),
+    ('y = x\nx = 2\ny', {}, 4,
+     "expr.txt:1:5: error: 'x' is used before it is assigned\n    y = x\n        ^"),
+    ('x[5]', {'x': [1.0, 2.0]}, 4,
+     'expr.txt:1:1: error: index 5 is out of bounds for dimension 0 with size 2\n    x[5]\n    ^~~~'),
+    ("'a'", {}, 3,
+     "expr.txt:1:1: error: strings are not supported: expressions use numbers, names and [lists]\n    'a'\n    ^"),
+    ('2j', {}, 3,
+     "expr.txt:1:1: error: invalid number literal '2j'...\n    2j\n    ^~"),
+    ('x = (1, 2', {}, 3,
+     "expr.txt:1:5: error: unclosed '('\n    x = (1, 2\n        ^"),
+    ('[1, 2]]', {}, 3,
+     "expr.txt:1:7: error: unmatched ']'\n    [1, 2]]\n          ^"),
+    ('def g(:\n', {}, 3,
+     "expr.txt:1:7: error: unexpected ':'; expected a name or ')'\n    def g(:\n          ^"),
+    ('y = 1 if x else', {'x': 1}, 3,
+     "expr.txt:1:12: error: expected an expression after 'else'\n    y = 1 if x else\n               ^~~~"),
+    ('x @ 2', {'x': [1.0]}, 4,
+     "expr.txt:1:3: error: '@' of shapes [1] and a number: matmul(): argument 'input' and 'other' must be Tensors\n    x @ 2\n      ^"),
+    ('g: const', {}, 3,
+     "expr.txt:1:1: error: the constant 'g' needs a value: `g: const = ...`\n    g: const\n    ^~~~~~~~"),
+]
+
+
+@pytest.mark.parametrize("text,at,exit_code,expected", GOLDEN, ids=[str(i) for i in range(len(GOLDEN))])
+def test_golden_error(text, at, exit_code, expected):
+    with pytest.raises(ProgramError) as info:
+        run(text, "expr.txt", at=at)
+    assert info.value.render() == expected
+    assert info.value.exit_code == exit_code
+
+
+def test_errors_are_one_family_with_locations():
+    with pytest.raises(ProgramError) as info:
+        run("x = 1\ny = x +", "f.txt")
+    assert info.value.location == (2, 7)  # the "+" that has nothing after it
+    assert info.value.source.name == "f.txt"
+

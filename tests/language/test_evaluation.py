@@ -1,0 +1,252 @@
+"""Running programs: inputs, outputs, declarations, control flow, functions, limits, warnings."""
+
+import math
+
+import numpy as np
+import pytest
+
+import autodiff
+from autodiff.language import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Options, run
+from autodiff.language.builtins import FUNCTIONS
+
+TUTORIAL = "u = a * b\nt = log(d)\ne = u + t * c\n"
+AT = {"a": 2.0, "b": 3.0, "c": 5.0, "d": 10.0}
+
+
+def grads(evaluation):
+    evaluation.output.backward()
+    return {name: (t.grad.tolist() if t.grad is not None else None) for name, t in evaluation.inputs.items()}
+
+
+# -- the core ---------------------------------------------------------------------------------------
+
+
+def test_tutorial_expression():
+    ev = run(TUTORIAL, at=AT)
+    assert ev.output_name == "e"
+    assert ev.output.item() == pytest.approx(6 + 5 * math.log(10))
+    assert list(ev.inputs) == ["a", "b", "d", "c"]  # in order of first use
+    assert grads(ev) == {"a": 3.0, "b": 2.0, "d": 0.5, "c": pytest.approx(math.log(10))}
+
+
+def test_s_equals_two_x_minus_y_plus_z():
+    ev = run("s = 2*(x - y) + z", at={"x": 1, "y": 2, "z": 5})
+    assert ev.output.item() == 3.0
+    assert grads(ev) == {"x": 2.0, "y": -2.0, "z": 1.0}
+
+
+def test_three_by_three_needs_a_sum():
+    text = "d = x * 2\nL = 10 - d\ntotal = sum(L)"
+    ev = run(text, at={"x": np.arange(1.0, 10.0).reshape(3, 3)})
+    assert ev.output_name == "total"
+    assert grads(ev)["x"] == [[-2.0] * 3] * 3
+    ev = run(text, at={"x": np.ones((3, 3))}, output="L")
+    assert ev.output.shape == (3, 3)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        ev.output.backward()
+
+
+def test_the_output_is_the_last_statement_or_a_chosen_name():
+    assert run("a * 2", at={"a": 1}).output_name == "output"
+    ev = run(TUTORIAL, at=AT, output="u")
+    assert ev.output_name == "u" and ev.output.item() == 6.0
+    with pytest.raises(InputProblem, match="the program has no variable 'uu'; did you mean 'u'"):
+        run(TUTORIAL, at=AT, output="uu")
+
+
+def test_assignments_name_their_tensors_and_nodes_know_their_source():
+    ev = run(TUTORIAL, at=AT)
+    labels = {node.name(): name for node, name in ev.labels.items()}
+    assert labels == {"MulBackward0": "u", "LogBackward0": "t", "AddBackward0": "e"}
+    origin = ev.origins[ev.output.grad_fn]
+    assert ev.source.text[origin.start : origin.end] == "u + t * c"
+    assert set(ev.variables) == {"u", "t", "e"}
+
+
+def test_names_assigned_later_are_not_inputs():
+    with pytest.raises(EvaluationProblem, match="'x' is used before it is assigned"):
+        run("y = x\nx = 2\ny")
+
+
+def test_at_names_must_be_inputs():
+    with pytest.raises(InputProblem, match="--at gives 'aa', which is not an input of the program .*did you mean 'a'"):
+        run(TUTORIAL, at={**AT, "aa": 1})
+
+
+def test_values_may_be_lists_arrays_or_tensors():
+    ev = run("sum(W @ x)", at={"W": [[1, 2], [3, 4]], "x": np.array([1.0, 1.0])})
+    assert ev.output.item() == 10.0
+    ev = run("sum(x * x)", at={"x": autodiff.tensor([1.0, 2.0])})
+    assert grads(ev) == {"x": [2.0, 4.0]}
+
+
+# -- beyond the core: declarations, wrt ----------------------------------------------------------
+
+
+def test_declared_inputs_with_defaults_and_constants():
+    text = "a: input = 2\ng: const = 9.81\ny = a * g"
+    ev = run(text)
+    assert ev.output.item() == pytest.approx(19.62)
+    assert list(ev.inputs) == ["a"] and list(ev.constants) == ["g"]
+    assert not ev.constants["g"].requires_grad
+    assert grads(ev) == {"a": pytest.approx(9.81)}
+
+
+def test_at_overrides_defaults():
+    ev = run("a: input = 2\ng: const = 9.81\ny = a * g", at={"a": 3, "g": 10})
+    assert ev.output.item() == 30.0
+
+
+def test_a_declared_input_without_default_needs_a_value():
+    with pytest.raises(InputProblem, match="no value for input 'x': give one with --at x=VALUE"):
+        run("x: input\ny = x * 2")
+    assert run("x: input\ny = x * 2", at={"x": 4}).output.item() == 8.0
+
+
+def test_wrt_limits_which_inputs_require_grad():
+    ev = run(TUTORIAL, at=AT, wrt=["a", "d"])
+    assert ev.inputs["a"].requires_grad and ev.inputs["d"].requires_grad
+    assert not ev.inputs["b"].requires_grad and not ev.inputs["c"].requires_grad
+    assert grads(ev) == {"a": 3.0, "b": None, "d": 0.5, "c": None}
+    with pytest.raises(InputProblem, match="--wrt names 'q'"):
+        run(TUTORIAL, at=AT, wrt=["q"])
+
+
+# -- calls, indexing -------------------------------------------------------------------------------------
+
+
+def test_keyword_and_positional_arguments_and_numpy_spellings():
+    W = [[1.0, 2.0], [3.0, 4.0]]
+    assert run("sum(W, 1)", at={"W": W}).output.tolist() == [3.0, 7.0]
+    assert run("sum(W, axis=0)", at={"W": W}).output.tolist() == [4.0, 6.0]
+    assert run("mean(W, axis=1, keepdims=True)", at={"W": W}).output.tolist() == [[1.5], [3.5]]
+    assert run("max(W, 1)", at={"W": W}).output.tolist() == [2.0, 4.0]  # the values, as NumPy
+    assert run("W.sum(dim=0)", at={"W": W}).output.tolist() == [4.0, 6.0]
+
+
+def test_indexing_slicing_and_transpose():
+    W = np.arange(12.0).reshape(3, 4)
+    assert run("W[0]", at={"W": W}).output.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert run("W[:, 1]", at={"W": W}).output.tolist() == [1.0, 5.0, 9.0]
+    assert run("W[1:3, ::2]", at={"W": W}).output.tolist() == [[4.0, 6.0], [8.0, 10.0]]
+    assert run("W[-1, [0, 3]]", at={"W": W}).output.tolist() == [8.0, 11.0]
+    assert run("W.T", at={"W": W}).output.shape == (4, 3)
+    ev = run("sum(W[:, 1] * 2)", at={"W": W})
+    assert grads(ev)["W"] == [[0.0, 2.0, 0.0, 0.0]] * 3
+
+
+def test_every_engine_function_is_callable_by_name():
+    from autodiff.language.analysis import analyze
+    from autodiff.language import Source, parse
+
+    for name in FUNCTIONS:
+        source = Source(f"{name}(x)")
+        analyze(parse(source), source)  # resolves: no unknown function
+    for name in ["exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "abs", "log1p", "expm1",
+                 "square", "reciprocal", "neg", "sign", "sum", "mean", "prod", "max", "min", "logsumexp",
+                 "softmax", "log_softmax", "clone", "detach", "t", "flatten", "squeeze"]:
+        x = [0.5, 1.5]
+        ours = run(f"{name}(x)", at={"x": x}).output
+        theirs = getattr(autodiff, name)(autodiff.tensor(x))
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), err_msg=name)
+
+
+def test_numbers_given_to_functions_become_tensors():
+    assert run("exp(0) + sqrt(4)").output.item() == 3.0
+
+
+def test_creation_functions_and_seeded_random_numbers():
+    ev = run("zeros(2, 3) + ones((2, 3)) + eye(3)[0] + arange(3) + full((2, 3), 1.5)")
+    assert ev.output.tolist() == [[3.5, 3.5, 4.5]] * 2
+    first = run("randn(3) + rand(3)").output.tolist()
+    assert run("randn(3) + rand(3)").output.tolist() == first
+    assert run("randn(3) + rand(3)", options=Options(seed=7)).output.tolist() != first
+
+
+def test_list_literals_of_tensors_stack_and_stay_differentiable():
+    ev = run("v = [x, 2 * x, x * x]\nsum(v)", at={"x": 3.0})
+    assert ev.variables["v"].tolist() == [3.0, 6.0, 9.0]
+    assert grads(ev) == {"x": 1 + 2 + 6.0}
+
+
+# -- dynamic graphs ----------------------------------------------------------------------------------------
+
+
+def test_if_else_records_the_branch_the_values_pick():
+    text = "if x > 0:\n    y = x * x\nelse:\n    y = -x\ny"
+    positive = run(text, at={"x": 3.0})
+    negative = run(text, at={"x": -3.0})
+    assert positive.output.grad_fn.name() == "MulBackward0"
+    assert negative.output.grad_fn.name() == "NegBackward0"
+    assert grads(positive) == {"x": 6.0} and grads(negative) == {"x": -1.0}
+
+
+def test_conditional_expressions_and_boolean_logic():
+    assert run("y = x if x > 0 else -x\ny", at={"x": -2.0}).output.item() == 2.0
+    assert run("1 if a < b <= c and not a == c else 0", at={"a": 1, "b": 2, "c": 2}).output == 1
+    assert run("1 if a < b < c else 0", at={"a": 1, "b": 3, "c": 2}).output == 0
+
+
+def test_bounded_loops_unroll_into_the_graph():
+    ev = run("s = 0\nfor i in range(4):\n    s += a * i\ns", at={"a": 2.0})
+    assert ev.output.item() == 12.0 and grads(ev) == {"a": 6.0}
+    ev = run("s = 0\nfor row in W:\n    s = s + row.sum()\ns", at={"W": [[1.0, 2.0], [3.0, 4.0]]})
+    assert ev.output.item() == 10.0
+
+
+def test_user_defined_functions():
+    text = "def f(x, k=2):\n    return x ** k\nf(a) + f(a, 3) + f(k=1, x=a)"
+    ev = run(text, at={"a": 2.0})
+    assert ev.output.item() == 4 + 8 + 2
+    assert grads(ev) == {"a": 4 + 12 + 1.0}
+    with pytest.raises(NameProblem, match="f\\(\\) takes 2 arguments but 3 were given: def f\\(x, k\\)"):
+        run("def f(x, k=2):\n    return x\nf(1, 2, 3)")
+
+
+def test_functions_see_globals_and_their_own_locals():
+    text = "scale = 10\ndef f(x):\n    y = x * scale\n    return y\nf(a)"
+    assert run(text, at={"a": 2.0}).output.item() == 20.0
+
+
+def test_detach_and_no_grad_regions():
+    text = "with no_grad:\n    k = x * 2\ny = sum(k * x) + sum(detach(x))"
+    ev = run(text, at={"x": [1.0, 2.0, 3.0]})
+    assert not ev.variables["k"].requires_grad
+    assert grads(ev) == {"x": [2.0, 4.0, 6.0]}
+
+
+def test_numbers_stay_integers_where_sizes_need_them():
+    assert run("zeros(2 * 3)").output.shape == (6,)
+    assert run("2 ** 10").output == 1024
+    ev = run("9**9**9**9")
+    assert ev.output == math.inf
+    assert [w.message for w in ev.warnings] == ["9**9**9 produced inf"]
+
+
+# -- warnings and limits -----------------------------------------------------------------------------------
+
+
+def test_nan_produced_is_a_warning_naming_its_first_line():
+    ev = run("y = x * 2\nz = log(y)\nw = z + log(y)", at={"x": -1.0})
+    assert math.isnan(ev.output.item())
+    assert len(ev.warnings) == 1
+    assert ev.warnings[0].render() == (
+        "<expr>:2:5: warning: log(y) produced nan\n    z = log(y)\n        ^~~~~~"
+    )
+
+
+def test_no_warning_when_nan_was_given():
+    assert run("x * 2", at={"x": math.nan}).warnings == []
+
+
+def test_element_limit_covers_broadcasts():
+    with pytest.raises(LimitProblem, match="would create 100,000,000 elements"):
+        run("ones(10000, 1) * ones(1, 10000)", options=Options(max_elements=1_000_000))
+
+
+def test_float32_on_request():
+    ev = run(TUTORIAL, at=AT, options=Options(dtype="float32"))
+    assert ev.output.dtype is autodiff.float32
+    ev.output.backward()
+    assert ev.inputs["a"].grad.dtype is autodiff.float32
+    assert autodiff.get_default_dtype() is autodiff.float64  # restored
