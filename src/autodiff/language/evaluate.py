@@ -89,9 +89,10 @@ def evaluate(program: ast.Program, source: Source, at: dict | None = None, wrt=N
              options: Options | None = None) -> Evaluation:
     """Run `program` with input values `at` (tensors or numbers); returns what it produced."""
     options = options or Options()
-    analysis = analyze(program, source)
-    runner = _Runner(program, source, analysis, dict(at or {}), wrt, options)
-    return runner.run(output)
+    with collector_paused():
+        analysis = analyze(program, source)
+        runner = _Runner(program, source, analysis, dict(at or {}), wrt, options)
+        return runner.run(output)
 
 
 class _Runner:
@@ -129,7 +130,7 @@ class _Runner:
         set_default_dtype(self.dtype)
         manual_seed(self.options.seed)
         try:
-            with creation.element_limit(self.options.max_elements), np.errstate(all="ignore"), collector_paused():
+            with creation.element_limit(self.options.max_elements), np.errstate(all="ignore"):
                 self._bind_undeclared_inputs()
                 self._execute(self.program.body, self.globals)
         finally:
@@ -253,10 +254,13 @@ class _Runner:
 
     def _declare(self, node: ast.Declare) -> None:
         name = node.name
+        # The default is computed even when --at replaces it, so that random defaults of the
+        # declarations after it stay the same whatever is given.
+        default = self._evaluate(node.value, self.globals) if node.value is not None else None
         if name in self.at:
             value = self.at[name]
         elif node.value is not None:
-            value = self._evaluate(node.value, self.globals)
+            value = default
         else:
             raise InputProblem(f"no value for input {name!r}: give one with --at {name}=VALUE",
                                self.source, node.start, node.end)
