@@ -6,9 +6,11 @@ import subprocess
 import sys
 
 SOURCE = pathlib.Path(__file__).resolve().parents[1] / "src" / "autodiff"
-ENGINE_FILES = [
-    p for p in SOURCE.rglob("*.py") if p.relative_to(SOURCE).parts[0] not in ("cli", "language", "testing")
+ENGINE_FILES = [  # __main__.py is `python -m autodiff`: the command line's entry, not the engine
+    p for p in SOURCE.rglob("*.py")
+    if p.relative_to(SOURCE).parts[0] not in ("cli", "language", "testing", "__main__.py")
 ]
+LANGUAGE_FILES = list((SOURCE / "language").rglob("*.py"))
 FORBIDDEN = ("lark", "rich", "typer", "autodiff.cli", "autodiff.language", "click")
 
 
@@ -34,6 +36,16 @@ def test_engine_sources_import_no_parser_cli_or_ui_library():
         for module in imported_modules(path):
             if any(module == f or module.startswith(f + ".") for f in FORBIDDEN):
                 offenders.append(f"{path.relative_to(SOURCE)} imports {module}")
+    assert not offenders, offenders
+
+
+def test_the_language_knows_nothing_of_the_command_line():
+    offenders = [
+        f"{path.relative_to(SOURCE)} imports {module}"
+        for path in LANGUAGE_FILES
+        for module in imported_modules(path)
+        if any(module == f or module.startswith(f + ".") for f in ("rich", "typer", "click", "autodiff.cli"))
+    ]
     assert not offenders, offenders
 
 

@@ -15,7 +15,7 @@ from . import backend, dtypes
 from .tensor import Tensor, _make, _sizes
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default seed: random numbers are reproducible from the start
-_generator = np.random.Generator(np.random.PCG64(DEFAULT_SEED))
+_generator = None  # made on first use: numpy.random costs start-up time most runs never need
 _seed = DEFAULT_SEED
 
 
@@ -311,10 +311,17 @@ def manual_seed(seed: int) -> Generator:
     they are the same on every device (GPU tensors are drawn on the CPU and copied).
     """
     global _generator, _seed
-    seed = int(seed)
-    _generator = np.random.Generator(np.random.PCG64(seed & ((1 << 64) - 1)))
-    _seed = seed
-    return Generator(seed)
+    _seed = int(seed)
+    _generator = None
+    return Generator(_seed)
+
+
+def _random():
+    """The global generator, seeded with the last manual_seed (made when first needed)."""
+    global _generator
+    if _generator is None:
+        _generator = np.random.Generator(np.random.PCG64(_seed & ((1 << 64) - 1)))
+    return _generator
 
 
 def initial_seed() -> int:
@@ -330,13 +337,13 @@ def seed() -> int:
 
 def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Uniform random numbers in [0, 1)."""
-    array = _generator.random(_shape(size, "rand")).astype(_float_dtype(dtype))
+    array = _random().random(_shape(size, "rand")).astype(_float_dtype(dtype))
     return _finish(as_array(array, device=device), requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Standard normal random numbers."""
-    array = _generator.standard_normal(_shape(size, "randn")).astype(_float_dtype(dtype))
+    array = _random().standard_normal(_shape(size, "randn")).astype(_float_dtype(dtype))
     return _finish(as_array(array, device=device), requires_grad)
 
 
@@ -344,7 +351,7 @@ def randint(low, high=None, size=(), dtype=None, device=None, requires_grad: boo
     """Random integers from low (default 0) up to, not including, high."""
     if high is None:
         low, high = 0, low
-    array = _generator.integers(low, high, size=_shape((size,) if isinstance(size, int) else size, "randint"))
+    array = _random().integers(low, high, size=_shape((size,) if isinstance(size, int) else size, "randint"))
     array = array.astype(dtypes.to_numpy(dtype) if dtype is not None else np.int64)
     return _finish(as_array(array, device=device), requires_grad)
 

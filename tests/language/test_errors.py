@@ -13,6 +13,8 @@ GOLDEN = [
      "expr.txt:1:2: error: expected an expression after '+'\n    1+\n     ^"),
     ('(1+2', {}, 3,
      "expr.txt:1:1: error: unclosed '('\n    (1+2\n    ^"),
+    ('u = a * b\nt = log(d\ne = u + t\n', {}, 3,  # a later line joined to the unclosed one
+     "expr.txt:2:8: error: unclosed '('\n    t = log(d\n           ^"),
     ('1 $ 2', {}, 3,
      "expr.txt:1:3: error: unexpected character '$'\n    1 $ 2\n      ^"),
     ('y = 3 − x', {'x': 1}, 3,

@@ -68,9 +68,14 @@ def test_names_assigned_later_are_not_inputs():
         run("y = x\nx = 2\ny")
 
 
-def test_at_names_must_be_inputs():
-    with pytest.raises(InputProblem, match="--at gives 'aa', which is not an input of the program .*did you mean 'a'"):
-        run(TUTORIAL, at={**AT, "aa": 1})
+def test_at_values_for_names_that_are_not_inputs_are_unused_with_a_warning():
+    ev = run(TUTORIAL, at={**AT, "aa": 1, "u": 7})
+    assert [w.message for w in ev.warnings] == [
+        "--at gives 'aa', which is not an input of the program (its inputs: a, b, d, c): the value is not used;"
+        " did you mean 'a'?",
+        "--at gives 'u', which is not an input of the program (its inputs: a, b, d, c): the value is not used",
+    ]
+    assert ev.variables["u"].item() == 6.0 and "aa" not in ev.inputs
 
 
 def test_values_may_be_lists_arrays_or_tensors():

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-_node = dataclass(frozen=True, slots=True)
+# eq=False: nodes compare and hash by identity (as they are used: keys of maps from a place in
+# the program), which also keeps a deep tree from being hashed recursively.
+_node = dataclass(frozen=True, slots=True, eq=False)
 
 
 class Node:

@@ -44,6 +44,9 @@ def render(kind: str, message: str, source: Source | None, start: int | None, en
         return f"{source.name}: {kind}: {message}"
     line, column = source.line_column(start)
     text = source.line_text(line)
+    # An option's value (`--at x`) is one short line: its name says where, without line:col.
+    head = f"{kind}: {source.name}: {message}" if source.name.startswith("--") else \
+        f"{source.name}:{line}:{column}: {kind}: {message}"
     prefix = text[: column - 1]
     width = 1
     if end is not None and end > start:
@@ -54,11 +57,11 @@ def render(kind: str, message: str, source: Source | None, start: int | None, en
         shown = ("..." if left else "") + text[left : left + WIDTH] + ("..." if left + WIDTH < len(text) else "")
         indent = column - 1 - left + (3 if left else 0)
         width = min(width, WIDTH - (column - 1 - left))
-        return f"{source.name}:{line}:{column}: {kind}: {message}\n    {shown}\n    {' ' * indent}^{'~' * (width - 1)}"
+        return f"{head}\n    {shown}\n    {' ' * indent}^{'~' * (width - 1)}"
     # Tabs keep their width so the caret lines up; everything else is one column per character.
     pad = "".join("\t" if ch == "\t" else " " for ch in prefix)
     caret = (pad + "^" + "~" * (width - 1)).expandtabs(8)
-    return f"{source.name}:{line}:{column}: {kind}: {message}\n    {text.expandtabs(8)}\n    {caret}"
+    return f"{head}\n    {text.expandtabs(8)}\n    {caret}"
 
 
 WIDTH = 100  # characters of a long source line shown around an error

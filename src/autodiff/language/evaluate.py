@@ -40,6 +40,7 @@ class Options:
     max_iterations: int = 1_000_000  # loop turns in one run
     max_call_depth: int = 100  # nested calls of the program's own functions
     check_finite: bool = True  # warn where nan or inf first appears
+    keep_tensors: bool = False  # remember every recorded tensor (for showing a graph's values)
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Evaluation:
     output_node: ast.Node | None = None
     origins: dict = field(default_factory=dict)  # grad_fn -> the syntax node that recorded it
     labels: dict = field(default_factory=dict)  # grad_fn -> the variable its tensor was assigned to
+    tensors: dict = field(default_factory=dict)  # grad_fn -> its tensor (with Options.keep_tensors)
     warnings: list = field(default_factory=list)
 
 
@@ -103,12 +105,14 @@ class _Runner:
         self.at = at
         self.result = Evaluation(source, analysis)
         inputs = analysis.inputs
-        unknown = [name for name in at if name not in inputs and name not in analysis.declared]
-        if unknown:
-            name = unknown[0]
+        # A value for a name the program does not take is unused, not fatal: a regression suite may
+        # give one set of points to several programs. A misspelt name is pointed out all the same.
+        for name in [name for name in at if name not in inputs and name not in analysis.declared]:
+            del self.at[name]
             listed = ", ".join(inputs) if inputs else "none"
-            raise InputProblem(f"--at gives {name!r}, which is not an input of the program "
-                               f"(its inputs: {listed}){suggestion(name, inputs)}")
+            self.result.warnings.append(Warning_(
+                f"--at gives {name!r}, which is not an input of the program (its inputs: {listed}): "
+                f"the value is not used{suggestion(name, inputs)}"))
         if wrt is not None:
             for name in wrt:
                 if name not in inputs:
@@ -659,6 +663,8 @@ class _Runner:
         if isinstance(result, Tensor):
             if result.grad_fn is not None and result.grad_fn not in self.result.origins:
                 self.result.origins[result.grad_fn] = node
+                if self.options.keep_tensors:
+                    self.result.tensors[result.grad_fn] = result
             if self.options.check_finite and not self.finite_warning_given and not _all_finite(result):
                 if all(_all_finite(v) for v in operands if isinstance(v, Tensor)):
                     self._warn_non_finite(node, result)

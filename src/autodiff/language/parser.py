@@ -342,9 +342,11 @@ def _describe_token(token: Token) -> str:
         return f"name {token.value!r}"
     if token.type == "NUMBER":
         return f"number {token.value}"
-    if token.type in _DESCRIBE:
-        return _DESCRIBE[token.type]
-    return repr(token.value)
+    if token.type in ("_NL", "$END", "_DEDENT"):
+        return _DESCRIBE[token.type].removeprefix("the ")  # "unexpected end of the line"
+    if token.type in ("COMPARE", "POWER", "AUGASSIGN") or token.value:
+        return repr(token.value)
+    return _DESCRIBE.get(token.type, repr(token.value))
 
 
 def _describe_expected(expected: set, literal_names: dict) -> str:
@@ -362,6 +364,17 @@ def _describe_expected(expected: set, literal_names: dict) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
+def _open_bracket_before(tokens: list, index: int):
+    """The innermost bracket still open where the parser stopped (None when all are closed)."""
+    stack = []
+    for token in tokens[:index]:
+        if token.value in ("(", "[") and token.type != "NAME":
+            stack.append(token)
+        elif token.value in (")", "]") and token.type != "NAME" and stack:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
 def _syntax_error(source: Source, tokens: list, index: int, row: dict) -> SyntaxProblem:
     token = tokens[index]
     previous = tokens[index - 1] if index else None
@@ -369,6 +382,11 @@ def _syntax_error(source: Source, tokens: list, index: int, row: dict) -> Syntax
     expected -= {symbol for symbol in expected if symbol.startswith("__")}
     literal_names = {name: text for text, name in tables().literals.items()}
     at = (token.start, max(token.end, token.start + 1))
+    unclosed = _open_bracket_before(tokens, index)
+    if unclosed is not None and source.line_column(unclosed.start)[0] < source.line_column(token.start)[0]:
+        # Inside brackets lines join, so a forgotten ')' shows up as nonsense on a later line:
+        # the bracket is the mistake to point at (as Python's "'(' was never closed").
+        return SyntaxProblem(f"unclosed {unclosed.value!r}", source, unclosed.start, unclosed.start + 1)
     if token.type == "_INDENT":
         return SyntaxProblem("unexpected indent", source, token.end, token.end + 1)
     if "_INDENT" in expected and previous is not None:
