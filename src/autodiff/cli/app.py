@@ -1,0 +1,254 @@
+"""The commands. Each reads its input, asks report.py for a report, and hands it to a renderer."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import List, Optional
+
+import typer
+
+from .._version import __version__
+
+app = typer.Typer(
+    name="autodiff",
+    help="See, check and test derivatives of expression files.",
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class Format(str, Enum):
+    auto = "auto"
+    rich = "rich"
+    plain = "plain"
+    json = "json"
+
+
+class GraphFormat(str, Enum):
+    auto = "auto"
+    rich = "rich"
+    plain = "plain"
+    json = "json"
+    dot = "dot"
+    mermaid = "mermaid"
+
+
+class DType(str, Enum):
+    float64 = "float64"
+    float32 = "float32"
+
+
+class Device(str, Enum):
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+# -- options shared by the commands ----------------------------------------------------------------------
+
+FILE = typer.Argument(None, metavar="FILE", show_default=False,
+                      help="The expression file; [bold]-[/] reads standard input.")
+EXPR = typer.Option(None, "-e", "--expr", metavar="EXPR", help="The program itself, instead of a FILE.")
+AT = typer.Option([], "--at", metavar="NAME=VALUE,...",
+                  help="Input values: numbers or \\[lists], e.g. [bold]--at a=2,W=[[1,2],[3,4]][/]. May be repeated.")
+OUTPUT = typer.Option(None, "--output", metavar="NAME", help="Use this variable as the output, not the last statement.")
+DTYPE = typer.Option(DType.float64, "--dtype", help="Floating-point type of the computation.")
+SEED = typer.Option(0, "--seed", metavar="N", min=0, help="Seed for rand() and randn().")
+DEVICE = typer.Option(Device.cpu, "--device", help="Where to compute: cpu, or cuda (needs CuPy and a GPU).")
+FORMAT = typer.Option(Format.auto, "--format", "-f",
+                      help="rich (a table), plain (tab-separated lines) or json; auto is rich on a terminal.")
+DEBUG = typer.Option(False, "--debug", help="Show Python's traceback on errors.")
+MAX_ELEMENTS = typer.Option(50_000_000, "--max-elements", metavar="N", min=1, help="Largest tensor a program may create.")
+MAX_ITERATIONS = typer.Option(1_000_000, "--max-iterations", metavar="N", min=0, help="Most loop turns in one run.")
+
+
+def _options(dtype: DType, seed: int, device: Device, max_elements: int, max_iterations: int):
+    from ..language import Options
+
+    if device is Device.cuda:
+        from .. import backend
+
+        backend.module_for("cuda")  # says clearly, before anything runs, why CUDA cannot be used
+    return Options(dtype=dtype.value, device=device.value, seed=seed, max_elements=max_elements,
+                   max_iterations=max_iterations)
+
+
+def _inputs(file, expr, at):
+    from .program_input import parse_at, read_program
+
+    source = read_program(file, expr)
+    return source, parse_at(at)
+
+
+def _emit(kind: str, report, chosen) -> None:
+    """Render once, to standard output; warnings go to standard error."""
+    from .messages import line_for
+
+    for warning in report.warnings:
+        print(line_for(warning), file=sys.stderr)
+    fmt = chosen.value
+    if fmt == "auto":
+        fmt = "rich" if sys.stdout.isatty() else "plain"
+    if fmt == "rich":
+        from rich.console import Console
+
+        from .render import rich_
+
+        console = Console(file=sys.stdout)
+        with console.capture() as captured:  # rendered for this terminal, written as any other text
+            getattr(rich_, kind)(report, console)
+        _write(captured.get())
+        return
+    if fmt == "plain":
+        from .render import plain as module
+    elif fmt == "json":
+        from .render import json_ as module
+    else:
+        from .render import diagrams as module
+
+        kind = fmt
+    _write(getattr(module, kind)(report))
+
+
+def _write(text: str, piece: int = 1 << 16) -> None:
+    """Write in pieces the size of a pipe's buffer. One large write() to a pipe whose reader has
+    gone (`| head -c1`) can come back as a short write with no error; a later piece reports it."""
+    for start in range(0, len(text), piece):
+        sys.stdout.write(text[start : start + piece])
+    sys.stdout.flush()
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"autodiff {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                      help="Show the version and exit.")) -> None:
+    """See, check and test derivatives of expression files.
+
+    An expression file is a small program (a subset of Python): its inputs are the names it
+    uses but never assigns, its output is its last statement. [bold]autodiff grad[/] runs it forward
+    and backward and shows every gradient.
+    """
+
+
+@app.command(epilog="""[bold]Examples[/]
+
+  autodiff grad examples/tutorial.expr --at a=2,b=3,c=5,d=10
+
+  autodiff grad examples/tutorial.expr --at a=2,b=3,c=5,d=10 --tree --retain all
+
+  autodiff grad -e "sum(W @ x)" --at W=[[1,2],[3,4]] --at x=[1,1] --format json | jq .grads
+
+  autodiff grad examples/matrix.expr --output L --grad-output ones
+
+  autodiff grad examples/linear.expr --at x=1,y=2,z=5 --check
+
+  autodiff grad -e "x**3 * y" --at x=2,y=3 --order 2""")
+def grad(
+    file: Optional[str] = FILE,
+    expr: Optional[str] = EXPR,
+    at: List[str] = AT,
+    wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b",
+                                      help="Only these inputs require grad; the others are constants."),
+    retain: Optional[str] = typer.Option(None, "--retain", metavar="NAMES|all",
+                                         help="Keep the gradients of these intermediate variables (retain_grad)."),
+    output: Optional[str] = OUTPUT,
+    grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
+                                              help="The gradient to start backward from, for a non-scalar output."),
+    tree: bool = typer.Option(False, "--tree", help="Show the grad_fn graph as a tree."),
+    check: bool = typer.Option(False, "--check",
+                               help="Compare every gradient with central finite differences (exit 1 if one differs)."),
+    order: int = typer.Option(1, "--order", metavar="1|2", help="2 also computes the Hessian of a scalar output."),
+    atol: float = typer.Option(1e-5, "--atol", min=0.0, metavar="TOL", help="Absolute tolerance of --check."),
+    rtol: float = typer.Option(1e-3, "--rtol", min=0.0, metavar="TOL", help="Relative tolerance of --check."),
+    dtype: DType = DTYPE,
+    seed: int = SEED,
+    device: Device = DEVICE,
+    format: Format = FORMAT,
+    max_elements: int = MAX_ELEMENTS,
+    max_iterations: int = MAX_ITERATIONS,
+    debug: bool = DEBUG,
+) -> None:
+    """Run a program forward and backward; show its output and the gradient of every input."""
+    from . import report as reports
+    from .program_input import parse_names
+
+    options = _options(dtype, seed, device, max_elements, max_iterations)
+    source, values = _inputs(file, expr, at)
+    result = reports.run_grad(
+        source, values, wrt=parse_names(wrt, "--wrt"), retain=parse_names(retain, "--retain"), output=output,
+        grad_output=grad_output, tree=tree, check=check, order=order, options=options, atol=atol, rtol=rtol,
+    )
+    _emit("grad", result, format)
+    if result.check is not None and not result.check.passed:
+        raise typer.Exit(1)
+
+
+@app.command("eval", epilog="""[bold]Examples[/]
+
+  autodiff eval examples/tutorial.expr --at a=2,b=3,c=5,d=10
+
+  autodiff eval -e "softmax([1, 2, 3])" --format json""")
+def evaluate(
+    file: Optional[str] = FILE,
+    expr: Optional[str] = EXPR,
+    at: List[str] = AT,
+    output: Optional[str] = OUTPUT,
+    dtype: DType = DTYPE,
+    seed: int = SEED,
+    device: Device = DEVICE,
+    format: Format = FORMAT,
+    max_elements: int = MAX_ELEMENTS,
+    max_iterations: int = MAX_ITERATIONS,
+    debug: bool = DEBUG,
+) -> None:
+    """Run a program forward only (nothing recorded); show its output and named values."""
+    from . import report as reports
+
+    options = _options(dtype, seed, device, max_elements, max_iterations)
+    source, values = _inputs(file, expr, at)
+    _emit("evaluation", reports.run_eval(source, values, output=output, options=options), format)
+
+
+@app.command(epilog="""[bold]Examples[/]
+
+  autodiff graph examples/tutorial.expr --at a=2,b=3,c=5,d=10
+
+  autodiff graph examples/tutorial.expr --at a=2,b=3,c=5,d=10 --backward --format dot | dot -Tsvg > graph.svg
+
+  autodiff graph examples/mlp.expr --format mermaid""")
+def graph(
+    file: Optional[str] = FILE,
+    expr: Optional[str] = EXPR,
+    at: List[str] = AT,
+    wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b", help="Only these inputs require grad."),
+    output: Optional[str] = OUTPUT,
+    backward: bool = typer.Option(False, "--backward", help="Run backward too, and label nodes with gradients."),
+    grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
+                                              help="With --backward: the gradient of a non-scalar output."),
+    limit: int = typer.Option(500, "--limit", metavar="N", min=1, help="Show at most N nodes."),
+    dtype: DType = DTYPE,
+    seed: int = SEED,
+    device: Device = DEVICE,
+    format: GraphFormat = typer.Option(GraphFormat.auto, "--format", "-f",
+                                       help="rich (a tree), dot (Graphviz), mermaid, json or plain."),
+    max_elements: int = MAX_ELEMENTS,
+    max_iterations: int = MAX_ITERATIONS,
+    debug: bool = DEBUG,
+) -> None:
+    """Show the recorded graph: PyTorch's node names, with the variables and lines they come from."""
+    from . import report as reports
+    from .program_input import parse_names
+
+    options = _options(dtype, seed, device, max_elements, max_iterations)
+    source, values = _inputs(file, expr, at)
+    result = reports.run_graph(source, values, wrt=parse_names(wrt, "--wrt"), output=output, backward=backward,
+                               grad_output=grad_output, options=options, limit=limit)
+    _emit("graph", result, format)

@@ -1,0 +1,80 @@
+"""`--check`: every gradient against central finite differences of the program itself.
+
+The program is run again with each input element moved by +eps and -eps (without
+recording); (f(x + eps) - f(x - eps)) / 2 eps, weighted by the output gradient, is the
+numerical gradient. It passes where |analytical - numerical| <= atol + rtol * |numerical|.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MAX_CHECKED_ELEMENTS = 2_000  # per input; beyond it a seeded sample of elements is checked
+
+
+@dataclass
+class CheckEntry:
+    name: str
+    checked: int
+    total: int
+    max_abs_error: float
+    max_rel_error: float
+    worst: tuple  # the index of the element with the largest error
+    analytical: float
+    numerical: float
+    passed: bool
+
+
+@dataclass
+class CheckReport:
+    eps: float
+    atol: float
+    rtol: float
+    entries: list = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(entry.passed for entry in self.entries)
+
+    @property
+    def max_abs_error(self) -> float:
+        return max((e.max_abs_error for e in self.entries), default=0.0)
+
+
+def check_gradients(run_at, inputs: dict, analytical: dict, weights, *, eps: float, atol: float, rtol: float) -> CheckReport:
+    """`run_at(values) -> output array` runs the program at the given input values."""
+    base = {name: value.copy() for name, value in inputs.items()}
+    report = CheckReport(eps, atol, rtol)
+    rng = np.random.default_rng(0)
+    for name, value in base.items():
+        if name not in analytical:
+            continue  # the input does not require grad
+        grad = analytical[name]
+        grad = np.zeros(value.shape) if grad is None else np.asarray(grad, dtype=np.float64)
+        indices = list(np.ndindex(value.shape))
+        if len(indices) > MAX_CHECKED_ELEMENTS:
+            chosen = rng.choice(len(indices), MAX_CHECKED_ELEMENTS, replace=False)
+            indices = [indices[i] for i in sorted(chosen)]
+        worst = (0.0, 0.0, (), 0.0, 0.0)
+        passed = True
+        for index in indices:
+            shifted = []
+            for sign in (1.0, -1.0):
+                point = dict(base)
+                moved = value.astype(np.float64, copy=True)
+                moved[index] += sign * eps
+                point[name] = moved.astype(value.dtype)
+                shifted.append(np.asarray(run_at(point), dtype=np.float64))
+            numerical = float(np.sum(weights * (shifted[0] - shifted[1])) / (2 * eps))
+            analytic = float(grad[index])
+            error = abs(analytic - numerical)
+            if np.isnan(analytic) != np.isnan(numerical) or error > atol + rtol * abs(numerical):
+                passed = False
+            if error > worst[0] or (np.isnan(error) and not np.isnan(worst[0])):
+                relative = error / abs(numerical) if numerical else (0.0 if error == 0 else float("inf"))
+                worst = (error, relative, index, analytic, numerical)
+        report.entries.append(CheckEntry(name, len(indices), value.size, worst[0], worst[1], worst[2], worst[3],
+                                         worst[4], passed))
+    return report

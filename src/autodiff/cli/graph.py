@@ -1,0 +1,113 @@
+"""The recorded graph as data: nodes named as PyTorch names them, labelled from the source.
+
+Built by walking `grad_fn.next_functions` from the output with an explicit stack. A node
+reached again through another path is listed once (the graph is a DAG, shown as a tree with
+references); very large graphs are cut at `limit` nodes and say how many were left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..autograd.node import AccumulateGrad
+
+
+@dataclass
+class GraphNode:
+    id: int
+    op: str  # PyTorch's node name: MulBackward0, AccumulateGrad...
+    name: str | None  # the variable or input it computes
+    source: str | None  # the expression it came from
+    line: int | None
+    shape: tuple
+    value: object = None  # host array, where known
+    grad: object = None  # host array, where computed
+    retained: bool = False
+
+
+@dataclass
+class GraphModel:
+    nodes: list = field(default_factory=list)
+    edges: list = field(default_factory=list)  # (parent id, child id, input position), towards the leaves
+    root: int | None = None
+    left_out: int = 0  # nodes beyond the limit
+
+    def children(self, node_id: int) -> list:
+        return [child for parent, child, _ in self.edges if parent == node_id]
+
+
+def host(value):
+    """A tensor's values as a NumPy array on the host (or None)."""
+    if value is None:
+        return None
+    return value.detach().numpy(force=True)
+
+
+def build_graph(evaluation, output, limit: int = 500) -> GraphModel:
+    model = GraphModel()
+    root = output.grad_fn if output is not None else None
+    if root is None:
+        if output is not None and output.requires_grad:  # the output is an input itself
+            from ..autograd.node import accumulator_of
+
+            root = accumulator_of(output)
+        else:
+            return model
+    input_names = {id(t): name for name, t in evaluation.inputs.items()}
+    ids: dict = {}
+    order = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node in ids:
+            continue
+        if len(ids) >= limit:
+            model.left_out += 1
+            continue
+        ids[node] = len(ids)
+        order.append(node)
+        stack.extend(child for child, _ in reversed(node.next_functions) if child is not None and child not in ids)
+    if model.left_out:  # count what was not reached, without walking forever
+        model.left_out = _count_beyond(root, ids)
+    for node in order:
+        model.nodes.append(_describe(node, ids[node], evaluation, input_names))
+        for position, (child, _) in enumerate(node.next_functions):
+            if child is not None and child in ids:
+                model.edges.append((ids[node], ids[child], position))
+    model.root = 0
+    return model
+
+
+def _count_beyond(root, shown: dict) -> int:
+    """How many nodes the graph has beyond those shown (walking through the shown ones)."""
+    seen, stack, count = set(shown), list(shown), 0
+    while stack:
+        node = stack.pop()
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                seen.add(child)
+                count += 1
+                stack.append(child)
+    return count
+
+
+def _describe(node, node_id: int, evaluation, input_names: dict) -> GraphNode:
+    source = evaluation.source
+    if type(node) is AccumulateGrad:
+        variable = node.variable
+        return GraphNode(node_id, "AccumulateGrad", input_names.get(id(variable)), None, None,
+                         tuple(variable.shape), host(variable), host(variable._grad))
+    origin = evaluation.origins.get(node)
+    text = line = None
+    if origin is not None:
+        text = source.snippet(origin.start, origin.end)
+        line = source.line_column(origin.start)[0]
+    tensor = evaluation.tensors.get(node)
+    name = evaluation.labels.get(node)
+    if tensor is None and name is not None:
+        candidate = evaluation.variables.get(name)
+        tensor = candidate if getattr(candidate, "grad_fn", None) is node else None
+    value = host(tensor) if tensor is not None else None
+    retained = tensor is not None and tensor.retains_grad
+    grad = host(tensor._grad) if retained else None
+    return GraphNode(node_id, node.name(), name, text, line, tuple(node._shape), value, grad, retained)
