@@ -1,0 +1,104 @@
+"""The README's shell sessions are real: each `$ command` runs in a terminal (a pseudo-terminal,
+so `--format auto` is the rich table a reader sees) and prints what the README shows.
+
+A line `...` in the README stands for any number of lines it leaves out.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import ROOT, environment
+
+pty = pytest.importorskip("pty", reason="needs POSIX terminals")
+
+README = ROOT / "README.md"
+
+
+def sessions() -> list:
+    """Every fenced block that is a shell session: a list of (command, expected lines)."""
+    found = []
+    for block in re.findall(r"^```\n(.*?)^```$", README.read_text(), re.MULTILINE | re.DOTALL):
+        if not block.startswith("$ "):
+            continue
+        steps = []
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                steps.append((line[2:], []))
+            else:
+                steps[-1][1].append(line)
+        found.append(steps)
+    return found
+
+
+def run_in_terminal(command: str, cwd: pathlib.Path) -> tuple:
+    main, follower = pty.openpty()
+    env = environment(COLUMNS="90", PATH=f"{pathlib.Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    process = subprocess.Popen(["bash", "-c", command], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower,
+                               cwd=cwd, env=env)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # the terminal closes when the command ends
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(main)
+    code = process.wait(timeout=120)
+    return code, b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+
+
+def matches(expected: list, actual: str) -> bool:
+    actual = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", actual)  # colours some tools (jq) add on a terminal
+    pattern = "".join(r"(?:[^\n]*\n)*?" if line == "..." else re.escape(line.rstrip()) + r"\n" for line in expected)
+    text = "".join(line.rstrip() + "\n" for line in actual.splitlines())
+    return re.fullmatch(pattern, text) is not None
+
+
+def programs_in(command: str) -> list:
+    """The programs of a pipeline: the first word, and each word after a `|`."""
+    words = list(shlex.shlex(command, posix=True, punctuation_chars="|&;<>"))
+    return [words[0]] + [words[i + 1] for i, word in enumerate(words[:-1]) if word == "|"]
+
+
+SESSIONS = sessions()
+
+
+def test_the_readme_has_sessions():
+    assert len(SESSIONS) >= 8
+
+
+@pytest.mark.parametrize("steps", SESSIONS, ids=[steps[0][0][:60] for steps in SESSIONS])
+def test_readme_session(steps, tmp_path):
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    last_code = 0
+    for command, expected in steps:
+        if command == "echo $?":
+            assert expected == [str(last_code)], f"{command}: the README says {expected}, the status was {last_code}"
+            continue
+        missing = [p for p in programs_in(command) if p != "autodiff" and shutil.which(p) is None]
+        if missing:
+            continue  # a tool the README pipes into (dot...) is not installed here
+        last_code, output = run_in_terminal(command, tmp_path)
+        assert matches(expected, output), f"$ {command}\n--- README:\n" + "\n".join(expected) + \
+            f"\n--- actual:\n{output}"
+
+
+def test_ci_runs_exactly_the_readmes_two_commands():
+    text = README.read_text()
+    install = re.search(r"^python3 -m venv .*$", text, re.MULTILINE).group(0)
+    test = re.search(r"Run the whole test suite:\n\n```\n(.*)\n```", text).group(1)
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert install in ci and test in ci
+    assert "autodiff grad examples/" in install  # the first command runs the tool on an example
