@@ -7,7 +7,7 @@ they first appear, plus those it declares (`a: input = 2`). Unknown functions, m
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from . import ast
 from .builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS, suggestion
@@ -197,7 +197,7 @@ def _children(node) -> list:
     names = _CHILD_FIELDS.get(type(node))
     if names is None:
         names = _CHILD_FIELDS[type(node)] = tuple(
-            f.name for f in fields(node) if f.name not in ast.POSITION_FIELDS
+            name for name in node._fields if name not in ast.POSITION_FIELDS
         )
     out = []
     for name in names:

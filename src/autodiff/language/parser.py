@@ -9,7 +9,6 @@ picks its builder from BUILDERS, a name table. Nothing recurses: the parse stack
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from . import ast
 from ._gc import collector_paused
@@ -175,7 +174,7 @@ def _reducer(rule):
         if expand_single and len(children) == 1:
             child = children[0]
             if brackets and isinstance(child, ast.Node):
-                return replace(child, start=raw[0].start, end=raw[-1].end)
+                return child.replace(start=raw[0].start, end=raw[-1].end)
             return child
         try:  # usually the first and last raw children have positions
             start, end = raw[0].start, raw[-1].end
