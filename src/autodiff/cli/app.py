@@ -252,3 +252,87 @@ def graph(
     result = reports.run_graph(source, values, wrt=parse_names(wrt, "--wrt"), output=output, backward=backward,
                                grad_output=grad_output, options=options, limit=limit)
     _emit("graph", result, format)
+
+
+@app.command("test", epilog="""[bold]Examples[/]
+
+  autodiff test examples
+
+  autodiff test formulas/ --update
+
+  autodiff test examples/tutorial.expr --update --at a=2,b=3,c=5,d=10
+
+  autodiff test suite/ -j 4 --shard 2/3 --junit report.xml
+
+  autodiff test suite/ --format json | jq .summary""")
+def test(
+    paths: Optional[List[str]] = typer.Argument(None, metavar="PATH...", show_default=False,
+                                                help="Expression files and directories (searched below); default: ."),
+    update: bool = typer.Option(False, "--update", help="Write or refresh the golden records instead of comparing."),
+    at: List[str] = typer.Option([], "--at", metavar="NAME=VALUE,...",
+                                 help="With --update: one more point to record, for the files that take these inputs."),
+    glob: List[str] = typer.Option([], "--glob", metavar="PATTERN",
+                                   help="File names to take in directories (repeatable); default: *.expr and *.txt."),
+    rtol: float = typer.Option(1e-9, "--rtol", min=0.0, metavar="TOL", help="Relative tolerance of comparisons."),
+    atol: float = typer.Option(1e-12, "--atol", min=0.0, metavar="TOL", help="Absolute tolerance of comparisons."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, metavar="N",
+                                       help="Worker processes; default: one per CPU core."),
+    shard: Optional[str] = typer.Option(None, "--shard", metavar="I/N",
+                                        help="Run only the I-th of N equal slices of the files (for CI machines)."),
+    junit: Optional[str] = typer.Option(None, "--junit", metavar="FILE", help="Also write a JUnit XML report."),
+    dtype: DType = DTYPE,
+    seed: int = SEED,
+    format: Format = FORMAT,
+    max_elements: int = MAX_ELEMENTS,
+    max_iterations: int = MAX_ITERATIONS,
+    debug: bool = DEBUG,
+) -> None:
+    """Compare expression files' values and gradients with their golden records (x.expr.golden.json)."""
+    import time
+
+    from ..testing import discover as finding
+    from ..testing.one_file import Settings
+    from ..testing.pool import default_jobs, run_files
+    from ..testing.reporting import Progress, RunSummary
+    from .program_input import parse_at
+
+    if at and not update:
+        raise typer.BadParameter("--at adds points to records, so it needs --update", param_hint="'--at'")
+    extra_points = [{name: getattr(value, "tolist", lambda: value)() for name, value in parse_at([option]).items()}
+                    for option in at]
+    files = finding.discover(paths or ["."], tuple(glob) or finding.DEFAULT_GLOBS)
+    if shard is not None:
+        files = finding.shard(files, *finding.parse_shard(shard))
+    settings = Settings(rtol=rtol, atol=atol, update=update, extra_points=extra_points, dtype=dtype.value,
+                        seed=seed, max_elements=max_elements, max_iterations=max_iterations)
+    progress = Progress(len(files), enabled=sys.stderr.isatty() and format is not Format.json)
+    started = time.perf_counter()
+    try:
+        results = run_files(files, settings, jobs or default_jobs(), on_result=progress.advance)
+    finally:
+        progress.close()
+    summary = RunSummary(results, time.perf_counter() - started, update)
+    if junit:
+        from ..testing.junit import write_junit
+
+        write_junit(summary, junit)
+    _emit_suite(summary, format)
+    if not summary.succeeded:
+        raise typer.Exit(1)
+
+
+def _emit_suite(summary, chosen) -> None:
+    from ..testing import reporting
+
+    fmt = chosen.value
+    if fmt == "auto":
+        fmt = "rich" if sys.stdout.isatty() else "plain"
+    if fmt == "rich":
+        from rich.console import Console
+
+        console = Console(file=sys.stdout)
+        with console.capture() as captured:
+            reporting.rich(summary, console)
+        _write(captured.get())
+    else:
+        _write(reporting.plain(summary) if fmt == "plain" else reporting.as_json(summary))

@@ -1,0 +1,171 @@
+"""One expression file at its points, compared with (or written to) its golden record.
+
+The points of a file are the point of its own declared defaults (when every input has one),
+the points its record lists, and, with --update, points given with --at. At each point the
+file is run, its output differentiated, and the output's name and value and every gradient
+kept; a point that fails keeps its error's class and message instead, so files that are
+meant to fail (a non-scalar output, a shape error) pass when they fail that way.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import Tensor
+from ..language import Options, ProgramError, Source, evaluate, parse
+from ..language.analysis import analyze
+from .compare import DEFAULT_ATOL, DEFAULT_RTOL, Mismatch, compare_point
+from .records import (FORMAT, RECORD_SUFFIX, RecordProblem, as_floats, from_record, load, point_key, to_record,
+                      write)
+
+MAX_FILE_BYTES = 8 * 1024 * 1024  # as the command line reads at most
+
+PASSED, FAILED, ERRORED, NEW, UPDATED = "passed", "failed", "errored", "new", "updated"
+
+
+@dataclass
+class Settings:
+    """How files are run and compared; sent once to each worker process."""
+
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+    update: bool = False
+    extra_points: list = field(default_factory=list)  # with update: {name: value} points from --at
+    dtype: str = "float64"
+    seed: int = 0
+    max_elements: int = 50_000_000
+    max_iterations: int = 1_000_000
+
+
+@dataclass
+class FileResult:
+    path: str
+    status: str  # passed, failed, errored, new (no record yet), updated (record written)
+    message: str = ""
+    mismatches: list = field(default_factory=list)  # compare.Mismatch
+    points: int = 0  # points evaluated
+    seconds: float = 0.0
+
+
+def run_file(path, settings: Settings) -> FileResult:
+    """Evaluate one file at its points and compare (or record). Never raises for a bad file."""
+    started = time.perf_counter()
+    result = _run(Path(path), settings)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _run(path: Path, settings: Settings) -> FileResult:
+    name = str(path)
+    try:
+        source = Source(_read(path), name)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return FileResult(name, ERRORED, f"cannot be read: {exc}")
+    try:
+        record = load(path)
+    except RecordProblem as exc:
+        return FileResult(name, ERRORED, str(exc))
+    program, inputs, needs_values = _prepare(source)
+    points = []  # the input values of each point, in order, each once
+    if not needs_values:
+        points.append({})
+    for point in (record or {}).get("points", []):
+        points.append(point.get("at", {}))
+    if settings.update:  # --at points, for the files whose inputs they name
+        points.extend(at for at in settings.extra_points if set(at) <= set(inputs))
+    points = list({point_key(at): at for at in reversed(points)}.values())[::-1]
+    options = Options(dtype=settings.dtype, seed=settings.seed, max_elements=settings.max_elements,
+                      max_iterations=settings.max_iterations, check_finite=False)
+    outcomes = [(at, evaluate_point(program, source, at, options)) for at in points]
+    if settings.update:
+        return _record(path, outcomes, needs_values)
+    if record is None:
+        return FileResult(name, NEW, "no golden record: run autodiff test --update to write one", points=len(points))
+    if not points:
+        return FileResult(name, ERRORED, f"nothing to test: the file needs values for {', '.join(needs_values)} "
+                                         "and its record lists no points", points=0)
+    recorded = {point_key(p.get("at", {})): p for p in record.get("points", [])}
+    mismatches = []
+    for at, got in outcomes:
+        expected = recorded.get(point_key(at))
+        if expected is None or not ({"value", "error"} & set(expected)):
+            mismatches.append(Mismatch(at, "point", "(no recorded result)", _summary(got),
+                                       "not recorded yet: run autodiff test --update"))
+            continue
+        mismatches.extend(compare_point(at, expected, got, settings.rtol, settings.atol))
+    status = FAILED if mismatches else PASSED
+    return FileResult(name, status, mismatches=mismatches, points=len(points))
+
+
+def _read(path: Path) -> str:
+    with open(path, "rb") as stream:
+        data = stream.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
+    text = data.decode("utf-8")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _prepare(source: Source):
+    """The parsed program (or the error parsing it raised), its inputs, and those lacking a default."""
+    try:
+        program = parse(source)
+        analysis = analyze(program, source)
+    except ProgramError as problem:
+        return problem, [], []  # every point fails the same way: record that once, at the defaults
+    declared = analysis.declared
+    needs = [n for n in analysis.inputs if not (n in declared and declared[n].value is not None)]
+    return program, analysis.inputs, needs
+
+
+def evaluate_point(program, source: Source, at: dict, options: Options) -> dict:
+    """The results of the program at one point, as a record holds them."""
+    if isinstance(program, ProgramError):
+        return _error(program)
+    try:
+        evaluation = evaluate(program, source, at={k: from_record(v) for k, v in at.items()}, options=options)
+        output = evaluation.output
+        if isinstance(output, (bool, int, float)):
+            from .. import tensor
+
+            output = tensor(output)
+        elif not isinstance(output, Tensor):
+            return {"error": {"class": "TypeError", "message": f"the output is {type(output).__name__}, not a tensor"}}
+        if output.requires_grad:
+            output.backward()  # a non-scalar output raises PyTorch's RuntimeError
+        grads = {name: None if leaf.grad is None else _plain(leaf.grad)
+                 for name, leaf in sorted(evaluation.inputs.items()) if leaf.requires_grad}
+        return {"output": evaluation.output_name, "value": _plain(output), "grads": grads}
+    except ProgramError as problem:
+        return _error(problem)
+    except RuntimeError as exc:  # the engine's own errors, with PyTorch's texts
+        return {"error": {"class": "RuntimeError", "message": str(exc).splitlines()[0] if str(exc) else ""}}
+
+
+def _error(problem: ProgramError) -> dict:
+    return {"error": {"class": type(problem).__name__, "message": problem.message}}
+
+
+def _plain(tensor: Tensor):
+    from ..cli.render.values import to_python
+
+    return to_record(to_python(tensor.detach().numpy(force=True)))
+
+
+def _summary(outcome: dict) -> str:
+    if "error" in outcome:
+        return f"{outcome['error']['class']}: {outcome['error']['message']}"
+    return f"{outcome.get('output')} = {outcome.get('value')}"
+
+
+def _record(path: Path, outcomes: list, needs_values: list) -> FileResult:
+    if not outcomes:
+        return FileResult(str(path), ERRORED, f"no points to record: the file needs values for "
+                                              f"{', '.join(needs_values)}; give them with --at, or list points in "
+                                              f"its record ({path.name}{RECORD_SUFFIX})")
+    record = {"format": FORMAT, "points": [{"at": to_record(as_floats(at)), **outcome} for at, outcome in outcomes]}
+    written = write(path, record)
+    message = f"recorded {len(outcomes)} point(s)" if written else "record unchanged"
+    return FileResult(str(path), UPDATED if written else PASSED, message, points=len(outcomes))
