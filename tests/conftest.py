@@ -15,6 +15,8 @@ if os.environ.get("CI"):
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
+pytest_plugins = ["pytester"]  # tests/suite runs pytest on expression files with the autodiff plugin
+
 
 def pytest_collection_modifyitems(config, items):
     if HAVE_TORCH:

@@ -1,53 +1,7 @@
-"""Running the installed `autodiff` console script as a user's shell would."""
-
-from __future__ import annotations
-
-import os
-import pathlib
-import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
+"""The `autodiff` fixture: the installed console script, run in a subprocess."""
 
 import pytest
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def console_script() -> list:
-    """The `autodiff` script installed beside this Python (pip install -e .)."""
-    script = pathlib.Path(sys.executable).parent / "autodiff"
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("autodiff")
-    if found is None:
-        pytest.fail("the autodiff console script is not installed: run pip install -e '.[test]'")
-    return [found]
-
-
-@dataclass
-class Result:
-    code: int
-    stdout: str
-    stderr: str
-
-
-def environment(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AUTODIFF_", "FORCE_COLOR", "CLICOLOR"))}
-    env.update(NO_COLOR="1", COLUMNS="100", LINES="50", TERM="dumb", PYTHONIOENCODING="utf-8")
-    env.update(extra)
-    return env
-
-
-def run_autodiff(*args: str, stdin: str | bytes | None = None, cwd=ROOT, timeout: float = 120, **env) -> Result:
-    data = stdin.encode() if isinstance(stdin, str) else stdin
-    done = subprocess.run(console_script() + list(args), input=data, capture_output=True, cwd=cwd,
-                          env=environment(**env), timeout=timeout, stdin=None if data is not None else subprocess.DEVNULL)
-    result = Result(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
-    assert "Traceback" not in result.stderr, result.stderr
-    if result.code not in (0, 1):
-        assert result.stdout == "", f"stdout is not empty on error: {result.stdout!r}"
-    return result
+from console import ROOT, Result, console_script, environment, run_autodiff  # noqa: F401
 
 
 @pytest.fixture

@@ -299,7 +299,7 @@ def test_python_dash_m_runs_the_same_program(autodiff):
     import subprocess
     import sys
 
-    from .conftest import ROOT, environment
+    from console import ROOT, environment
 
     done = subprocess.run([sys.executable, "-m", "autodiff", "grad", *TUTORIAL], capture_output=True, text=True,
                           cwd=ROOT, env=environment())
@@ -310,7 +310,7 @@ def test_python_dash_m_runs_the_same_program(autodiff):
 def test_debug_shows_the_traceback(autodiff, flag):
     import subprocess
 
-    from .conftest import ROOT, console_script, environment
+    from console import ROOT, console_script, environment
 
     done = subprocess.run(console_script() + ["grad", "-e", "x +", flag], capture_output=True, text=True, cwd=ROOT,
                           env=environment())

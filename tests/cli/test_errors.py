@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from .conftest import ROOT, console_script, environment
+from console import ROOT, console_script, environment
 
 TUTORIAL = ["examples/tutorial.expr", "--at", "a=2,b=3,c=5,d=10"]
 

@@ -13,7 +13,7 @@ import shlex
 
 import pytest
 
-from .conftest import ROOT, run_autodiff
+from console import ROOT, run_autodiff
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.expr"))
 RECORDED = ROOT / "tests" / "cli" / "recorded"

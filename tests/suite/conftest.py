@@ -1,0 +1,26 @@
+"""Small expression suites written into temporary directories."""
+
+from __future__ import annotations
+
+import pytest
+
+TUTORIAL = "u = a * b\nt = log(d)\ne = u + t * c\n"
+WITH_DEFAULTS = "x: input = 2.0\ny: input = 3.0\nz = x * y + sin(x)\n"
+NONSCALAR = "x: input = [1, 2, 3]\ny = x * x\n"
+
+
+@pytest.fixture
+def suite(tmp_path):
+    """A directory of expression files; write(name, text) adds one."""
+
+    class Suite:
+        root = tmp_path
+
+        def write(self, name: str, text: str):
+            path = tmp_path / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            return path
+
+    return Suite()
+

@@ -1,0 +1,59 @@
+"""Which files a run covers, and shards that split them."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from autodiff.testing.discover import SuiteProblem, discover, parse_shard, shard
+
+
+def names(files, root):
+    return [p.relative_to(root).as_posix() for p in files]
+
+
+def test_directories_are_searched_below_with_the_default_globs(suite):
+    for name in ("a.expr", "b.txt", "deep/er/c.expr", "d.py", "a.expr.golden.json", ".hidden/e.expr",
+                 "__pycache__/f.expr", "deep/notes.md"):
+        suite.write(name, "x = 1\n")
+    assert names(discover([suite.root]), suite.root) == ["a.expr", "b.txt", "deep/er/c.expr"]
+
+
+def test_globs_replace_the_defaults(suite):
+    for name in ("a.expr", "b.txt", "c.formula"):
+        suite.write(name, "x = 1\n")
+    assert names(discover([suite.root], ("*.formula",)), suite.root) == ["c.formula"]
+    assert names(discover([suite.root], ("*.formula", "*.txt")), suite.root) == ["b.txt", "c.formula"]
+
+
+def test_a_named_file_is_taken_whatever_its_name_and_each_file_once(suite):
+    file = suite.write("odd.name", "x = 1\n")
+    suite.write("a.expr", "x = 1\n")
+    found = discover([file, suite.root, suite.root / "a.expr"])
+    assert names(found, suite.root) == ["a.expr", "odd.name"]
+
+
+def test_missing_paths_are_usage_errors(suite):
+    with pytest.raises(SuiteProblem, match="nope: no such file or directory"):
+        discover([suite.root / "nope"])
+
+
+@given(st.integers(0, 60), st.integers(1, 9))
+def test_shards_cover_every_file_exactly_once(count, slices):
+    files = [f"f{i:03}.expr" for i in range(count)]
+    parts = [shard(files, index, slices) for index in range(1, slices + 1)]
+    assert sorted(f for part in parts for f in part) == files
+    assert max(map(len, parts)) - min(map(len, parts)) <= 1
+
+
+def test_shards_are_deterministic():
+    files = [f"f{i}.expr" for i in range(10)]
+    assert shard(files, 2, 3) == shard(list(files), 2, 3) == ["f1.expr", "f4.expr", "f7.expr"]
+
+
+@pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "a/b", "3", "1/3/4", ""])
+def test_bad_shards(text):
+    with pytest.raises(SuiteProblem, match="--shard"):
+        parse_shard(text)
+    assert parse_shard("3/3") == (3, 3)

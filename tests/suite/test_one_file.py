@@ -1,0 +1,116 @@
+"""One file against its record: pass, fail, expected errors, new files, --update round trips."""
+
+from __future__ import annotations
+
+import json
+
+from autodiff.testing.one_file import ERRORED, FAILED, NEW, PASSED, UPDATED, Settings, run_file
+from autodiff.testing.records import load, record_path
+
+from .conftest import NONSCALAR, TUTORIAL, WITH_DEFAULTS
+
+UPDATE = Settings(update=True)
+CHECK = Settings()
+
+
+def test_a_new_file_until_recorded_then_it_passes(suite):
+    path = suite.write("f.expr", WITH_DEFAULTS)
+    result = run_file(path, CHECK)
+    assert (result.status, result.message) == (NEW, "no golden record: run autodiff test --update to write one")
+    assert run_file(path, UPDATE).status == UPDATED
+    [point] = load(path)["points"]
+    assert point["at"] == {} and point["output"] == "z" and set(point["grads"]) == {"x", "y"}
+    assert run_file(path, CHECK).status == PASSED
+    assert run_file(path, UPDATE).message == "record unchanged"
+
+
+def test_a_changed_formula_fails_with_what_changed(suite):
+    path = suite.write("f.expr", WITH_DEFAULTS)
+    run_file(path, UPDATE)
+    path.write_text(WITH_DEFAULTS.replace("sin(x)", "cos(x)"))
+    result = run_file(path, CHECK)
+    assert result.status == FAILED
+    assert [(m.quantity, m.point) for m in result.mismatches] == [("value", {}), ("grad x", {})]
+    assert result.mismatches[1].expected == 3.0 + __import__("math").cos(2.0)
+    assert run_file(path, UPDATE).status == UPDATED
+    assert run_file(path, CHECK).status == PASSED
+
+
+def test_points_from_at_go_to_files_that_take_those_inputs(suite):
+    tutorial = suite.write("t.expr", TUTORIAL)
+    other = suite.write("o.expr", WITH_DEFAULTS)
+    settings = Settings(update=True, extra_points=[{"a": 2, "b": 3, "c": 5, "d": 10}, {"x": 1.0}])
+    assert run_file(tutorial, settings).message == "recorded 1 point(s)"
+    assert run_file(other, settings).message == "recorded 2 point(s)"  # its defaults, and x = 1
+    [point] = load(tutorial)["points"]
+    assert point["at"] == {"a": 2.0, "b": 3.0, "c": 5.0, "d": 10.0}
+    assert point["grads"] == {"a": 3.0, "b": 2.0, "c": 2.302585092994046, "d": 0.5}
+    assert [p["at"] for p in load(other)["points"]] == [{}, {"x": 1.0}]
+    assert run_file(tutorial, CHECK).status == PASSED and run_file(other, CHECK).status == PASSED
+
+
+def test_a_file_that_needs_values_has_no_points_until_given_some(suite):
+    path = suite.write("t.expr", TUTORIAL)
+    result = run_file(path, UPDATE)
+    assert result.status == ERRORED
+    assert result.message.startswith("no points to record: the file needs values for a, b, d, c; give them with --at")
+    assert not record_path(path).exists()
+
+
+def test_points_written_by_hand_are_filled_in_by_update(suite):
+    path = suite.write("t.expr", TUTORIAL)
+    record_path(path).write_text(json.dumps({"points": [{"at": {"a": 1, "b": 1, "c": 1, "d": 1}}]}))
+    result = run_file(path, CHECK)
+    assert result.status == FAILED
+    assert result.mismatches[0].difference == "not recorded yet: run autodiff test --update"
+    run_file(path, UPDATE)
+    assert load(path)["points"][0]["value"] == 1.0
+    assert run_file(path, CHECK).status == PASSED
+
+
+def test_an_expected_error_passes_while_it_stays_the_same(suite):
+    path = suite.write("n.expr", NONSCALAR)
+    run_file(path, UPDATE)
+    assert load(path)["points"][0]["error"] == {
+        "class": "RuntimeError", "message": "grad can be implicitly created only for scalar outputs"}
+    assert run_file(path, CHECK).status == PASSED
+    path.write_text(NONSCALAR.replace("y = x * x", "y = x * [1, 2]"))
+    result = run_file(path, CHECK)
+    assert result.status == FAILED
+    assert result.mismatches[0].got.startswith("EvaluationProblem: '*' of shapes [3] and [2]")
+    path.write_text(NONSCALAR.replace("y = x * x", "y = sum(x * x)"))
+    assert run_file(path, CHECK).mismatches[0].difference == "results instead of the expected error"
+
+
+def test_a_syntax_error_can_be_the_expected_result(suite):
+    path = suite.write("s.expr", "x = (1 +\n")
+    run_file(path, UPDATE)
+    assert load(path)["points"] == [{"at": {}, "error": {"class": "SyntaxProblem", "message": "unclosed '('"}}]
+    assert run_file(path, CHECK).status == PASSED
+
+
+def test_broken_files_and_records_are_errors_not_crashes(suite):
+    path = suite.write("f.expr", WITH_DEFAULTS)
+    record_path(path).write_text("{not json")
+    result = run_file(path, CHECK)
+    assert result.status == ERRORED and "not valid JSON" in result.message
+    binary = suite.root / "b.expr"
+    binary.write_bytes(b"x = \xff\n")
+    assert run_file(binary, CHECK).status == ERRORED
+    assert run_file(suite.root / "missing.expr", CHECK).status == ERRORED
+
+
+def test_a_record_without_points_for_a_file_without_defaults(suite):
+    path = suite.write("t.expr", TUTORIAL)
+    record_path(path).write_text('{"format": 1, "points": []}')
+    result = run_file(path, CHECK)
+    assert (result.status, result.message) == (
+        ERRORED, "nothing to test: the file needs values for a, b, d, c and its record lists no points")
+
+
+def test_tolerances_decide(suite):
+    path = suite.write("f.expr", "x: input = 1.0\ny = x * 1.0\n")
+    run_file(path, UPDATE)
+    path.write_text("x: input = 1.0\ny = x * 1.000001\n")
+    assert run_file(path, Settings(rtol=1e-9)).status == FAILED
+    assert run_file(path, Settings(rtol=1e-5)).status == PASSED
