@@ -105,6 +105,40 @@ def module_for(dev) -> object:
     return cp
 
 
+def common_module(arrays):
+    """The array module of an operation on `arrays`, or PyTorch's error when they live on two
+    devices. 0-d NumPy values and Python numbers go with any device, as PyTorch's CPU scalars do."""
+    first = None
+    for array in arrays:
+        if not hasattr(array, "shape"):
+            continue
+        if isinstance(array, _NUMPY_TYPES):
+            if array.ndim == 0:
+                continue
+            where = CPU
+        else:
+            where = device_of(array)
+        if first is None:
+            first = where
+        elif where != first:
+            raise RuntimeError(
+                f"Expected all tensors to be on the same device, but found at least two devices, {first} and {where}!"
+            )
+    return np if first is None or first.type == "cpu" else _cupy
+
+
+def scatter_add(target, indices, values) -> None:
+    """target[indices] += values, with repeated indices adding up (NumPy's add.at).
+
+    CuPy's ufuncs have no `.at` in every version; cupyx.scatter_add is the same operation."""
+    if isinstance(target, _NUMPY_TYPES):
+        np.add.at(target, indices, values)
+    else:
+        import cupyx
+
+        cupyx.scatter_add(target, indices, values)
+
+
 def device_of(array) -> device:
     if isinstance(array, _NUMPY_TYPES):
         return CPU

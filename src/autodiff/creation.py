@@ -36,6 +36,8 @@ def as_array(data, dtype=None, device=None):
             array = array.astype(numpy_dtype)
     else:
         _check_supported(array)
+    if device is None:  # device data stays where it is (as torch.as_tensor leaves a CUDA tensor)
+        return backend.compact(array)
     xp = backend.module_for(device)
     if xp is not backend.array_module(array):
         array = backend.to_device(array, device)

@@ -55,8 +55,10 @@ def _numerical_columns(func, inputs, index: int, eps: float, directions):
     """For each direction d (a flat array over input `index`): (f(x + eps d) - f(x - eps d)) / 2eps."""
     x = inputs[index]._data
     flat = x.reshape(-1)
+    xp = backend.array_module(x)
     results = []
     for direction in directions:
+        direction = xp.asarray(direction)  # the directions are host arrays; x may live on a GPU
         plus = _evaluate(func, inputs, index, flat + eps * direction)
         minus = _evaluate(func, inputs, index, flat - eps * direction)
         results.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])

@@ -58,7 +58,7 @@ SLICE_BACKWARD = defop(
 
 def _index_add(xp, input, shape, key):
     out = xp.zeros(shape, dtype=input.dtype)
-    xp.add.at(out, key, input)  # repeated indices add up
+    backend.scatter_add(out, key, input)  # repeated indices add up
     return out
 
 

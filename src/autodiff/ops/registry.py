@@ -269,6 +269,7 @@ _new = object.__new__
 _np = backend.np
 _NUMPY_CLASSES = backend.NUMPY_CLASSES
 _SCALAR_CLASSES = frozenset((int, float, bool))
+_HOST_CLASSES = _NUMPY_CLASSES | _SCALAR_CLASSES  # operands that can only mean the CPU
 _NO_EDGE = (None, 0)
 
 
@@ -438,7 +439,10 @@ def _binary_apply(op: OpDef):
                     return forward(_module(a if hasattr(a, "shape") else b), a, b)
                 except ValueError as exc:
                     raise _explained(exc, (a, b)) from None
-        xp = _np if source.__class__ in _NUMPY_CLASSES else backend.array_module(source)
+        if a.__class__ in _HOST_CLASSES and b.__class__ in _HOST_CLASSES:
+            xp = _np
+        else:  # device data: both operands must be on one device
+            xp = backend.common_module((a, b))
         try:
             if domain and xp is _np:
                 with _np.errstate(all="ignore"):
@@ -462,20 +466,20 @@ def _general_apply(op: OpDef):
     def apply(*args):
         arrays = list(args)
         needs = False
-        xp = None
+        any_tensor = False
         for i in tensor_positions:
             a = args[i]
             if isinstance(a, Tensor):
                 arrays[i] = a._data
-                if xp is None:
-                    xp = backend.array_module(a._data)
+                any_tensor = True
                 if a._requires_grad and i in diff_positions:
                     needs = True
             else:
                 arrays[i] = _constant(a)
-        if xp is None:  # plain arrays: just compute
+        if not any_tensor:  # plain arrays: just compute
             first = next((arrays[i] for i in tensor_positions if hasattr(arrays[i], "shape")), 0.0)
             return _run(op, _module(first), arrays)
+        xp = backend.common_module([arrays[i] for i in tensor_positions])
         out = _run(op, xp, arrays)
         if needs and GRAD_MODE.enabled:
             edges = tuple(edge(args[i]) if isinstance(args[i], Tensor) else (None, 0) for i in diff_positions)
@@ -496,7 +500,7 @@ def _variadic_apply(op: OpDef):
         if not all(isinstance(t, Tensor) for t in tensors):
             raise TypeError(f"{op.name}(): expected a sequence of Tensors")
         arrays = [t._data for t in tensors]
-        xp = backend.array_module(arrays[0])
+        xp = backend.common_module(arrays)
         out = _run(op, xp, (arrays, *params))
         if GRAD_MODE.enabled and any(t._requires_grad for t in tensors):
             edges = tuple(edge(t) for t in tensors)
@@ -514,16 +518,11 @@ def nondiff(name: str, forward):
     """An operation whose result never requires grad (comparisons, argmax...)."""
 
     def apply(*args):
-        xp = None
-        arrays = []
-        for a in args:
-            if isinstance(a, Tensor):
-                arrays.append(a._data)
-                xp = xp or backend.array_module(a._data)
-            else:
-                arrays.append(a)
-        wrap = xp is not None
-        if xp is None:  # plain arrays: just compute
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        wrap = any(isinstance(a, Tensor) for a in args)
+        if wrap:
+            xp = backend.common_module([a._data for a in args if isinstance(a, Tensor)])
+        else:  # plain arrays: just compute
             xp = _module(next((a for a in arrays if hasattr(a, "shape")), 0.0))
         try:
             with xp.errstate(all="ignore") if xp is _np else _nullcontext:

@@ -191,6 +191,8 @@ def _viewable(array, shape) -> bool:
     """Whether `array` can take `shape` without copying (as a PyTorch view could)."""
     if getattr(array, "flags", None) is None or array.flags.c_contiguous:
         return True
+    if not backend.is_numpy(array):  # CuPy copies silently when it must: see whether it did
+        return bool(backend.array_module(array).shares_memory(array, array.reshape(shape)))
     try:
         backend.np.reshape(array, shape, copy=False)
     except (ValueError, TypeError):
