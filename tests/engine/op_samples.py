@@ -52,6 +52,18 @@ class Sample:
                 out.append(a)
         return tuple(out)
 
+    def on(self, device) -> "Sample":
+        """The same sample with its tensors (copies) on `device`."""
+
+        def move(a):
+            if isinstance(a, autodiff.Tensor):
+                return a.detach().to(device).requires_grad_(a.requires_grad)
+            if isinstance(a, list):
+                return [move(t) for t in a]
+            return a
+
+        return Sample(tuple(move(a) for a in self.args), self.note, self.check)
+
     def __repr__(self) -> str:
         shapes = [tuple(a.shape) if isinstance(a, autodiff.Tensor) else a for a in self.args]
         return f"Sample({self.note or shapes})"

@@ -11,6 +11,8 @@ import autodiff
 from autodiff.autograd import gradcheck, gradgradcheck
 from autodiff.ops.registry import REGISTRY
 
+from devices import DEVICES, running_on
+
 from .op_samples import SAMPLES
 
 FULL_JACOBIAN_LIMIT = 20  # input elements; above it, seeded random projections v^T J u
@@ -25,8 +27,8 @@ def _cases():
             yield pytest.param(name, index, id=f"{name}-{index}")
 
 
-def _check(name: str, index: int, checker) -> None:
-    sample = SAMPLES[name]()[index]
+def _check(name: str, index: int, checker, device: str = "cpu") -> None:
+    sample = SAMPLES[name]()[index].on(device)
     op = REGISTRY[name]
     inputs = sample.tensors
 
@@ -46,25 +48,53 @@ def test_no_samples_for_unknown_ops():
     assert not sorted(set(SAMPLES) - set(REGISTRY))
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name,index", list(_cases()))
-def test_gradcheck(name, index):
-    _check(name, index, gradcheck)
+def test_gradcheck(name, index, device):
+    with running_on(device) as where:
+        _check(name, index, gradcheck, where)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name,index", list(_cases()))
-def test_gradgradcheck(name, index):
-    _check(name, index, gradgradcheck)
+def test_gradgradcheck(name, index, device):
+    with running_on(device) as where:
+        _check(name, index, gradgradcheck, where)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name,index", list(_cases()))
-def test_gradients_come_back_in_the_inputs_shape(name, index):
-    sample = SAMPLES[name]()[index]
-    out = REGISTRY[name].apply(*sample.args)
-    out.sum().backward()
-    for t in sample.tensors:
-        assert t.grad is not None
-        assert t.grad.shape == t.shape
-        assert t.grad.dtype == t.dtype
+def test_gradients_come_back_in_the_inputs_shape_and_place(name, index, device):
+    with running_on(device) as where:
+        sample = SAMPLES[name]()[index].on(where)
+        out = REGISTRY[name].apply(*sample.args)
+        out.sum().backward()
+        for t in sample.tensors:
+            assert t.grad is not None
+            assert t.grad.shape == t.shape
+            assert t.grad.dtype == t.dtype
+            assert t.grad.device == t.device
+
+
+@pytest.mark.parametrize("device", [d for d in DEVICES if d.values[0] != "cpu"])
+@pytest.mark.parametrize("name,index", list(_cases()))
+def test_device_results_agree_with_the_cpu(name, index, device):
+    """Forward values and gradients on a device match the CPU's to rtol 1e-12 in float64."""
+
+    def run(sample):
+        out = REGISTRY[name].apply(*sample.args)
+        out.sum().backward()
+        return [out.detach().cpu().numpy()] + [t.grad.cpu().numpy() for t in sample.tensors]
+
+    original = SAMPLES[name]()[index]  # drawn once: each call draws new random values
+    expected = run(original.on("cpu"))
+    with running_on(device) as where:
+        sample = original.on(where)
+        got = run(sample)
+        if name != "to_device":
+            assert all(t.device.type == "cuda" for t in sample.tensors)
+    for want, have in zip(expected, got):
+        np.testing.assert_allclose(have, want, rtol=1e-12, atol=1e-300)
 
 
 def test_gradcheck_detects_a_wrong_gradient():
