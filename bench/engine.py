@@ -148,6 +148,17 @@ def bench_mlp(repeat: int, device: str, size: str) -> None:
         f"autodiff {a:.2f} ms   {module} by hand {h:.2f} ms   ratio {a / h:.3f}  "
         f"(target <= {target}: {verdict(a / h, target)})"
     )
+    if device != "cpu":  # the same workload on the CPU engine, for scale (a few runs: it is slow)
+        X_cpu = autodiff.tensor(arrays[0])
+        cpu_leaves = [autodiff.tensor(a, requires_grad=True) for a in arrays[1:]]
+
+        def on_cpu():
+            for leaf in cpu_leaves:
+                leaf.grad = None
+            return mlp_engine(X_cpu, *cpu_leaves)
+
+        c = median_ms(alternate(max(3, repeat // 7), cpu=on_cpu)["cpu"])
+        print(f"mlp     the same on the CPU engine: {c:.2f} ms   {device} engine {c / a:.1f}x faster")
 
 
 # -- deep ---------------------------------------------------------------------------------------------
@@ -196,6 +207,12 @@ def main(argv=None) -> int:
     parser.add_argument("--only", choices=("chain", "mlp", "deep"), action="append", help="run only these")
     args = parser.parse_args(argv)
     only = set(args.only or ("chain", "mlp", "deep"))
+    if args.device != "cpu":
+        try:
+            autodiff.backend.module_for(args.device)
+        except autodiff.backend.DeviceUnavailable as exc:
+            print(f"bench/engine.py: {exc}", file=sys.stderr)
+            return 2
     print(f"autodiff {autodiff.__version__}, NumPy {np.__version__}, Python {sys.version.split()[0]}; "
           f"medians of {args.repeat} interleaved runs")
     if "chain" in only:

@@ -282,6 +282,7 @@ def test(
     junit: Optional[str] = typer.Option(None, "--junit", metavar="FILE", help="Also write a JUnit XML report."),
     dtype: DType = DTYPE,
     seed: int = SEED,
+    device: Device = DEVICE,
     format: Format = FORMAT,
     max_elements: int = MAX_ELEMENTS,
     max_iterations: int = MAX_ITERATIONS,
@@ -298,13 +299,14 @@ def test(
 
     if at and not update:
         raise typer.BadParameter("--at adds points to records, so it needs --update", param_hint="'--at'")
+    _options(dtype, seed, device, max_elements, max_iterations)  # says now, once, if CUDA cannot be used
     extra_points = [{name: getattr(value, "tolist", lambda: value)() for name, value in parse_at([option]).items()}
                     for option in at]
     files = finding.discover(paths or ["."], tuple(glob) or finding.DEFAULT_GLOBS)
     if shard is not None:
         files = finding.shard(files, *finding.parse_shard(shard))
     settings = Settings(rtol=rtol, atol=atol, update=update, extra_points=extra_points, dtype=dtype.value,
-                        seed=seed, max_elements=max_elements, max_iterations=max_iterations)
+                        device=device.value, seed=seed, max_elements=max_elements, max_iterations=max_iterations)
     progress = Progress(len(files), enabled=sys.stderr.isatty() and format is not Format.json)
     started = time.perf_counter()
     try:

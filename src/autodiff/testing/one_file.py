@@ -34,6 +34,7 @@ class Settings:
     update: bool = False
     extra_points: list = field(default_factory=list)  # with update: {name: value} points from --at
     dtype: str = "float64"
+    device: str = "cpu"
     seed: int = 0
     max_elements: int = 50_000_000
     max_iterations: int = 1_000_000
@@ -75,9 +76,12 @@ def _run(path: Path, settings: Settings) -> FileResult:
         points.append(point.get("at", {}))
     if settings.update:  # --at points, for the files whose inputs they name
         points.extend(at for at in settings.extra_points if set(at) <= set(inputs))
-    points = list({point_key(at): at for at in reversed(points)}.values())[::-1]
-    options = Options(dtype=settings.dtype, seed=settings.seed, max_elements=settings.max_elements,
-                      max_iterations=settings.max_iterations, check_finite=False)
+    unique: dict = {}
+    for at in points:  # each point once, where it first appears
+        unique.setdefault(point_key(at), at)
+    points = list(unique.values())
+    options = Options(dtype=settings.dtype, device=settings.device, seed=settings.seed,
+                      max_elements=settings.max_elements, max_iterations=settings.max_iterations, check_finite=False)
     outcomes = [(at, evaluate_point(program, source, at, options)) for at in points]
     if settings.update:
         return _record(path, outcomes, needs_values)
