@@ -225,8 +225,8 @@ class _Module(types.ModuleType):
         return value.get() if isinstance(value, ndarray) else numpy.asarray(value)
 
     @staticmethod
-    def shares_memory(a, b):
-        return numpy.shares_memory(_unwrap(a), _unwrap(b))
+    def may_share_memory(a, b):
+        return numpy.may_share_memory(_unwrap(a), _unwrap(b))
 
 
 def _scatter_add(target, indices, values):
