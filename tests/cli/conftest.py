@@ -1,7 +1,7 @@
 """The `autodiff` fixture: the installed console script, run in a subprocess."""
 
 import pytest
-from console import ROOT, Result, console_script, environment, run_autodiff  # noqa: F401
+from console import run_autodiff
 
 
 @pytest.fixture

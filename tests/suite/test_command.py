@@ -94,7 +94,7 @@ def test_a_broken_file_does_not_stop_the_run(suite):
     (suite.root / "a" / "bad.expr").write_bytes(b"\xff\xfe")
     result = run_autodiff("test", "--update", "-j", "2", cwd=suite.root)
     assert result.code == 1
-    assert result.stdout.startswith("errored\ta/bad.expr\tcannot be read:")
+    assert result.stdout.startswith("errored\ta/bad.expr\ta/bad.expr:1:1: not UTF-8 text (byte 0xff); save the file as UTF-8\n")
     assert "updated\tb/tutorial.txt" not in result.stdout  # no points: it needs values
     assert result.stdout.count("updated\t") == 2
 

@@ -89,28 +89,41 @@ def _emit(kind: str, report, chosen) -> None:
 
     for warning in report.warnings:
         print(line_for(warning), file=sys.stderr)
+
+    def draw(console):
+        from .render import rich_
+
+        getattr(rich_, kind)(report, console)
+
+    def text(fmt: str) -> str:
+        if fmt == "plain":
+            from .render import plain as module
+        elif fmt == "json":
+            from .render import json_ as module
+        else:
+            from .render import diagrams as module
+
+            return getattr(module, fmt)(report)
+        return getattr(module, kind)(report)
+
+    _output(chosen, draw, text)
+
+
+def _output(chosen, draw, text) -> None:
+    """The one place a format is chosen: auto is rich on a terminal, plain otherwise. Rich
+    output is drawn for this terminal, then written like any other text."""
     fmt = chosen.value
     if fmt == "auto":
         fmt = "rich" if sys.stdout.isatty() else "plain"
-    if fmt == "rich":
-        from rich.console import Console
-
-        from .render import rich_
-
-        console = Console(file=sys.stdout)
-        with console.capture() as captured:  # rendered for this terminal, written as any other text
-            getattr(rich_, kind)(report, console)
-        _write(captured.get())
+    if fmt != "rich":
+        _write(text(fmt))
         return
-    if fmt == "plain":
-        from .render import plain as module
-    elif fmt == "json":
-        from .render import json_ as module
-    else:
-        from .render import diagrams as module
+    from rich.console import Console
 
-        kind = fmt
-    _write(getattr(module, kind)(report))
+    console = Console(file=sys.stdout)
+    with console.capture() as captured:
+        draw(console)
+    _write(captured.get())
 
 
 def _write(text: str, piece: int = 1 << 16) -> None:
@@ -326,15 +339,5 @@ def test(
 def _emit_suite(summary, chosen) -> None:
     from ..testing import reporting
 
-    fmt = chosen.value
-    if fmt == "auto":
-        fmt = "rich" if sys.stdout.isatty() else "plain"
-    if fmt == "rich":
-        from rich.console import Console
-
-        console = Console(file=sys.stdout)
-        with console.capture() as captured:
-            reporting.rich(summary, console)
-        _write(captured.get())
-    else:
-        _write(reporting.plain(summary) if fmt == "plain" else reporting.as_json(summary))
+    _output(chosen, lambda console: reporting.rich(summary, console),
+            lambda fmt: reporting.plain(summary) if fmt == "plain" else reporting.as_json(summary))

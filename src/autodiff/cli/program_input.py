@@ -5,10 +5,8 @@ from __future__ import annotations
 import sys
 
 from ..language import InputProblem, Source
-from ..language.parser import MAX_SOURCE_CHARACTERS
+from ..language.files import read_file, read_stream
 from .exit_codes import UsageProblem
-
-MAX_FILE_BYTES = MAX_SOURCE_CHARACTERS  # a program file larger than this is refused unread
 
 
 def read_program(file: str | None, expression: str | None) -> Source:
@@ -20,40 +18,8 @@ def read_program(file: str | None, expression: str | None) -> Source:
     if file is None:
         raise UsageProblem("give a FILE, - to read standard input, or -e EXPR")
     if file == "-":
-        return _decode(_read_limited(sys.stdin.buffer, "<stdin>"), "<stdin>")
-    try:
-        with open(file, "rb") as stream:
-            data = _read_limited(stream, file)
-    except FileNotFoundError:
-        raise InputProblem(f"{file}: no such file") from None
-    except IsADirectoryError:
-        raise InputProblem(f"{file}: is a directory, not a program file") from None
-    except PermissionError:
-        raise InputProblem(f"{file}: permission denied") from None
-    except OSError as exc:
-        raise InputProblem(f"{file}: cannot be read ({exc.strerror or exc})") from None
-    return _decode(data, file)
-
-
-def _read_limited(stream, name: str) -> bytes:
-    data = stream.read(MAX_FILE_BYTES + 1)  # never more: /dev/zero ends here too
-    if len(data) > MAX_FILE_BYTES:
-        raise InputProblem(f"{name}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MB, the largest program autodiff reads")
-    return data
-
-
-def _decode(data: bytes, name: str) -> Source:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputProblem(
-            f"{name}:{line}:{column}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
-        ) from None
-    if text.startswith("\ufeff"):  # a byte-order mark some editors write
-        text = text[1:]
-    return Source(text, name)
+        return read_stream(sys.stdin.buffer, "<stdin>")
+    return read_file(file)
 
 
 def parse_at(options: list[str]) -> dict:

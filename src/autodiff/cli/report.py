@@ -83,10 +83,6 @@ def _quantity(name: str, role: str, value, note: str = "") -> Quantity:
     return Quantity(name, role, value, shape, type(value).__name__, False, True, None, None, note)
 
 
-def _run(source: Source, at: dict, wrt, output: str | None, options: Options) -> Evaluation:
-    return evaluate(parse(source), source, at=at, wrt=wrt, output=output, options=options)
-
-
 # -- grad --------------------------------------------------------------------------------------------------
 
 
@@ -96,7 +92,8 @@ def run_grad(source: Source, at: dict, *, wrt=None, retain=None, output=None, gr
         raise UsageProblem(f"--order takes 1 or 2, not {order}")
     if tree:
         options.keep_tensors = True
-    evaluation = _run(source, at, wrt, output, options)
+    program = parse(source)  # once: --check runs it again, and looks for where it stops gradients
+    evaluation = evaluate(program, source, at=at, wrt=wrt, output=output, options=options)
     result = evaluation.output
     warnings = list(evaluation.warnings)
     if isinstance(result, (bool, int, float)):  # a program of constants: a value with no gradients
@@ -146,9 +143,9 @@ def run_grad(source: Source, at: dict, *, wrt=None, retain=None, output=None, gr
     if order == 2 and differentiable:
         report.hessian = _hessian(result, evaluation)
     if check and differentiable:
-        report.check = _check(source, evaluation, at, wrt, options, seed, atol, rtol)
+        report.check = _check(program, source, evaluation, at, wrt, options, seed, atol, rtol)
         if not report.check.passed:
-            report.warnings.extend(_gradient_cuts(source))
+            report.warnings.extend(_gradient_cuts(program, source))
     if tree:
         report.graph = build_graph(evaluation, result)
     return report
@@ -225,8 +222,8 @@ def _hessian(result: Tensor, evaluation: Evaluation) -> dict:
     return blocks
 
 
-def _check(source: Source, evaluation: Evaluation, at: dict, wrt, options: Options, seed, atol, rtol) -> CheckReport:
-    program = parse(source)
+def _check(program, source: Source, evaluation: Evaluation, at: dict, wrt, options: Options, seed, atol,
+           rtol) -> CheckReport:
     quiet = Options(**{**vars(options), "check_finite": False, "keep_tensors": False})
     values = {name: host(t) for name, t in sorted(evaluation.inputs.items())}
     analytical = {name: host(t._grad) for name, t in evaluation.inputs.items() if t.requires_grad}
@@ -245,13 +242,13 @@ def _check(source: Source, evaluation: Evaluation, at: dict, wrt, options: Optio
     return check_gradients(run_at, values, analytical, weights, eps=eps, atol=atol, rtol=rtol)
 
 
-def _gradient_cuts(source: Source) -> list:
+def _gradient_cuts(program, source: Source) -> list:
     """Where the program stops gradients on purpose (no_grad, detach): there autograd's gradient
     is not the derivative that finite differences measure, and --check cannot agree."""
     from ..language import ast
 
     found = []
-    for node in ast.walk(parse(source)):
+    for node in ast.walk(program):
         if isinstance(node, ast.With):
             what = "a with block that turns off recording"
         elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "name", None)) == "detach":
@@ -269,7 +266,7 @@ def _gradient_cuts(source: Source) -> list:
 
 def run_eval(source: Source, at: dict, *, output=None, options: Options) -> EvalReport:
     with no_grad():
-        evaluation = _run(source, at, None, output, options)
+        evaluation = evaluate(parse(source), source, at=at, output=output, options=options)
     variables = [_quantity(n, "variable", v) for n, v in evaluation.variables.items() if n != evaluation.output_name]
     return EvalReport(
         source.name, _quantity(evaluation.output_name, "output", evaluation.output),
@@ -282,7 +279,7 @@ def run_eval(source: Source, at: dict, *, output=None, options: Options) -> Eval
 def run_graph(source: Source, at: dict, *, wrt=None, output=None, backward=False, grad_output=None,
               options: Options, limit: int = 500) -> GraphReport:
     options.keep_tensors = True
-    evaluation = _run(source, at, wrt, output, options)
+    evaluation = evaluate(parse(source), source, at=at, wrt=wrt, output=output, options=options)
     result = evaluation.output
     if not isinstance(result, Tensor):
         raise InputProblem(f"{_the_output(evaluation.output_name)} is not a tensor: it has no graph")

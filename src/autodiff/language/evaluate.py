@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import Tensor, creation, dtypes
-from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..ops.registry import ShapeError
 from . import ast, numbers
 from ._gc import collector_paused

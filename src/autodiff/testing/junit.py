@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import PurePath
 
 from .one_file import ERRORED, FAILED, NEW, UPDATED
-from .reporting import RunSummary, _point_text, _value_text
+from .reporting import RunSummary, point_text, value_text
 
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -44,8 +44,8 @@ def junit_xml(summary: RunSummary, suite_name: str = "autodiff") -> bytes:
             "classname": _xml(classname), "name": _xml(path.name), "file": _xml(result.path), "time": f"{result.seconds:.6f}",
         })
         if result.status == FAILED:
-            lines = [f"{m.quantity} at {_point_text(m.point)}: expected {_value_text(m.expected)}, got "
-                     f"{_value_text(m.got)} ({m.difference})" for m in result.mismatches]
+            lines = [f"{m.quantity} at {point_text(m.point)}: expected {value_text(m.expected)}, got "
+                     f"{value_text(m.got)} ({m.difference})" for m in result.mismatches]
             failure = ElementTree.SubElement(case, "failure", {
                 "message": f"{len(result.mismatches)} value(s) differ from the golden record", "type": "mismatch"})
             failure.text = _xml("\n".join(lines))

@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import Tensor
-from ..language import Options, ProgramError, Source, evaluate, parse
+from ..language import InputProblem, Options, ProgramError, Source, evaluate, parse
 from ..language.analysis import analyze
+from ..language.files import read_file
 from .compare import DEFAULT_ATOL, DEFAULT_RTOL, Mismatch, compare_point
 from .records import (FORMAT, RECORD_SUFFIX, RecordProblem, as_floats, from_record, load, point_key, to_record,
                       write)
-
-MAX_FILE_BYTES = 8 * 1024 * 1024  # as the command line reads at most
 
 PASSED, FAILED, ERRORED, NEW, UPDATED = "passed", "failed", "errored", "new", "updated"
 
@@ -61,9 +60,9 @@ def run_file(path, settings: Settings) -> FileResult:
 def _run(path: Path, settings: Settings) -> FileResult:
     name = str(path)
     try:
-        source = Source(_read(path), name)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return FileResult(name, ERRORED, f"cannot be read: {exc}")
+        source = read_file(path)
+    except InputProblem as problem:
+        return FileResult(name, ERRORED, problem.message)
     try:
         record = load(path)
     except RecordProblem as exc:
@@ -101,15 +100,6 @@ def _run(path: Path, settings: Settings) -> FileResult:
         mismatches.extend(compare_point(at, expected, got, settings.rtol, settings.atol))
     status = FAILED if mismatches else PASSED
     return FileResult(name, status, mismatches=mismatches, points=len(points))
-
-
-def _read(path: Path) -> str:
-    with open(path, "rb") as stream:
-        data = stream.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise ValueError(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
-    text = data.decode("utf-8")
-    return text[1:] if text.startswith("\ufeff") else text
 
 
 def _prepare(source: Source):

@@ -65,14 +65,14 @@ class ExpressionItem(pytest.Item):
     def repr_failure(self, excinfo, style=None):
         if not isinstance(excinfo.value, ExpressionFailure):
             return super().repr_failure(excinfo, style)
-        from .reporting import _point_text, _value_text
+        from .reporting import point_text, value_text
 
         result = excinfo.value.result
         lines = [f"{result.path}: {result.status}" + (f": {result.message}" if result.message else "")]
         for m in result.mismatches:
-            lines.append(f"  {m.quantity} at {_point_text(m.point)}")
-            lines.append(f"    expected  {_value_text(m.expected)}")
-            lines.append(f"    got       {_value_text(m.got)}")
+            lines.append(f"  {m.quantity} at {point_text(m.point)}")
+            lines.append(f"    expected  {value_text(m.expected)}")
+            lines.append(f"    got       {value_text(m.got)}")
             lines.append(f"    ({m.difference})")
         return "\n".join(lines)
 

@@ -35,11 +35,11 @@ class RunSummary:
         return all(result.status in (PASSED, UPDATED) for result in self.results)
 
 
-def _value_text(value) -> str:
+def value_text(value) -> str:
     return value if isinstance(value, str) else json.dumps(to_record(value), separators=(", ", ": "))
 
 
-def _point_text(at: dict) -> str:
+def point_text(at: dict) -> str:
     return "defaults" if not at else json.dumps(to_record(at), separators=(",", "="))[1:-1].replace('"', "")
 
 
@@ -58,8 +58,8 @@ def plain(summary: RunSummary) -> str:
         lines.append("\t".join(filter(None, (result.status, result.path, _clean(result.message)))))
     for result in summary.results:
         for m in result.mismatches:
-            lines.append("\t".join(("mismatch", result.path, _point_text(m.point), m.quantity, _clean(_value_text(m.expected)),
-                                    _clean(_value_text(m.got)), m.difference)))
+            lines.append("\t".join(("mismatch", result.path, point_text(m.point), m.quantity, _clean(value_text(m.expected)),
+                                    _clean(value_text(m.got)), m.difference)))
     lines.append("\t".join(["summary"] + [f"{status} {count}" for status, count in summary.counts.items()]))
     return "\n".join(lines) + "\n"
 
@@ -105,7 +105,7 @@ def rich(summary: RunSummary, console) -> None:
                 table.add_column(column, justify=justify, no_wrap=column in ("point", "quantity"),
                                  overflow="fold" if column in ("expected", "got") else "ellipsis")
             for m in result.mismatches:
-                table.add_row(_point_text(m.point), m.quantity, _short(m.expected), _short(m.got), m.difference)
+                table.add_row(point_text(m.point), m.quantity, _short(m.expected), _short(m.got), m.difference)
             console.print(table)
             console.print()
             spaced = True
@@ -130,7 +130,7 @@ def rich(summary: RunSummary, console) -> None:
 
 
 def _short(value, limit: int = 60) -> str:
-    text = _value_text(value)
+    text = value_text(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
