@@ -65,13 +65,18 @@ MAX_ELEMENTS = typer.Option(50_000_000, "--max-elements", metavar="N", min=1, he
 MAX_ITERATIONS = typer.Option(1_000_000, "--max-iterations", metavar="N", min=0, help="Most loop turns in one run.")
 
 
-def _options(dtype: DType, seed: int, device: Device, max_elements: int, max_iterations: int):
-    from ..language import Options
-
+def _require_device(device: Device) -> None:
+    """Say clearly, before anything runs, why CUDA cannot be used (DeviceUnavailable, exit 2)."""
     if device is Device.cuda:
         from .. import backend
 
-        backend.module_for("cuda")  # says clearly, before anything runs, why CUDA cannot be used
+        backend.module_for("cuda")
+
+
+def _options(dtype: DType, seed: int, device: Device, max_elements: int, max_iterations: int):
+    from ..language import Options
+
+    _require_device(device)
     return Options(dtype=dtype.value, device=device.value, seed=seed, max_elements=max_elements,
                    max_iterations=max_iterations)
 
@@ -312,7 +317,7 @@ def test(
 
     if at and not update:
         raise typer.BadParameter("--at adds points to records, so it needs --update", param_hint="'--at'")
-    _options(dtype, seed, device, max_elements, max_iterations)  # says now, once, if CUDA cannot be used
+    _require_device(device)  # once, here: the workers then run on it
     extra_points = [{name: getattr(value, "tolist", lambda: value)() for name, value in parse_at([option]).items()}
                     for option in at]
     files = finding.discover(paths or ["."], tuple(glob) or finding.DEFAULT_GLOBS)
