@@ -13,7 +13,8 @@ The default dtype is float64.
 """
 
 from ._version import __version__
-from .tensor import Size, Tensor  # first: the operations import Tensor
+from . import ops  # first: the operations define Tensor's methods as they are declared
+from .tensor import Size, Tensor
 from . import autograd, return_types
 from .autograd import (
     enable_grad,
@@ -52,80 +53,7 @@ from .creation import (
 from .dtypes import dtype, float16, float32, float64, get_default_dtype, int32, int64, set_default_dtype, uint8
 from .dtypes import bool_ as bool  # noqa: A001  (PyTorch's name)
 from ._formatting import set_printoptions
-from .ops import (
-    abs,
-    add,
-    all,
-    any,
-    argmax,
-    argmin,
-    bmm,
-    broadcast_shapes,
-    cat,
-    clamp,
-    clone,
-    cos,
-    detach,
-    div,
-    dot,
-    eq,
-    exp,
-    expm1,
-    flatten,
-    flip,
-    floor_divide,
-    ge,
-    gt,
-    isfinite,
-    isinf,
-    isnan,
-    le,
-    log,
-    log1p,
-    log_softmax,
-    logical_and,
-    logical_not,
-    logical_or,
-    logsumexp,
-    lt,
-    matmul,
-    max,
-    maximum,
-    mean,
-    min,
-    minimum,
-    mm,
-    mul,
-    mv,
-    narrow,
-    ne,
-    neg,
-    permute,
-    pow,
-    prod,
-    reciprocal,
-    relu,
-    remainder,
-    reshape,
-    rsub,
-    select,
-    sigmoid,
-    sign,
-    sin,
-    softmax,
-    sqrt,
-    square,
-    squeeze,
-    stack,
-    sub,
-    sum,
-    t,
-    tan,
-    tanh,
-    transpose,
-    unsqueeze,
-    where,
-)
+from .ops import *  # noqa: F401,F403  (every public operation: ops.PUBLIC)
 from .ops.registry import ShapeError
 
 # PyTorch's dtype aliases.
@@ -134,15 +62,6 @@ float = float32  # noqa: A001
 double = float64
 int = int32  # noqa: A001
 long = int64
-
-clip = clamp
-multiply = mul
-subtract = sub
-divide = div
-true_divide = div
-negative = neg
-absolute = abs
-concat = concatenate = cat
 
 
 def is_tensor(obj) -> bool:

@@ -15,6 +15,7 @@ import weakref
 
 from . import backend, dtypes
 from .autograd.grad_mode import STATE as _GRAD_MODE
+from .ops.surface import TensorMethods
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -47,8 +48,12 @@ class InplaceClock:
     ticks = 0
 
 
-class Tensor:
-    """A multi-dimensional array that can record the operations applied to it."""
+class Tensor(TensorMethods):
+    """A multi-dimensional array that can record the operations applied to it.
+
+    The methods that name operations (`x.exp()`, `x.sum(0)`, `x + y`...) come from
+    `TensorMethods`, which each op's declaration fills in (see ops/surface.py).
+    """
 
     __slots__ = (
         "_data",
@@ -309,12 +314,12 @@ class Tensor:
             self._version_log = []
         self._version_log.append(InplaceClock.ticks)
 
-    def _apply_inplace(self, operation, *args) -> Tensor:
+    def _apply_inplace(self, operation, *args, **kwargs) -> Tensor:
         """Compute `operation(self, *args)` out of place and make it this tensor's new value."""
         self._check_inplace()
         # The operation sees an alias of the current version, so what it saves for backward
         # is not the tensor rebound below.
-        result = operation(_alias(self), *args)
+        result = operation(_alias(self), *args, **kwargs)
         if result._data.shape != self._data.shape:
             raise RuntimeError(
                 f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}"
@@ -352,352 +357,67 @@ class Tensor:
         return self
 
     def copy_(self, src) -> Tensor:
-        from .ops import expand, to_dtype
-
-        return self._apply_inplace(lambda _, s: to_dtype(expand(s, self._data.shape), self.dtype), _as_tensor(src, self))
-
-    def add_(self, other, *, alpha=1) -> Tensor:
-        return self._apply_inplace(add, other if alpha == 1 else other * alpha)
-
-    def sub_(self, other, *, alpha=1) -> Tensor:
-        return self._apply_inplace(sub, other if alpha == 1 else other * alpha)
-
-    def mul_(self, other) -> Tensor:
-        return self._apply_inplace(mul, other)
-
-    def div_(self, other) -> Tensor:
-        return self._apply_inplace(div, other)
-
-    def pow_(self, exponent) -> Tensor:
-        return self._apply_inplace(pow, exponent)
-
-    def clamp_(self, min=None, max=None) -> Tensor:
-        return self._apply_inplace(clamp, min, max)
-
-    def neg_(self) -> Tensor:
-        return self._apply_inplace(neg)
+        return self._apply_inplace(lambda _, s: s.expand(self._data.shape).to(self.dtype), _as_tensor(src, self))
 
     def __iadd__(self, other):
-        return self._apply_inplace(add, other)
+        return self.add_(other)
 
     def __isub__(self, other):
-        return self._apply_inplace(sub, other)
+        return self.sub_(other)
 
     def __imul__(self, other):
-        return self._apply_inplace(mul, other)
+        return self.mul_(other)
 
     def __itruediv__(self, other):
-        return self._apply_inplace(div, other)
+        return self.div_(other)
 
     def __ipow__(self, other):
-        return self._apply_inplace(pow, other)
+        return self.pow_(other)
 
-    def __setitem__(self, key, value) -> None:
-        self._apply_inplace(index_put, key, value)
-
-    # -- operators ----------------------------------------------------------------------------
-    # + - * / and unary minus are bound to their ops directly, at the end of this module.
-
-    def __rtruediv__(self, other):
-        return rdiv(self, other)
-
-    def __pow__(self, exponent):
-        return pow(self, exponent)
-
-    def __rpow__(self, base):
-        return rpow(self, base)
-
-    def __matmul__(self, other):
-        return matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return matmul(other, self)
+    # -- operators and methods that are not operations ----------------------------------------
 
     def __pos__(self):
         return self
 
-    def __abs__(self):
-        return abs(self)
-
-    def __floordiv__(self, other):
-        return floor_divide(self, other)
-
-    def __rfloordiv__(self, other):
-        return floor_divide(other, self)
-
-    def __mod__(self, other):
-        return remainder(self, other)
-
-    def __eq__(self, other):  # type: ignore[override]
-        return eq(self, other)
-
-    def __ne__(self, other):  # type: ignore[override]
-        return ne(self, other)
-
-    def __lt__(self, other):
-        return lt(self, other)
-
-    def __le__(self, other):
-        return le(self, other)
-
-    def __gt__(self, other):
-        return gt(self, other)
-
-    def __ge__(self, other):
-        return ge(self, other)
-
-    def __and__(self, other):
-        return logical_and(self, other)
-
-    def __or__(self, other):
-        return logical_or(self, other)
-
-    def __invert__(self):
-        return logical_not(self)
-
-    def __getitem__(self, key):
-        return getitem(self, key)
-
-    # -- methods that name operations ---------------------------------------------------------
-    # Each forwards to the function of the same name in autodiff.ops.
-
-    def add(self, other, *, alpha=1):
-        return add(self, other if alpha == 1 else other * alpha)
-
-    def sub(self, other, *, alpha=1):
-        return sub(self, other if alpha == 1 else other * alpha)
-
-    def mul(self, other):
-        return mul(self, other)
-
-    def div(self, other):
-        return div(self, other)
-
-    def pow(self, exponent):
-        return pow(self, exponent)
-
-    def neg(self):
-        return neg(self)
-
-    def reciprocal(self):
-        return reciprocal(self)
-
-    def exp(self):
-        return exp(self)
-
-    def log(self):
-        return log(self)
-
-    def sqrt(self):
-        return sqrt(self)
-
-    def sin(self):
-        return sin(self)
-
-    def cos(self):
-        return cos(self)
-
-    def tan(self):
-        return tan(self)
-
-    def tanh(self):
-        return tanh(self)
-
-    def sigmoid(self):
-        return sigmoid(self)
-
-    def relu(self):
-        return relu(self)
-
-    def abs(self):
-        return abs(self)
-
-    def sign(self):
-        return sign(self)
-
-    def log1p(self):
-        return log1p(self)
-
-    def expm1(self):
-        return expm1(self)
-
-    def square(self):
-        return square(self)
-
-    def sum(self, dim=None, keepdim: bool = False):
-        return sum(self, dim, keepdim)
-
-    def mean(self, dim=None, keepdim: bool = False):
-        return mean(self, dim, keepdim)
-
-    def prod(self, dim=None, keepdim: bool = False):
-        return prod(self, dim, keepdim)
-
-    def max(self, dim=None, keepdim: bool = False):
-        return max(self, dim, keepdim)
-
-    def min(self, dim=None, keepdim: bool = False):
-        return min(self, dim, keepdim)
-
-    def argmax(self, dim=None, keepdim: bool = False):
-        return argmax(self, dim, keepdim)
-
-    def argmin(self, dim=None, keepdim: bool = False):
-        return argmin(self, dim, keepdim)
-
-    def logsumexp(self, dim=None, keepdim: bool = False):
-        return logsumexp(self, dim, keepdim)
-
-    def softmax(self, dim=-1):
-        return softmax(self, dim)
-
-    def log_softmax(self, dim=-1):
-        return log_softmax(self, dim)
-
-    def clamp(self, min=None, max=None):
-        return clamp(self, min, max)
-
-    def maximum(self, other):
-        return maximum(self, other)
-
-    def minimum(self, other):
-        return minimum(self, other)
-
-    def matmul(self, other):
-        return matmul(self, other)
-
-    def mm(self, other):
-        return mm(self, other)
-
-    def dot(self, other):
-        return dot(self, other)
-
-    def t(self):
-        return t(self)
-
     @property
     def T(self):
-        return permute(self, tuple(reversed(range(self._data.ndim))))
+        return self.permute(tuple(reversed(range(self._data.ndim))))
 
     @property
     def mT(self):
-        return transpose(self, -2, -1)
-
-    def transpose(self, dim0: int, dim1: int):
-        return transpose(self, dim0, dim1)
-
-    def permute(self, *dims):
-        return permute(self, _sizes(dims))
-
-    def reshape(self, *shape):
-        return reshape(self, _sizes(shape))
-
-    def view(self, *shape):
-        return view(self, _sizes(shape))
-
-    def view_as(self, other):
-        return view(self, other._data.shape)
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1):
-        return flatten(self, start_dim, end_dim)
-
-    def squeeze(self, dim=None):
-        return squeeze(self, dim)
-
-    def unsqueeze(self, dim: int):
-        return unsqueeze(self, dim)
-
-    def expand(self, *sizes):
-        return expand(self, _sizes(sizes))
-
-    def expand_as(self, other):
-        return expand(self, other._data.shape)
-
-    def sum_to_size(self, *size):
-        return sum_to(self, _sizes(size))
-
-    def where(self, condition, other):
-        return where(condition, self, other)
-
-    def clone(self):
-        return clone(self)
+        return self.transpose(-2, -1)
 
     def contiguous(self):
         return self
 
-    def to(self, *args, **kwargs):
-        return to(self, *args, **kwargs)
-
     def type(self, dtype=None):
         if dtype is None:
             return f"autodiff.{_LEGACY_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}"
-        return to(self, dtype)
+        return self.to(dtype)
 
     def float(self):
-        return to(self, dtypes.float32)
+        return self.to(dtypes.float32)
 
     def double(self):
-        return to(self, dtypes.float64)
+        return self.to(dtypes.float64)
 
     def half(self):
-        return to(self, dtypes.float16)
+        return self.to(dtypes.float16)
 
     def long(self):
-        return to(self, dtypes.int64)
+        return self.to(dtypes.int64)
 
     def int(self):
-        return to(self, dtypes.int32)
+        return self.to(dtypes.int32)
 
     def bool(self):
-        return to(self, dtypes.bool_)
+        return self.to(dtypes.bool_)
 
     def cpu(self):
-        return to(self, "cpu")
+        return self.to("cpu")
 
     def cuda(self, device=None):
-        return to(self, "cuda" if device is None else backend.device("cuda", device) if isinstance(device, int) else device)
-
-    def isnan(self):
-        return isnan(self)
-
-    def isinf(self):
-        return isinf(self)
-
-    def isfinite(self):
-        return isfinite(self)
-
-    def logical_and(self, other):
-        return logical_and(self, other)
-
-    def logical_or(self, other):
-        return logical_or(self, other)
-
-    def logical_not(self):
-        return logical_not(self)
-
-    def all(self):
-        return all(self)
-
-    def any(self):
-        return any(self)
-
-    def eq(self, other):
-        return eq(self, other)
-
-    def ne(self, other):
-        return ne(self, other)
-
-    def lt(self, other):
-        return lt(self, other)
-
-    def le(self, other):
-        return le(self, other)
-
-    def gt(self, other):
-        return gt(self, other)
-
-    def ge(self, other):
-        return ge(self, other)
+        return self.to("cuda" if device is None else backend.device("cuda", device) if isinstance(device, int) else device)
 
     def new_tensor(self, data, dtype=None, requires_grad: bool = False):
         from .creation import tensor
@@ -804,89 +524,3 @@ def _sizes(args) -> tuple:
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
         return tuple(args[0])
     return tuple(args)
-
-
-# The operations import Tensor, and Tensor's methods call them: bind them once the class exists.
-from .ops import (  # noqa: E402
-    abs,
-    add,
-    all,
-    any,
-    argmax,
-    argmin,
-    clamp,
-    clone,
-    cos,
-    div,
-    dot,
-    eq,
-    exp,
-    expand,
-    expm1,
-    flatten,
-    floor_divide,
-    ge,
-    getitem,
-    gt,
-    index_put,
-    isfinite,
-    isinf,
-    isnan,
-    le,
-    log,
-    log1p,
-    log_softmax,
-    logical_and,
-    logical_not,
-    logical_or,
-    logsumexp,
-    lt,
-    matmul,
-    max,
-    maximum,
-    mean,
-    min,
-    minimum,
-    mm,
-    mul,
-    ne,
-    neg,
-    permute,
-    pow,
-    prod,
-    rdiv,
-    reciprocal,
-    relu,
-    remainder,
-    reshape,
-    rpow,
-    rsub,
-    sigmoid,
-    sign,
-    sin,
-    softmax,
-    sqrt,
-    square,
-    squeeze,
-    sub,
-    sum,
-    sum_to,
-    t,
-    tan,
-    tanh,
-    to,
-    transpose,
-    unsqueeze,
-    view,
-    where,
-)
-from .ops.arithmetic import ADD, DIV, MUL, NEG, RSUB, SUB  # noqa: E402
-
-# The operators used most, forward and in every backward formula, call their op with no
-# wrapper in between.
-Tensor.__add__ = Tensor.__radd__ = ADD.apply
-Tensor.__sub__ = SUB.apply
-Tensor.__rsub__ = RSUB.apply  # only ever called with a number on the left
-Tensor.__mul__ = Tensor.__rmul__ = MUL.apply
-Tensor.__truediv__ = DIV.apply
-Tensor.__neg__ = NEG.apply

@@ -353,6 +353,16 @@ def _prod_dim():
     ]
 
 
+@samples("cumsum")
+def _cumsum():
+    return [
+        Sample((leaf((4,)), 0)),
+        Sample((leaf((3, 2)), 1)),
+        Sample((leaf((2, 3, 2)), -2)),
+        Sample((leaf(()), 0)),
+    ]
+
+
 @samples("max", "min")
 def _extreme():
     return [Sample((distinct(s),)) for s in SHAPES]

@@ -108,6 +108,16 @@ def non_scalar_output_and_fixes(lib):
 
 
 @snippet
+def cumsum_values_gradients_and_node(lib):
+    x = lib.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], requires_grad=True)
+    y = x.cumsum(1) * lib.tensor([1.0, 2.0, 3.0])
+    z = lib.cumsum(x, dim=-2)
+    (y.sum() + (z * z).sum()).backward()
+    s = lib.tensor(2.0, requires_grad=True)
+    return [y, z, x.grad, type(y.grad_fn.next_functions[0][0]).__name__, name(z), lib.cumsum(s, 0)]
+
+
+@snippet
 def backward_twice(lib):
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     y = (x * x).sum()
@@ -285,6 +295,7 @@ def in_place_rules(lib):
 
 
 ERROR_SNIPPETS = {
+    "cumsum_dim": lambda lib: lib.ones(2, 3).cumsum(2),
     "broadcast": lambda lib: lib.ones(2, 3) + lib.ones(4),
     "mm": lambda lib: lib.ones(2, 3) @ lib.ones(4, 5),
     "mv": lambda lib: lib.ones(2, 3) @ lib.ones(4),

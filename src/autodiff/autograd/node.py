@@ -114,9 +114,6 @@ class Node:
         """(shape, NumPy dtype) of this node's output `output_nr`: what its gradient must match."""
         return self._shape, self._dtype
 
-    def _num_outputs(self) -> int:
-        return 1
-
     def _apply(self, grads: list, as_tensors: bool) -> list:
         """Gradients for next_functions (None where an input needs none).
 

@@ -65,10 +65,6 @@ WORDS = {
 KNOWN_NAMES = sorted(set(FUNCTIONS) | set(WORDS) | set(CONSTANTS))
 
 
-def is_builtin(name: str) -> bool:
-    return name in FUNCTIONS or name in WORDS or name in CONSTANTS
-
-
 def suggestion(name: str, candidates) -> str:
     """"; did you mean 'log'?" when a close match exists."""
     close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)

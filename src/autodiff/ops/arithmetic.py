@@ -11,50 +11,44 @@ import math
 from ..tensor import Tensor
 from .pointwise import LOG
 from .registry import defop, zeros_as
+from .surface import bind_operators, public
 from .selection import WHERE
 
-__all__ = [  # the functions users call by name (the language finds them here)
+ADD = defop(  # the public add(), with alpha, is below
     "add",
-    "div",
-    "mul",
-    "neg",
-    "pow",
-    "reciprocal",
-    "rsub",
-    "square",
-    "sub",
-]
-
-ADD = defop(
-    "add", "AddBackward0",
-    lambda xp, input, other: input + other,
+    lambda xp, input, other: input + other, operators=("__add__", "__radd__"),
     input=lambda grad: grad,
     other=lambda grad: grad,
 )
 SUB = defop(
-    "sub", "SubBackward0",
-    lambda xp, input, other: input - other,
+    "sub",
+    lambda xp, input, other: input - other, operators=("__sub__",),
     input=lambda grad: grad,
     other=lambda grad: -grad,
 )
 RSUB = defop(  # `10 - x`: the number is a constant, so only x has an edge
-    "rsub", "RsubBackward1",
-    lambda xp, input, other: other - input,
+    "rsub",
+    lambda xp, input, other: other - input, grad_fn="RsubBackward1",
+    operators=("__rsub__",),  # only ever called with a number on the left
     input=lambda grad: -grad,
 )
 MUL = defop(
-    "mul", "MulBackward0",
-    lambda xp, input, other: input * other,
+    "mul",
+    lambda xp, input, other: input * other, doc="input * other", method=True, inplace=True,
+    operators=("__mul__", "__rmul__"), aliases=("multiply",),
     input=lambda grad, other: grad * other,
     other=lambda grad, input: grad * input,
 )
 DIV = defop(
-    "div", "DivBackward0",
-    lambda xp, input, other: input / other,
+    "div",
+    lambda xp, input, other: input / other, doc="input / other (true division)", method=True, inplace=True,
+    operators=("__truediv__",), aliases=("divide", "true_divide"),
     domain=True,
     input=lambda grad, other: grad / other,
     other=lambda grad, input, other: -grad * input / (other * other),
 )
+
+
 def _negative(xp, input):
     if input.dtype == bool:
         raise RuntimeError(
@@ -64,10 +58,11 @@ def _negative(xp, input):
     return -input
 
 
-NEG = defop("neg", "NegBackward0", _negative, input=lambda grad: -grad)
+NEG = defop("neg", _negative, doc="-input", method=True, inplace=True, operators=("__neg__",),
+             aliases=("negative",), input=lambda grad: -grad)
 RECIPROCAL = defop(
-    "reciprocal", "ReciprocalBackward0",
-    lambda xp, input: 1 / input,
+    "reciprocal",
+    lambda xp, input: 1 / input, doc="1 / input", method=True, inplace=True,
     domain=True,
     input=lambda grad, result: -grad * result * result,
 )
@@ -99,51 +94,44 @@ def _pow_grad_scalar_base(grad, input, exponent, result):
 
 
 POW = defop(  # x ** 2
-    "pow", "PowBackward0",
+    "pow",
     lambda xp, input, exponent: input ** exponent,
     domain=True,
     input=_pow_grad_by_scalar_exponent,
 )
 POW_TENSOR = defop(  # x ** y
-    "pow_tensor", "PowBackward1",
-    lambda xp, input, exponent: input ** exponent,
+    "pow_tensor",
+    lambda xp, input, exponent: input ** exponent, grad_fn="PowBackward1",
     domain=True,
     input=_pow_grad_base,
     exponent=_pow_grad_exponent,
 )
 POW_SCALAR_BASE = defop(  # 2 ** x
-    "pow_scalar_base", "PowBackward2",
-    lambda xp, exponent, input: input ** exponent,
+    "pow_scalar_base",
+    lambda xp, exponent, input: input ** exponent, grad_fn="PowBackward2",
     domain=True,
     exponent=_pow_grad_scalar_base,
 )
 
 
+@public(method=True, inplace=True)
 def add(input, other, *, alpha=1):
     """input + alpha * other"""
     return ADD.apply(input, other if alpha == 1 else other * alpha)
 
 
+@public(method=True, inplace=True, aliases=("subtract",))
 def sub(input, other, *, alpha=1):
     """input - alpha * other"""
     return SUB.apply(input, other if alpha == 1 else other * alpha)
 
 
+@public
 def rsub(input, other):
     """other - input (what `10 - x` computes)."""
     if isinstance(other, Tensor):
         return SUB.apply(other, input)
     return RSUB.apply(input, other)
-
-
-def mul(input, other):
-    """input * other"""
-    return MUL.apply(input, other)
-
-
-def div(input, other):
-    """input / other (true division)"""
-    return DIV.apply(input, other)
 
 
 def rdiv(input, other):
@@ -153,16 +141,7 @@ def rdiv(input, other):
     return MUL.apply(RECIPROCAL.apply(input), other)
 
 
-def neg(input):
-    """-input"""
-    return NEG.apply(input)
-
-
-def reciprocal(input):
-    """1 / input"""
-    return RECIPROCAL.apply(input)
-
-
+@public(method=True, inplace=True, operators=("__pow__",))
 def pow(input, exponent):
     """input ** exponent; either may be a number."""
     if not isinstance(input, Tensor):
@@ -179,6 +158,11 @@ def rpow(input, base):
     return POW_SCALAR_BASE.apply(input, base)
 
 
+@public(method=True, inplace=True)
 def square(input):
     """input ** 2"""
     return POW.apply(input, 2)
+
+
+bind_operators(rdiv, ("__rtruediv__",))
+bind_operators(rpow, ("__rpow__",))

@@ -3,50 +3,37 @@
 from __future__ import annotations
 
 from .registry import nondiff
+from .surface import bind_operators
 
-__all__ = [  # the functions users call by name (the language finds them here)
-    "all",
-    "any",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "isnan",
-    "isinf",
-    "isfinite",
-    "logical_and",
-    "logical_or",
-    "logical_not",
-]
-
-eq = nondiff("eq", lambda xp, input, other: xp.equal(input, other))
-ne = nondiff("ne", lambda xp, input, other: xp.not_equal(input, other))
-lt = nondiff("lt", lambda xp, input, other: xp.less(input, other))
-le = nondiff("le", lambda xp, input, other: xp.less_equal(input, other))
-gt = nondiff("gt", lambda xp, input, other: xp.greater(input, other))
-ge = nondiff("ge", lambda xp, input, other: xp.greater_equal(input, other))
-isnan = nondiff("isnan", lambda xp, input: xp.isnan(input))
-isinf = nondiff("isinf", lambda xp, input: xp.isinf(input))
-isfinite = nondiff("isfinite", lambda xp, input: xp.isfinite(input))
-logical_and = nondiff("logical_and", lambda xp, input, other: xp.logical_and(input, other))
-logical_or = nondiff("logical_or", lambda xp, input, other: xp.logical_or(input, other))
-logical_not = nondiff("logical_not", lambda xp, input: xp.logical_not(input))
-floor_divide = nondiff("floor_divide", lambda xp, input, other: xp.floor_divide(input, other))
-remainder = nondiff("remainder", lambda xp, input, other: xp.remainder(input, other))
-_all = nondiff("all", lambda xp, input: xp.all(input))
-_any = nondiff("any", lambda xp, input: xp.any(input))
-
-
-def all(input):
-    """True where every element is nonzero."""
-    return _all(input)
-
-
-def any(input):
-    """True where some element is nonzero."""
-    return _any(input)
+eq = nondiff("eq", lambda xp, input, other: xp.equal(input, other), doc="input == other, elementwise.",
+             method=True, operators=("__eq__",))
+ne = nondiff("ne", lambda xp, input, other: xp.not_equal(input, other), doc="input != other, elementwise.",
+             method=True, operators=("__ne__",))
+lt = nondiff("lt", lambda xp, input, other: xp.less(input, other), doc="input < other, elementwise.",
+             method=True, operators=("__lt__",))
+le = nondiff("le", lambda xp, input, other: xp.less_equal(input, other), doc="input <= other, elementwise.",
+             method=True, operators=("__le__",))
+gt = nondiff("gt", lambda xp, input, other: xp.greater(input, other), doc="input > other, elementwise.",
+             method=True, operators=("__gt__",))
+ge = nondiff("ge", lambda xp, input, other: xp.greater_equal(input, other), doc="input >= other, elementwise.",
+             method=True, operators=("__ge__",))
+isnan = nondiff("isnan", lambda xp, input: xp.isnan(input), doc="True where input is nan.", method=True)
+isinf = nondiff("isinf", lambda xp, input: xp.isinf(input), doc="True where input is inf or -inf.", method=True)
+isfinite = nondiff("isfinite", lambda xp, input: xp.isfinite(input), doc="True where input is neither nan nor "
+                   "infinite.", method=True)
+logical_and = nondiff("logical_and", lambda xp, input, other: xp.logical_and(input, other),
+                      doc="True where both are nonzero.", method=True, operators=("__and__",))
+logical_or = nondiff("logical_or", lambda xp, input, other: xp.logical_or(input, other),
+                     doc="True where either is nonzero.", method=True, operators=("__or__",))
+logical_not = nondiff("logical_not", lambda xp, input: xp.logical_not(input), doc="True where input is zero.",
+                      method=True, operators=("__invert__",))
+floor_divide = nondiff("floor_divide", lambda xp, input, other: xp.floor_divide(input, other),
+                       doc="input // other, rounded towards minus infinity.", method=True,
+                       operators=("__floordiv__",))
+remainder = nondiff("remainder", lambda xp, input, other: xp.remainder(input, other),
+                    doc="input % other, with the sign of other (as Python).", method=True, operators=("__mod__",))
+_all = nondiff("all", lambda xp, input: xp.all(input), doc="True where every element is nonzero.", method=True)
+_any = nondiff("any", lambda xp, input: xp.any(input), doc="True where some element is nonzero.", method=True)
 
 
 def _pick_index(reduce):
@@ -62,3 +49,10 @@ def _pick_index(reduce):
 # Indices of the extremes (dim already normalised; None means the flattened tensor).
 nondiff_argmax = nondiff("argmax", _pick_index("argmax"))
 nondiff_argmin = nondiff("argmin", _pick_index("argmin"))
+
+
+def _reflected_floor_divide(input, other):
+    return floor_divide(other, input)
+
+
+bind_operators(_reflected_floor_divide, ("__rfloordiv__",))

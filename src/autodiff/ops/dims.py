@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..tensor import _dim as normalize_dim
 
-__all__ = ["normalize_dim", "normalize_dims", "kept_shape", "check_dim_for"]
+__all__ = ["normalize_dim", "normalize_dims", "kept_shape"]
 
 
 def normalize_dims(dim, ndim: int) -> tuple:
@@ -24,9 +24,3 @@ def kept_shape(shape: tuple, dims: tuple) -> tuple:
     """The shape of a reduction over `dims` with keepdim=True."""
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
 
-
-def check_dim_for(name: str, dim, ndim: int) -> int:
-    """A single dim argument, checked, for ops like softmax that take exactly one."""
-    if not isinstance(dim, int):
-        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
-    return normalize_dim(dim, ndim)

@@ -12,13 +12,8 @@ from .. import backend
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .registry import defop
+from .surface import bind_operators, public, tensor_method
 from .shape import UNSQUEEZE, VIEW
-
-__all__ = [  # the functions users call by name (the language finds them here)
-    "narrow",
-    "select",
-]
-
 
 def _place(xp, values, shape, key):
     out = xp.zeros(shape, dtype=values.dtype)
@@ -35,22 +30,22 @@ def _select_key(dim, index):
 
 
 SELECT = defop(
-    "select", "SelectBackward0",
+    "select",
     lambda xp, input, dim, index: input[_select_key(dim, index)],
     input=lambda grad, input_shape, dim, index: SELECT_BACKWARD.apply(grad, input_shape, dim, index),
 )
 SELECT_BACKWARD = defop(
-    "select_backward", "SelectBackwardBackward0",
+    "select_backward",
     lambda xp, input, shape, dim, index: _place(xp, input, shape, _select_key(dim, index)),
     input=lambda grad, dim, index: SELECT.apply(grad, dim, index),
 )
 SLICE = defop(
-    "slice", "SliceBackward0",
+    "slice",
     lambda xp, input, dim, start, stop, step: input[_slice_key(dim, start, stop, step)],
     input=lambda grad, input_shape, dim, start, stop, step: SLICE_BACKWARD.apply(grad, input_shape, dim, start, stop, step),
 )
 SLICE_BACKWARD = defop(
-    "slice_backward", "SliceBackwardBackward0",
+    "slice_backward",
     lambda xp, input, shape, dim, start, stop, step: _place(xp, input, shape, _slice_key(dim, start, stop, step)),
     input=lambda grad, dim, start, stop, step: SLICE.apply(grad, dim, start, stop, step),
 )
@@ -63,13 +58,12 @@ def _index_add(xp, input, shape, key):
 
 
 INDEX = defop(
-    "index", "IndexBackward0",
+    "index",
     lambda xp, input, key: input[key],
     input=lambda grad, input_shape, key: INDEX_BACKWARD.apply(grad, input_shape, key),
 )
 INDEX_BACKWARD = defop(
-    "index_backward", "IndexPutBackward0",
-    _index_add,
+    "index_backward", _index_add, grad_fn="IndexPutBackward0",
     input=lambda grad, key: INDEX.apply(grad, key),
 )
 
@@ -95,14 +89,12 @@ def _region_grad(grad, key, values_shape):
 
 
 INDEX_PUT = defop(
-    "index_put", "CopySlices",
-    _put,
+    "index_put", _put, grad_fn="CopySlices",
     input=lambda grad, key: ZERO_REGION.apply(grad, key),
     values=lambda grad, key, values_shape: _region_grad(grad, key, values_shape),
 )
 ZERO_REGION = defop(
-    "zero_region", "IndexFillBackward0",
-    _zero_region,
+    "zero_region", _zero_region, grad_fn="IndexFillBackward0",
     input=lambda grad, key: ZERO_REGION.apply(grad, key),
 )
 
@@ -200,6 +192,7 @@ def _advanced(input: Tensor, parts: tuple) -> Tensor:
     return INDEX.apply(input, key)
 
 
+@public(method=True)
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at `index` along `dim`, which disappears."""
     dim = normalize_dim(dim, input._data.ndim)
@@ -209,6 +202,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     return SELECT.apply(input, dim, index + size if index < 0 else index)
 
 
+@public(method=True)
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """Elements start..start+length-1 along `dim`."""
     dim = normalize_dim(dim, input._data.ndim)
@@ -225,3 +219,12 @@ def index_put(input: Tensor, key, values) -> Tensor:
     except IndexError as exc:
         raise IndexError(str(exc).replace("axis", "dimension")) from None
     return INDEX_PUT.apply(input, values, parts)
+
+
+bind_operators(getitem, ("__getitem__",))
+
+
+@tensor_method("__setitem__")
+def _setitem(self, key, value) -> None:
+    """`x[key] = value`: records index_put and makes its result x's new value."""
+    self._apply_inplace(index_put, key, value)

@@ -9,33 +9,26 @@ import math
 
 from ..tensor import Tensor
 from .registry import ShapeError, defop
+from .surface import bind_operators, public
 from .shape import SQUEEZE_MATMUL, T, TRANSPOSE, UNSQUEEZE, broadcast_shapes, expand, reshape, squeeze, unsafe_view, unsqueeze
 
-__all__ = [  # the functions users call by name (the language finds them here)
-    "bmm",
-    "dot",
-    "matmul",
-    "mm",
-    "mv",
-]
-
 MM = defop(
-    "mm", "MmBackward0", lambda xp, input, mat2: input @ mat2,
+    "mm", lambda xp, input, mat2: input @ mat2,
     input=lambda grad, mat2: MM.apply(grad, T.apply(mat2)),
     mat2=lambda grad, input: MM.apply(T.apply(input), grad),
 )
 MV = defop(
-    "mv", "MvBackward0", lambda xp, input, vec: input @ vec,
+    "mv", lambda xp, input, vec: input @ vec,
     input=lambda grad, vec: UNSQUEEZE.apply(grad, 1) * vec,
     vec=lambda grad, input: MV.apply(T.apply(input), grad),
 )
 DOT = defop(
-    "dot", "DotBackward0", lambda xp, input, other: input @ other,
+    "dot", lambda xp, input, other: input @ other,
     input=lambda grad, other: grad * other,
     other=lambda grad, input: grad * input,
 )
 BMM = defop(
-    "bmm", "BmmBackward0", lambda xp, input, mat2: input @ mat2,
+    "bmm", lambda xp, input, mat2: input @ mat2,
     input=lambda grad, mat2: BMM.apply(grad, TRANSPOSE.apply(mat2, 1, 2)),
     mat2=lambda grad, input: BMM.apply(TRANSPOSE.apply(input, 1, 2), grad),
 )
@@ -45,6 +38,7 @@ def _shape_text(shape) -> str:
     return "x".join(str(s) for s in shape)
 
 
+@public(method=True)
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Matrix product of two 2-D tensors."""
     if input._data.ndim != 2:
@@ -59,6 +53,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return MM.apply(input, mat2)
 
 
+@public(method=True)
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix-vector product."""
     a, b = input._data.shape, vec._data.shape
@@ -69,6 +64,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return MV.apply(input, vec)
 
 
+@public(method=True)
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """Inner product of two 1-D tensors."""
     a, b = input._data.shape, other._data.shape
@@ -83,6 +79,7 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     return DOT.apply(input, other)
 
 
+@public(method=True)
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product of two 3-D tensors with equal batch sizes."""
     a, b = input._data.shape, mat2._data.shape
@@ -97,6 +94,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return BMM.apply(input, mat2)
 
 
+@public(method=True, operators=("__matmul__",))
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """`input @ other` with NumPy's rules for 1-D and batched operands."""
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
@@ -142,3 +140,10 @@ def _batched(input: Tensor, other: Tensor, a: tuple, b: tuple) -> Tensor:
     if len(b) == 1:
         out = squeeze(out, -1)
     return out
+
+
+def _reflected_matmul(input, other):
+    return matmul(other, input)
+
+
+bind_operators(_reflected_matmul, ("__rmatmul__",))

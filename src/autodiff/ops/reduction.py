@@ -1,4 +1,4 @@
-"""Reductions: sum, mean, prod, max, min, logsumexp, softmax and log_softmax.
+"""Reductions: sum, mean, prod, max, min, logsumexp, softmax and log_softmax; and cumsum.
 
 A reduction's gradient goes back to the input's shape by restoring the reduced dims and
 broadcasting. Kinks: a full max or min shares the gradient evenly among ties (PyTorch's
@@ -15,22 +15,9 @@ from .comparison import isnan, nondiff_argmax, nondiff_argmin
 from .dims import kept_shape, normalize_dim, normalize_dims
 from .pointwise import EXP
 from .registry import array_of, defop, like
-from .selection import WHERE
+from .surface import public
+from .selection import MAXIMUM, MINIMUM, WHERE
 from .shape import CAT, EXPAND, FLIP, VIEW
-
-__all__ = [  # the functions users call by name (the language finds them here)
-    "argmax",
-    "argmin",
-    "log_softmax",
-    "logsumexp",
-    "max",
-    "mean",
-    "min",
-    "prod",
-    "softmax",
-    "sum",
-]
-
 
 def _unreduce(grad, input_shape: tuple, dims: tuple, keepdim: bool):
     """A reduction's gradient, back in the input's shape."""
@@ -51,21 +38,19 @@ def _with_kept_dims(value, input_shape: tuple, dims: tuple, keepdim: bool):
 
 # Sums are marked `domain`: inf + -inf is nan, which NumPy would warn about and PyTorch does not.
 SUM = defop(
-    "sum", "SumBackward0", lambda xp, input: xp.sum(input), domain=True,
+    "sum", lambda xp, input: xp.sum(input), domain=True,
     input=lambda grad, input_shape: EXPAND.apply(grad, input_shape),
 )
 SUM_DIM = defop(
-    "sum_dim", "SumBackward1",
-    lambda xp, input, dim, keepdim: xp.sum(input, axis=dim, keepdims=keepdim), domain=True,
+    "sum_dim", lambda xp, input, dim, keepdim: xp.sum(input, axis=dim, keepdims=keepdim), grad_fn="SumBackward1", domain=True,
     input=lambda grad, input_shape, dim, keepdim: _unreduce(grad, input_shape, dim, keepdim),
 )
 MEAN = defop(
-    "mean", "MeanBackward0", lambda xp, input: xp.mean(input), domain=True,
+    "mean", lambda xp, input: xp.mean(input), domain=True,
     input=lambda grad, input_shape: EXPAND.apply(grad, input_shape) / math.prod(input_shape),
 )
 MEAN_DIM = defop(
-    "mean_dim", "MeanBackward1",
-    lambda xp, input, dim, keepdim: xp.mean(input, axis=dim, keepdims=keepdim), domain=True,
+    "mean_dim", lambda xp, input, dim, keepdim: xp.mean(input, axis=dim, keepdims=keepdim), grad_fn="MeanBackward1", domain=True,
     input=lambda grad, input_shape, dim, keepdim: _unreduce(grad, input_shape, dim, keepdim)
     / math.prod(input_shape[d] for d in dim),
 )
@@ -80,6 +65,7 @@ def _reduction_dims(input: Tensor, dim) -> tuple:
     return () if ndim == 0 else dims
 
 
+@public(method=True)
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum of all elements, or along `dim` (an int or a tuple of ints)."""
     if dtype is not None:
@@ -92,6 +78,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
 _SCALAR_TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
 
 
+@public(method=True)
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of all elements, or along `dim`."""
     if dtype is not None:
@@ -149,16 +136,16 @@ def _prod_grad(grad, input, dim, keepdim):
 
 
 PROD = defop(
-    "prod", "ProdBackward0", lambda xp, input: xp.prod(input), domain=True,
+    "prod", lambda xp, input: xp.prod(input), domain=True,
     input=lambda grad, input: _prod_grad(grad, input, None, False),
 )
 PROD_DIM = defop(
-    "prod_dim", "ProdBackward1",
-    lambda xp, input, dim, keepdim: xp.prod(input, axis=dim, keepdims=keepdim), domain=True,
+    "prod_dim", lambda xp, input, dim, keepdim: xp.prod(input, axis=dim, keepdims=keepdim), grad_fn="ProdBackward1", domain=True,
     input=lambda grad, input, dim, keepdim: _prod_grad(grad, input, dim, keepdim),
 )
 
 
+@public(method=True)
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Product of all elements, or along one `dim`."""
     if dtype is not None:
@@ -172,6 +159,29 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     if ndim == 0:
         return PROD.apply(input)
     return PROD_DIM.apply(input, dim, keepdim)
+
+
+# -- cumsum ----------------------------------------------------------------------------------------
+
+
+def _cumsum(xp, input, dim):
+    dim = normalize_dim(dim, input.ndim)  # PyTorch's error for a dim out of range
+    return xp.cumsum(input, axis=dim) if input.ndim else input
+
+
+def _reversed_cumsum(grad, dim):
+    """out[i] = grad[i] + grad[i+1] + ...: every later partial sum used input i."""
+    if not grad.ndim:
+        return grad
+    dims = (normalize_dim(dim, grad.ndim),)
+    return FLIP.apply(CUMSUM.apply(FLIP.apply(grad, dims), dim), dims)
+
+
+CUMSUM = defop(
+    "cumsum", _cumsum, doc="Running sums along `dim`: out[i] = input[0] + ... + input[i].", method=True,
+    inplace=True,
+    input=_reversed_cumsum,
+)
 
 
 # -- max and min ------------------------------------------------------------------------------------
@@ -195,21 +205,19 @@ def _to_selected_index(grad, input, dim, keepdim, select_index):
 
 
 MAX = defop(
-    "max", "MaxBackward1", lambda xp, input: xp.max(input),
+    "max", lambda xp, input: xp.max(input), grad_fn="MaxBackward1",
     input=_evenly_distribute,
 )
 MIN = defop(
-    "min", "MinBackward1", lambda xp, input: xp.min(input),
+    "min", lambda xp, input: xp.min(input), grad_fn="MinBackward1",
     input=_evenly_distribute,
 )
 MAX_DIM = defop(
-    "max_dim", "MaxBackward0",
-    lambda xp, input, dim, keepdim: xp.max(input, axis=dim, keepdims=keepdim),
+    "max_dim", lambda xp, input, dim, keepdim: xp.max(input, axis=dim, keepdims=keepdim), grad_fn="MaxBackward0",
     input=lambda grad, input, dim, keepdim: _to_selected_index(grad, input, dim, keepdim, nondiff_argmax),
 )
 MIN_DIM = defop(
-    "min_dim", "MinBackward0",
-    lambda xp, input, dim, keepdim: xp.min(input, axis=dim, keepdims=keepdim),
+    "min_dim", lambda xp, input, dim, keepdim: xp.min(input, axis=dim, keepdims=keepdim), grad_fn="MinBackward0",
     input=lambda grad, input, dim, keepdim: _to_selected_index(grad, input, dim, keepdim, nondiff_argmin),
 )
 
@@ -237,20 +245,19 @@ def _extreme(name, full_op, dim_op, pick_index, pairwise, input, dim, keepdim):
     return getattr(return_types, name)(values, indices)
 
 
+@public(method=True)
 def max(input: Tensor, dim=None, keepdim: bool = False):
     """The largest element; with `dim`, `(values, indices)` along it; with a tensor, maximum."""
-    from .selection import maximum
-
-    return _extreme("max", MAX, MAX_DIM, nondiff_argmax, maximum, input, dim, keepdim)
+    return _extreme("max", MAX, MAX_DIM, nondiff_argmax, MAXIMUM.apply, input, dim, keepdim)
 
 
+@public(method=True)
 def min(input: Tensor, dim=None, keepdim: bool = False):
     """The smallest element; with `dim`, `(values, indices)` along it; with a tensor, minimum."""
-    from .selection import minimum
-
-    return _extreme("min", MIN, MIN_DIM, nondiff_argmin, minimum, input, dim, keepdim)
+    return _extreme("min", MIN, MIN_DIM, nondiff_argmin, MINIMUM.apply, input, dim, keepdim)
 
 
+@public(method=True)
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the largest element (of the flattened tensor when `dim` is None)."""
     if dim is not None:
@@ -258,6 +265,7 @@ def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return nondiff_argmax(input, dim, keepdim)
 
 
+@public(method=True)
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the smallest element (of the flattened tensor when `dim` is None)."""
     if dim is not None:
@@ -278,7 +286,7 @@ def _logsumexp(xp, input, dim, keepdim):
 
 
 LOGSUMEXP = defop(
-    "logsumexp", "LogsumexpBackward0", _logsumexp, domain=True,
+    "logsumexp", _logsumexp, domain=True,
     input=lambda grad, input, result, dim, keepdim: _with_kept_dims(grad, tuple(input.shape), dim, keepdim)
     * EXP.apply(input - _with_kept_dims(result, tuple(input.shape), dim, keepdim)),
 )
@@ -290,16 +298,16 @@ def _softmax(xp, input, dim):
 
 
 SOFTMAX = defop(
-    "softmax", "SoftmaxBackward0", _softmax, domain=True,
+    "softmax", _softmax, domain=True,
     input=lambda grad, result, dim: result * (grad - SUM_DIM.apply(grad * result, dim, True)),
 )
 LOG_SOFTMAX = defop(
-    "log_softmax", "LogSoftmaxBackward0",
-    lambda xp, input, dim: input - _logsumexp(xp, input, dim, True), domain=True,
+    "log_softmax", lambda xp, input, dim: input - _logsumexp(xp, input, dim, True), domain=True,
     input=lambda grad, result, dim: grad - EXP.apply(result) * SUM_DIM.apply(grad, dim, True),
 )
 
 
+@public(method=True)
 def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input))) over `dim` (all dims when None), computed without overflow."""
     return LOGSUMEXP.apply(input, _reduction_dims(input, dim), keepdim)
@@ -311,6 +319,7 @@ def _one_dim(input: Tensor, dim):
     return None if ndim == 0 else dim
 
 
+@public(method=True)
 def softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
     """exp(input) normalised to sum to 1 along `dim` (the last dim by default)."""
     if dtype is not None:
@@ -318,6 +327,7 @@ def softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
     return SOFTMAX.apply(input, _one_dim(input, dim))
 
 
+@public(method=True)
 def log_softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
     """log(softmax(input)) along `dim`, computed stably."""
     if dtype is not None:

@@ -2,7 +2,7 @@
 
 An op is one `defop(...)` call, the way PyTorch's `derivatives.yaml` has one entry per op:
 
-    MUL = defop("mul", "MulBackward0", lambda xp, input, other: input * other,
+    MUL = defop("mul", lambda xp, input, other: input * other, doc="input * other", method=True,
                 input=lambda grad, other: grad * other,
                 other=lambda grad, input: grad * input)
 
@@ -10,7 +10,13 @@ An op is one `defop(...)` call, the way PyTorch's `derivatives.yaml` has one ent
 - `nondiff` names tensor inputs that get no gradient (where's condition);
 - each other keyword names a differentiable input and gives its derivative formula: it receives
   `grad` and any of the names it lists, which the op then saves for backward: an argument
-  (`other`), `result`, or an argument's `_shape`, `_dtype` or `_device` (`input_shape`).
+  (`other`), `result`, or an argument's `_shape`, `_dtype` or `_device` (`input_shape`);
+- `doc`, `method`, `inplace`, `operators` and `aliases` declare its public surface: with a
+  `doc`, `autodiff.mul`, the language's `mul` and (with `method`) `Tensor.mul` are the op
+  itself (see surface.py);
+- the `grad_fn` class is named by PyTorch's rule, `MulBackward0` for `mul`
+  (`log_softmax` -> `LogSoftmaxBackward0`); `grad_fn=` spells it out only for PyTorch's
+  numbered overloads (`PowBackward1` for `x ** y`).
 
 Formulas are written with operators and ops (`COS.apply(x)`), never NumPy, and an op applied
 to plain arrays (no Tensor among its inputs) simply runs its forward and returns an array.
@@ -20,8 +26,8 @@ So one formula serves two modes of the engine:
   derivatives of any order work;
 - otherwise it receives the arrays behind them and computes at NumPy speed.
 
-The op's `grad_fn` class (`MulBackward0`) is generated here; the engine gets gradients back in
-the shape of the op's output and reduces broadcasting once, centrally (see engine.py).
+The engine gets gradients back in the shape of the op's output and reduces broadcasting once,
+centrally (see engine.py).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from ..autograd.anomaly import ANOMALY
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import Node, _sequence, edge
 from ..tensor import InplaceClock, Tensor, _make, legacy_type_name
+from . import surface
 
 REGISTRY: dict[str, OpDef] = {}
 
@@ -133,7 +140,7 @@ class OpDef:
 
     def __init__(self, name, grad_fn, forward, derivatives, *, nondiff=(), domain=False, variadic=False):
         self.name = name
-        self.grad_fn_name = grad_fn
+        self.grad_fn_name = grad_fn or backward_name(name)
         self.forward = forward
         self.domain = domain  # may make nan/inf from finite inputs: silence NumPy's warnings
         self.variadic = variadic  # the first argument is a sequence of tensors (cat, stack)
@@ -166,7 +173,7 @@ class OpDef:
         # Saved tensors are freed after backward; saved sizes and dims are kept (as PyTorch).
         frees = any(k == _RESULT or (k == _ARG and i in self.tensor_positions) for k, i in self.save_plan)
         self.node_class = type(
-            grad_fn, (OpNode,), {"__slots__": (), "op": self, "_frees": frees, "__module__": __name__}
+            self.grad_fn_name, (OpNode,), {"__slots__": (), "op": self, "_frees": frees, "__module__": __name__}
         )
         self.apply = _compile_apply(self)
 
@@ -212,13 +219,55 @@ class OpDef:
         return f"<op {self.name} -> {self.grad_fn_name}>"
 
 
-def defop(name: str, grad_fn: str, forward, *, nondiff=(), domain=False, variadic=False, **derivatives) -> OpDef:
-    """Declare an operation; returns its OpDef, whose `apply` runs it and records it."""
+def backward_name(op_name: str) -> str:
+    """PyTorch's name for an op's node: each word title-cased, then `Backward0`
+    (`log_softmax` -> `LogSoftmaxBackward0`, `log1p` -> `Log1PBackward0`)."""
+    return "".join(word.title() for word in op_name.split("_")) + "Backward0"
+
+
+def defop(name: str, forward, *, grad_fn: str | None = None, doc: str | None = None, method=False,
+          inplace: bool = False, operators=(), aliases=(), nondiff=(), domain=False, variadic=False,
+          **derivatives) -> OpDef:
+    """Declare an operation; returns its OpDef, whose `apply` runs it and records it.
+
+    With `doc`, `apply` is also the public function of that name (see surface.py)."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is declared twice")
     op = OpDef(name, grad_fn, forward, derivatives, nondiff=nondiff, domain=domain, variadic=variadic)
     REGISTRY[name] = op
+    if doc is not None:
+        surface.declare(_public_function(op, doc), method=method, inplace=inplace, operators=operators,
+                        aliases=aliases)
+    else:
+        surface.bind_operators(op.apply, operators)
     return op
+
+
+def _public_function(op: OpDef, doc: str):
+    """The function users call: `op.apply` itself, or, where the op takes parameters besides
+    tensors (cumsum's dim), a wrapper that also accepts them by keyword."""
+    function = op.apply
+    if len(op.arg_names) > len(op.tensor_positions):
+        apply = op.apply
+        signature = inspect.signature(op.forward)
+
+        def function(*args, **kwargs):
+            if kwargs:
+                args = signature.bind(None, *args, **kwargs).args[1:]
+            return apply(*args)
+
+        function.__name__ = function.__qualname__ = op.name
+    _describe(function, ("xp",), op.forward, doc)
+    return function
+
+
+def _describe(function, hidden, forward, doc: str) -> None:
+    """Give a generated function the forward's signature (less `hidden`) and a docstring."""
+    signature = inspect.signature(forward)
+    function.__signature__ = signature.replace(
+        parameters=[p for p in signature.parameters.values() if p.name not in hidden]
+    )
+    function.__doc__ = doc
 
 
 # -- saving ----------------------------------------------------------------------------------
@@ -411,7 +460,7 @@ def _unary_apply(op: OpDef):
             return _make(out, True, _node(op, (edge(input),), (input, *params), (data, *params), out))
         return _make(out)
 
-    apply.__name__ = op.name
+    apply.__name__ = apply.__qualname__ = op.name
     return apply
 
 
@@ -456,7 +505,7 @@ def _binary_apply(op: OpDef):
             return _make(out, True, _node(op, edges, (input, other), (a, b), out))
         return _make(out)
 
-    apply.__name__ = op.name
+    apply.__name__ = apply.__qualname__ = op.name
     return apply
 
 
@@ -486,7 +535,7 @@ def _general_apply(op: OpDef):
             return _make(out, True, _node(op, edges, args, tuple(arrays), out))
         return _make(out)
 
-    apply.__name__ = op.name
+    apply.__name__ = apply.__qualname__ = op.name
     return apply
 
 
@@ -507,15 +556,15 @@ def _variadic_apply(op: OpDef):
             return _make(out, True, _node(op, edges, (tensors, *params), (arrays, *params), out))
         return _make(out)
 
-    apply.__name__ = op.name
+    apply.__name__ = apply.__qualname__ = op.name
     return apply
 
 
 # -- non-differentiable operations and constants ---------------------------------------------------
 
 
-def nondiff(name: str, forward):
-    """An operation whose result never requires grad (comparisons, argmax...)."""
+def nondiff(name: str, forward, *, doc: str | None = None, method=False, operators=(), aliases=()):
+    """An operation whose result never requires grad (comparisons, argmax...); with `doc`, public."""
 
     def apply(*args):
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
@@ -531,7 +580,12 @@ def nondiff(name: str, forward):
             raise _explained(exc, arrays) from None
         return _make(out) if wrap else out
 
-    apply.__name__ = name
+    apply.__name__ = apply.__qualname__ = name
+    if doc is not None:
+        _describe(apply, ("xp",), forward, doc)
+        surface.declare(apply, method=method, operators=operators, aliases=aliases)
+    else:
+        surface.bind_operators(apply, operators)
     return apply
 
 

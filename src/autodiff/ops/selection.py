@@ -4,16 +4,10 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from .registry import defop
-
-__all__ = [  # the functions users call by name (the language finds them here)
-    "clamp",
-    "maximum",
-    "minimum",
-    "where",
-]
+from .surface import public
 
 WHERE = defop(
-    "where", "WhereBackward0",
+    "where",
     lambda xp, condition, input, other: xp.where(condition, input, other),
     nondiff=("condition",),
     input=lambda grad, condition: WHERE.apply(condition, grad, 0.0),
@@ -21,6 +15,12 @@ WHERE = defop(
 )
 
 
+def _where_method(self, condition, other):
+    """`self` where `condition` holds, else `other` (PyTorch's Tensor.where)."""
+    return where(condition, self, other)
+
+
+@public(method=_where_method)
 def where(condition, input, other):
     """Elements of `input` where `condition` holds, else of `other` (each may be a number)."""
     if isinstance(condition, Tensor) and condition.dtype.name != "bool":
@@ -43,12 +43,13 @@ def _inside(input, min, max):
 
 
 CLAMP = defop(
-    "clamp", "ClampBackward1",
-    lambda xp, input, min, max: xp.clip(input, min, max),
+    "clamp",
+    lambda xp, input, min, max: xp.clip(input, min, max), grad_fn="ClampBackward1",
     input=lambda grad, input, min, max: WHERE.apply(_inside(input, min, max), grad, 0.0),
 )
 
 
+@public(method=True, inplace=True, aliases=("clip",))
 def clamp(input, min=None, max=None):
     """Limit every element to [min, max] (the gradient is 1 inside, boundaries included)."""
     if min is None and max is None:
@@ -56,33 +57,24 @@ def clamp(input, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         result = input
         if min is not None:
-            result = maximum(result, min)
+            result = MAXIMUM.apply(result, min)
         if max is not None:
-            result = minimum(result, max)
+            result = MINIMUM.apply(result, max)
         return result
     return CLAMP.apply(input, min, max)
 
 
 # At a tie each side gets half the gradient, as PyTorch does.
 MAXIMUM = defop(
-    "maximum", "MaximumBackward0",
-    lambda xp, input, other: xp.maximum(input, other),
+    "maximum",
+    lambda xp, input, other: xp.maximum(input, other), doc="The larger of each pair of elements.", method=True,
     input=lambda grad, input, other: WHERE.apply(input < other, 0.0, WHERE.apply(input == other, grad / 2, grad)),
     other=lambda grad, input, other: WHERE.apply(other < input, 0.0, WHERE.apply(input == other, grad / 2, grad)),
 )
 MINIMUM = defop(
-    "minimum", "MinimumBackward0",
-    lambda xp, input, other: xp.minimum(input, other),
+    "minimum",
+    lambda xp, input, other: xp.minimum(input, other), doc="The smaller of each pair of elements.", method=True,
     input=lambda grad, input, other: WHERE.apply(input > other, 0.0, WHERE.apply(input == other, grad / 2, grad)),
     other=lambda grad, input, other: WHERE.apply(other > input, 0.0, WHERE.apply(input == other, grad / 2, grad)),
 )
 
-
-def maximum(input, other):
-    """The larger of each pair of elements."""
-    return MAXIMUM.apply(input, other)
-
-
-def minimum(input, other):
-    """The smaller of each pair of elements."""
-    return MINIMUM.apply(input, other)

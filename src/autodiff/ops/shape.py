@@ -5,27 +5,10 @@ from __future__ import annotations
 import math
 
 from .. import backend, dtypes
-from ..tensor import Tensor, _make
+from ..tensor import Tensor, _make, _sizes
 from .dims import normalize_dim, normalize_dims
 from .registry import defop
-
-__all__ = [  # the functions users call by name (the language finds them here)
-    "cat",
-    "clone",
-    "detach",
-    "expand",
-    "flatten",
-    "flip",
-    "permute",
-    "reshape",
-    "squeeze",
-    "stack",
-    "sum_to",
-    "t",
-    "transpose",
-    "unsqueeze",
-    "view",
-]
+from .surface import public, tensor_method
 
 # -- broadcasting: expand and its adjoint, the sum back to a shape -----------------------------
 
@@ -41,16 +24,17 @@ def _sum_to_forward(xp, input, shape):
 
 
 EXPAND = defop(
-    "expand", "ExpandBackward0",
+    "expand",
     lambda xp, input, shape: xp.broadcast_to(input, shape),
     input=lambda grad, input_shape: SUM_TO.apply(grad, input_shape),
 )
 SUM_TO = defop(
-    "sum_to", "SumBackward1", _sum_to_forward, domain=True,
+    "sum_to", _sum_to_forward, grad_fn="SumBackward1", domain=True,
     input=lambda grad, input_shape: EXPAND.apply(grad, input_shape),
 )
 
 
+@public(method=lambda self, *sizes: expand(self, _sizes(sizes)))
 def expand(input: Tensor, shape) -> Tensor:
     """`input` broadcast to `shape` (-1 keeps a size), without copying."""
     shape = tuple(shape)
@@ -80,6 +64,7 @@ def expand(input: Tensor, shape) -> Tensor:
     return EXPAND.apply(input, target)
 
 
+@public
 def sum_to(input: Tensor, shape) -> Tensor:
     """Sum `input` down to `shape`, which it must broadcast from: the adjoint of expand."""
     shape = tuple(shape)
@@ -92,7 +77,9 @@ def sum_to(input: Tensor, shape) -> Tensor:
     return SUM_TO.apply(input, shape)
 
 
+@public
 def broadcast_shapes(*shapes) -> tuple:
+    """The shape that tensors of these shapes broadcast to."""
     from .registry import broadcast_error
 
     ndim = max((len(s) for s in shapes), default=0)
@@ -107,14 +94,14 @@ def broadcast_shapes(*shapes) -> tuple:
 
 # -- transposes -----------------------------------------------------------------------------------
 
-T = defop("t", "TBackward0", lambda xp, input: input.T, input=lambda grad: T.apply(grad))
+T = defop("t", lambda xp, input: input.T, input=lambda grad: T.apply(grad))
 TRANSPOSE = defop(
-    "transpose", "TransposeBackward0",
+    "transpose",
     lambda xp, input, dim0, dim1: xp.swapaxes(input, dim0, dim1),
     input=lambda grad, dim0, dim1: TRANSPOSE.apply(grad, dim0, dim1),
 )
 PERMUTE = defop(
-    "permute", "PermuteBackward0",
+    "permute",
     lambda xp, input, dims: xp.transpose(input, dims),
     input=lambda grad, dims: PERMUTE.apply(grad, _inverse_permutation(dims)),
 )
@@ -127,6 +114,7 @@ def _inverse_permutation(dims) -> tuple:
     return tuple(inverse)
 
 
+@public(method=True)
 def t(input: Tensor) -> Tensor:
     """Transpose a matrix; 0-d and 1-d tensors come back as they are."""
     if input._data.ndim > 2:
@@ -134,6 +122,7 @@ def t(input: Tensor) -> Tensor:
     return T.apply(input)
 
 
+@public(method=True, aliases=("swapaxes",))
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dimensions."""
     ndim = input._data.ndim
@@ -141,6 +130,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return TRANSPOSE.apply(input, dim0, dim1)
 
 
+@public(method=lambda self, *dims: permute(self, _sizes(dims)))
 def permute(input: Tensor, dims) -> Tensor:
     """Reorder the dimensions: output dimension i is input dimension dims[i]."""
     ndim = input._data.ndim
@@ -158,16 +148,17 @@ def permute(input: Tensor, dims) -> Tensor:
 # -- reshapes -------------------------------------------------------------------------------------
 
 VIEW = defop(
-    "view", "ViewBackward0",
+    "view",
     lambda xp, input, shape: input.reshape(shape),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
 )
 UNSAFE_VIEW = defop(
-    "unsafe_view", "UnsafeViewBackward0",
+    "unsafe_view",
     lambda xp, input, shape: input.reshape(shape),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
 )
-CLONE = defop("clone", "CloneBackward0", lambda xp, input: input.copy(), input=lambda grad: grad)
+CLONE = defop("clone", lambda xp, input: input.copy(), doc="A copy that stays in the graph.", method=True,
+              input=lambda grad: grad)
 
 
 def _infer_shape(shape, numel: int) -> tuple:
@@ -200,6 +191,7 @@ def _viewable(array, shape) -> bool:
     return True
 
 
+@public(method=lambda self, *shape: view(self, _sizes(shape)))
 def view(input: Tensor, shape) -> Tensor:
     """The same values in a new shape; fails where the data would have to be copied."""
     shape = _infer_shape(shape, input._data.size)
@@ -211,6 +203,7 @@ def view(input: Tensor, shape) -> Tensor:
     return VIEW.apply(input, shape)
 
 
+@public(method=lambda self, *shape: reshape(self, _sizes(shape)))
 def reshape(input: Tensor, shape) -> Tensor:
     """The same values in a new shape (a view where possible, else a copy, as in PyTorch)."""
     shape = _infer_shape(shape, input._data.size)
@@ -225,6 +218,7 @@ def unsafe_view(input: Tensor, shape) -> Tensor:
     return UNSAFE_VIEW.apply(input, tuple(shape))
 
 
+@public(method=True)
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions start_dim..end_dim into one."""
     shape = input._data.shape
@@ -238,43 +232,41 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(input, shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :])
 
 
-def clone(input: Tensor) -> Tensor:
-    """A copy that stays in the graph."""
-    return CLONE.apply(input)
-
-
 UNSQUEEZE = defop(
-    "unsqueeze", "UnsqueezeBackward0",
+    "unsqueeze",
     lambda xp, input, dim: xp.expand_dims(input, dim),
     input=lambda grad, dim: SQUEEZE_DIM.apply(grad, dim),
 )
 SQUEEZE_ALL = defop(
-    "squeeze", "SqueezeBackward0",
+    "squeeze",
     lambda xp, input: xp.squeeze(input),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
 )
 SQUEEZE_DIM = defop(
-    "squeeze_dim", "SqueezeBackward1",
-    lambda xp, input, dim: xp.squeeze(input, axis=dim) if input.shape[dim] == 1 else input,
+    "squeeze_dim",
+    lambda xp, input, dim: xp.squeeze(input, axis=dim) if input.shape[dim] == 1 else input, grad_fn="SqueezeBackward1",
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
 )
 SQUEEZE_MATMUL = defop(  # matmul's vector @ matrix squeezes in place, which PyTorch names so
-    "squeeze_", "SqueezeBackward4",
-    lambda xp, input, dim: xp.squeeze(input, axis=dim),
+    "squeeze_",
+    lambda xp, input, dim: xp.squeeze(input, axis=dim), grad_fn="SqueezeBackward4",
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
 )
 SQUEEZE_DIMS = defop(
-    "squeeze_dims", "SqueezeBackward2",
+    "squeeze_dims",
     lambda xp, input, dims: xp.squeeze(input, axis=tuple(d for d in dims if input.shape[d] == 1)),
+    grad_fn="SqueezeBackward2",
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
 )
 
 
+@public(method=True)
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a dimension of size 1 at `dim`."""
     return UNSQUEEZE.apply(input, normalize_dim(dim, input._data.ndim + 1))
 
 
+@public(method=True)
 def squeeze(input: Tensor, dim=None) -> Tensor:
     """Remove dimensions of size 1 (all of them, or those in `dim`)."""
     ndim = input._data.ndim
@@ -289,12 +281,13 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
 
 
 FLIP = defop(
-    "flip", "FlipBackward0",
+    "flip",
     lambda xp, input, dims: xp.flip(input, axis=dims),
     input=lambda grad, dims: FLIP.apply(grad, dims),
 )
 
 
+@public(method=lambda self, *dims: flip(self, _sizes(dims)))
 def flip(input: Tensor, dims) -> Tensor:
     """Reverse the order of elements along `dims`."""
     return FLIP.apply(input, normalize_dims(dims, input._data.ndim))
@@ -310,13 +303,13 @@ def _cat_grad(grad, i, tensors_shape, dim):
 
 
 CAT = defop(
-    "cat", "CatBackward0",
+    "cat",
     lambda xp, tensors, dim: xp.concatenate(tensors, axis=dim),
     variadic=True,
     tensors=_cat_grad,
 )
 STACK = defop(
-    "stack", "StackBackward0",
+    "stack",
     lambda xp, tensors, dim: xp.stack(tensors, axis=dim),
     variadic=True,
     tensors=lambda grad, i, dim: _select(grad, dim, i),
@@ -329,6 +322,7 @@ def _select(grad, dim, i):
     return SELECT.apply(grad, dim, i)
 
 
+@public(aliases=("concat", "concatenate"))
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension."""
     tensors = list(tensors)
@@ -356,6 +350,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
     return CAT.apply(tensors, dim)
 
 
+@public
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors of equal shape along a new dimension."""
     tensors = list(tensors)
@@ -377,13 +372,11 @@ def stack(tensors, dim: int = 0) -> Tensor:
 # -- casts and moves --------------------------------------------------------------------------------
 
 TO_DTYPE = defop(
-    "to_dtype", "ToCopyBackward0",
-    lambda xp, input, dtype: input.astype(dtype),
+    "to_dtype", lambda xp, input, dtype: input.astype(dtype), grad_fn="ToCopyBackward0",
     input=lambda grad, input_dtype: TO_DTYPE.apply(grad, input_dtype),
 )
 TO_DEVICE = defop(
-    "to_device", "ToCopyBackward0",
-    lambda xp, input, device: backend.to_device(input, device),
+    "to_device", lambda xp, input, device: backend.to_device(input, device), grad_fn="ToCopyBackward0",
     input=lambda grad, input_device: TO_DEVICE.apply(grad, input_device),
 )
 
@@ -402,6 +395,7 @@ def to_device(input: Tensor, device) -> Tensor:
     return TO_DEVICE.apply(input, device)
 
 
+@tensor_method("to")
 def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False, non_blocking: bool = False) -> Tensor:
     """`to(dtype)`, `to(device)`, `to(device, dtype)` or `to(other_tensor)`, as in PyTorch."""
     for arg in args:
@@ -419,10 +413,29 @@ def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False, non_bl
     if dtype is not None:
         result = to_dtype(result, dtype)
     if copy and result is input:
-        result = clone(input)
+        result = CLONE.apply(input)
     return result
 
 
+@public
 def detach(input: Tensor) -> Tensor:
     """The same values, cut from the graph: gradients do not flow through."""
     return _make(input._data)
+
+
+@tensor_method("view_as")
+def _view_as(self, other):
+    """This tensor's values in `other`'s shape (a view)."""
+    return view(self, other._data.shape)
+
+
+@tensor_method("expand_as")
+def _expand_as(self, other):
+    """This tensor broadcast to `other`'s shape."""
+    return expand(self, other._data.shape)
+
+
+@tensor_method("sum_to_size")
+def _sum_to_size(self, *size):
+    """This tensor summed down to `size`, which it broadcasts from."""
+    return sum_to(self, _sizes(size))

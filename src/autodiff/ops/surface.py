@@ -1,0 +1,83 @@
+"""The public surface of the operations: what users call, and the Tensor methods.
+
+Each operation declares its surface where it is declared, once:
+
+- `defop(..., doc=...)` — an op with a docstring is public: the registry makes the function
+  users call from the op itself (`autodiff.exp`, the language's `exp`);
+- `@public` — the same for a hand-written function whose arguments need handling (`sum`,
+  `reshape`, `max`...);
+- `method=True` also makes it a Tensor method (`x.exp()`), as PyTorch has one; a function
+  gives the method its own arguments where PyTorch's method differs (`x.reshape(2, 3)`);
+- `inplace=True` adds the in-place method `name_` (`x.mul_(2)`), which rebinds the
+  tensor's value and bumps its version (see `Tensor._apply_inplace`);
+- `operators=("__add__", ...)` binds Python operators to it; `aliases=("clip",)` adds
+  other names for the same function (and method).
+
+`TensorMethods` is the mixin `Tensor` inherits: it starts empty and is filled in here as
+the op modules are imported, so tensor.py names no operation. `PUBLIC` is the catalogue of
+functions, in declaration order: `autodiff` exports it and the language calls nothing else.
+"""
+
+from __future__ import annotations
+
+PUBLIC: dict = {}  # name -> the function users call
+
+
+class TensorMethods:
+    """The Tensor methods that name operations (filled in by the op declarations)."""
+
+    __slots__ = ()
+
+
+def declare(function, *, name: str | None = None, method=False, inplace: bool = False, operators=(), aliases=()):
+    """Give `function` its public surface (see the module's docstring); returns it."""
+    name = name or function.__name__
+    if name in PUBLIC:
+        raise ValueError(f"the public name {name!r} is declared twice")
+    for public_name in (name, *aliases):
+        PUBLIC[public_name] = function
+    if method:
+        bound = function if method is True else _named(method, name, function.__doc__)
+        for method_name in (name, *aliases):
+            setattr(TensorMethods, method_name, bound)
+    if inplace:
+        setattr(TensorMethods, name + "_", _inplace(function, name + "_"))
+    bind_operators(function, operators)
+    return function
+
+
+def bind_operators(function, operators) -> None:
+    """Python's operators (`__add__`...) call `function` directly: no wrapper in between."""
+    for operator in operators:
+        setattr(TensorMethods, operator, function)
+
+
+def public(function=None, **surface):
+    """`@public` or `@public(method=True, ...)`: declare a hand-written function's surface."""
+    if function is not None:
+        return declare(function, **surface)
+    return lambda f: declare(f, **surface)
+
+
+def tensor_method(name: str):
+    """`@tensor_method("__setitem__")`: a Tensor method that is not a public function."""
+
+    def bind(function):
+        setattr(TensorMethods, name, _named(function, name, function.__doc__))
+        return function
+
+    return bind
+
+
+def _named(function, name: str, doc: str | None):
+    function.__name__ = function.__qualname__ = name
+    if function.__doc__ is None:
+        function.__doc__ = doc
+    return function
+
+
+def _inplace(function, name: str):
+    def method(self, *args, **kwargs):
+        return self._apply_inplace(function, *args, **kwargs)
+
+    return _named(method, name, f"In-place version of {function.__name__}(): the result becomes this tensor's value.")
