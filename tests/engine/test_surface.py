@@ -95,3 +95,20 @@ def test_tensor_py_names_no_operation_and_shadows_no_builtin():
     top_level |= {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
                   for alias in node.names}
     assert not top_level & {"sum", "max", "min", "abs", "all", "any", "pow"}
+
+
+def test_the_readme_shows_cumsum_as_it_is_declared():
+    """The README's example of adding an op is the real code, entry and sample."""
+    readme = (SOURCE.parents[1] / "README.md").read_text()
+    section = readme[readme.index("## How the engine works"):readme.index("## Benchmarks")]
+    blocks = [block for block in section.split("```python")[1:]]
+    assert len(blocks) == 2
+    entry, sample = (_dedent(block.split("```")[0]) for block in blocks)
+    assert entry in (SOURCE / "ops" / "reduction.py").read_text()
+    assert sample in (SOURCE.parents[1] / "tests" / "engine" / "op_samples.py").read_text()
+
+
+def _dedent(text: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(text).strip("\n")
