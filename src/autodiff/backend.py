@@ -164,5 +164,14 @@ def compact(array):
     return array
 
 
+def contiguous(xp, array):
+    """`array` in row-major order, copied only if it is not already: where PyTorch computes
+    into a new contiguous tensor (flip, cat, reductions along a dim...), so that `view` then
+    accepts and refuses exactly what PyTorch's would."""
+    if array.ndim == 0 or array.flags.c_contiguous:
+        return array
+    return xp.ascontiguousarray(array)
+
+
 def is_numpy(array) -> bool:
     return isinstance(array, _NUMPY_TYPES)

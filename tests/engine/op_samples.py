@@ -107,9 +107,25 @@ def samples(*names):
 # -- elementwise ------------------------------------------------------------------------------------
 
 
-@samples("exp", "sin", "cos", "tanh", "sigmoid", "neg", "expm1", "sign", "clone")
+@samples("exp", "sin", "cos", "tanh", "sigmoid", "neg", "expm1", "sign", "clone", "alias")
 def _unary_any():
     return [Sample((leaf(s),)) for s in SHAPES]
+
+
+@samples("floor", "ceil")
+def _steps():  # away from the integers, where the step is
+    return [Sample((autodiff.tensor(np.floor(leaf(s, -3, 3).detach().numpy()) + _rng.uniform(0.2, 0.8, s),
+                                    requires_grad=True),)) for s in SHAPES]
+
+
+@samples("remainder")
+def _remainder():  # input / other stays between integers, away from the jumps
+    return [Sample((leaf(a, 2.2, 2.8), leaf(b, 1.8, 2.0))) for a, b in BROADCAST_PAIRS]
+
+
+@samples("remainder_scalar")
+def _remainder_scalar():
+    return [Sample((leaf(s, 2.2, 2.8), 2.0)) for s in SHAPES] + [Sample((leaf((3,), -2.8, -2.2), 2.0))]
 
 
 @samples("log", "sqrt", "log1p")

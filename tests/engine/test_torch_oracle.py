@@ -118,6 +118,65 @@ def cumsum_values_gradients_and_node(lib):
 
 
 @snippet
+def backward_of_roots_that_depend_on_each_other(lib):
+    x = lib.ones(3, requires_grad=True)
+    y = x**2
+    z = y**3
+    lib.autograd.backward([y, z], [lib.ones(3), lib.ones(3)])
+    first = x.grad.clone()
+    x.grad = None
+    y = x**2
+    y.retain_grad()
+    z = y**3
+    lib.autograd.backward([z, y, z], [lib.ones(3), 2 * lib.ones(3), lib.ones(3)], inputs=[x, y])
+    w = x * 3
+    v = w * w
+    grads = lib.autograd.grad([v.sum(), w.sum()], [x, w])
+    return [first, x.grad, y.grad, *grads]
+
+
+@snippet
+def narrow_from_the_end(lib):
+    x = lib.arange(5.0, requires_grad=True)
+    y = lib.narrow(x, 0, -3, 2)
+    z = x.narrow(0, 5, 0)
+    (y * y).sum().backward()
+    return [y, z, x.grad, name(y)]
+
+
+@snippet
+def remainder_and_its_gradient(lib):
+    a = lib.tensor([5.0, -7.0, 3.5, 0.25], requires_grad=True)
+    b = lib.tensor([2.0, 3.0, -1.5, -2.0], requires_grad=True)
+    r = a % b
+    s = a % 2.5
+    (r * r).sum().backward(retain_graph=True)
+    s.sum().backward()
+    return [r, s, a.grad, b.grad, name(r), name(s), name(a // 2), name(7 // a), name(2 % a)]
+
+
+@snippet
+def mixed_advanced_indexing_in_pytorchs_order(lib):
+    x = lib.arange(120.0).reshape(5, 6, 4).requires_grad_(True)
+    keys = [(3, slice(2, None), [1, 3]), ([0, 1], slice(2, None), 3), (slice(None), [0, 1], None, 3),
+            (Ellipsis, [0, 2]), ([4, 0], Ellipsis, 1), (slice(2, None), 1, [0, 3]), (None, [1, 2], 0)]
+    outs = [x[key] for key in keys]
+    sum(o.sum() * (i + 1) for i, o in enumerate(outs)).backward()
+    return [*outs, x.grad]
+
+
+@snippet
+def full_slices_and_same_shape_expand_are_new_nodes(lib):
+    x = lib.ones(2, 2, requires_grad=True)
+    h = x[:, :]
+    h.retain_grad()
+    e = x.expand(2, 2)
+    e.retain_grad()
+    (h * 3 + e * 5).sum().backward()
+    return [name(h), name(x[...]), name(x[:]), name(e), h.grad, e.grad, x.grad, h is x]
+
+
+@snippet
 def backward_twice(lib):
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     y = (x * x).sum()
@@ -295,6 +354,11 @@ def in_place_rules(lib):
 
 
 ERROR_SNIPPETS = {
+    "narrow_past_the_end": lambda lib: lib.narrow(lib.arange(4.0), 0, 3, 2),
+    "narrow_start_out_of_range": lambda lib: lib.narrow(lib.arange(4.0), 0, -5, 1),
+    "narrow_negative_length": lambda lib: lib.arange(4.0).narrow(0, 0, -1),
+    "floor_divide_backward": lambda lib: (lib.ones(2, requires_grad=True) // 2).sum().backward(),
+    "number_remainder_backward": lambda lib: (2 % lib.ones(2, requires_grad=True)).sum().backward(),
     "cumsum_dim": lambda lib: lib.ones(2, 3).cumsum(2),
     "broadcast": lambda lib: lib.ones(2, 3) + lib.ones(4),
     "mm": lambda lib: lib.ones(2, 3) @ lib.ones(4, 5),

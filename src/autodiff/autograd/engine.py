@@ -145,8 +145,10 @@ def _make_seeds(tensors, grad_tensors) -> list:
 
 def _count_dependencies(root_nodes) -> dict:
     """For every node reachable from the roots, the number of edges that lead into it."""
-    deps: dict[Node, int] = {}
     stack = list(dict.fromkeys(root_nodes))
+    # Roots start at 0 and are walked once: a root reached from another root (`y` and
+    # `z = y ** 3` both differentiated) waits for the gradient that reaches it from there.
+    deps: dict[Node, int] = dict.fromkeys(stack, 0)
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:

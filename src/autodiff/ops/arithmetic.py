@@ -10,7 +10,7 @@ import math
 
 from ..tensor import Tensor
 from .pointwise import LOG
-from .registry import defop, zeros_as
+from .registry import defop, nondiff, zeros_as
 from .surface import bind_operators, public
 from .selection import WHERE
 
@@ -66,6 +66,32 @@ RECIPROCAL = defop(
     domain=True,
     input=lambda grad, result: -grad * result * result,
 )
+
+
+FLOOR = defop(
+    "floor", lambda xp, input: xp.floor(input), doc="The largest integer <= input (gradient zero everywhere).",
+    method=True, inplace=True,
+    input=lambda grad: zeros_as(grad),
+)
+CEIL = defop(
+    "ceil", lambda xp, input: xp.ceil(input), doc="The smallest integer >= input (gradient zero everywhere).",
+    method=True, inplace=True,
+    input=lambda grad: zeros_as(grad),
+)
+# input % other takes the sign of other, as Python's %: input - floor(input / other) * other.
+REMAINDER = defop(
+    "remainder", lambda xp, input, other: xp.remainder(input, other), grad_fn="RemainderBackward1", domain=True,
+    input=lambda grad: grad,
+    other=lambda grad, input, other: -grad * FLOOR.apply(input / other),
+)
+REMAINDER_SCALAR = defop(  # x % 2
+    "remainder_scalar", lambda xp, input, other: xp.remainder(input, other), grad_fn="RemainderBackward0",
+    domain=True,
+    input=lambda grad: grad,
+)
+# 2 % x: PyTorch records it without a derivative.
+_remainder_of_number = nondiff("remainder_of_number", lambda xp, input, other: xp.remainder(other, input),
+                               unimplemented="aten::remainder")
 
 
 def _pow_grad_by_scalar_exponent(grad, input, exponent):
@@ -141,6 +167,17 @@ def rdiv(input, other):
     return MUL.apply(RECIPROCAL.apply(input), other)
 
 
+@public(method=True, inplace=True, operators=("__mod__",))
+def remainder(input, other):
+    """input % other, with the sign of other (as Python); its gradient is 1 for input and
+    -floor(input / other) for other."""
+    if not isinstance(input, Tensor):
+        return _remainder_of_number(other, input)
+    if isinstance(other, Tensor):
+        return REMAINDER.apply(input, other)
+    return REMAINDER_SCALAR.apply(input, other)
+
+
 @public(method=True, inplace=True, operators=("__pow__",))
 def pow(input, exponent):
     """input ** exponent; either may be a number."""
@@ -165,4 +202,5 @@ def square(input):
 
 
 bind_operators(rdiv, ("__rtruediv__",))
+bind_operators(_remainder_of_number, ("__rmod__",))
 bind_operators(rpow, ("__rpow__",))

@@ -28,10 +28,8 @@ logical_or = nondiff("logical_or", lambda xp, input, other: xp.logical_or(input,
 logical_not = nondiff("logical_not", lambda xp, input: xp.logical_not(input), doc="True where input is zero.",
                       method=True, operators=("__invert__",))
 floor_divide = nondiff("floor_divide", lambda xp, input, other: xp.floor_divide(input, other),
-                       doc="input // other, rounded towards minus infinity.", method=True,
-                       operators=("__floordiv__",))
-remainder = nondiff("remainder", lambda xp, input, other: xp.remainder(input, other),
-                    doc="input % other, with the sign of other (as Python).", method=True, operators=("__mod__",))
+                       doc="input // other, rounded towards minus infinity (PyTorch has no derivative for it).",
+                       method=True, operators=("__floordiv__",), unimplemented="aten::floor_divide")
 _all = nondiff("all", lambda xp, input: xp.all(input), doc="True where every element is nonzero.", method=True)
 _any = nondiff("any", lambda xp, input: xp.any(input), doc="True where some element is nonzero.", method=True)
 

@@ -9,11 +9,12 @@ places the incoming gradient into zeros of the input's shape (adding where an in
 from __future__ import annotations
 
 from .. import backend
+from ..backend import contiguous
 from ..tensor import Tensor
 from .dims import normalize_dim
 from .registry import defop
 from .surface import bind_operators, public, tensor_method
-from .shape import UNSQUEEZE, VIEW
+from .shape import ALIAS, UNSQUEEZE, VIEW
 
 def _place(xp, values, shape, key):
     out = xp.zeros(shape, dtype=values.dtype)
@@ -59,7 +60,7 @@ def _index_add(xp, input, shape, key):
 
 INDEX = defop(
     "index",
-    lambda xp, input, key: input[key],
+    lambda xp, input, key: contiguous(xp, input[key]),
     input=lambda grad, input_shape, key: INDEX_BACKWARD.apply(grad, input_shape, key),
 )
 INDEX_BACKWARD = defop(
@@ -138,8 +139,38 @@ def getitem(input: Tensor, key) -> Tensor:
     parts = key if isinstance(key, tuple) else (key,)
     parts = tuple(_plain(k, xp) for k in parts)
     if any(_is_advanced(k) for k in parts):
-        return _advanced(input, parts)
-    return _basic(input, parts, lone=not isinstance(key, tuple))
+        return _mixed(input, parts)
+    result = _basic(input, parts, lone=not isinstance(key, tuple))
+    # `x[:, :]` and `x[...]` are new tensors all the same (PyTorch's alias), not x itself.
+    return ALIAS.apply(input) if result is input else result
+
+
+def _mixed(input: Tensor, parts: tuple) -> Tensor:
+    """Tensor indices among basic ones, in PyTorch's order: integers, slices and None first (as
+    views), then the tensor indices over what is left. So `x[3, 2:, [1, 3]]` keeps the sliced
+    dim before the indexed one, where NumPy, which counts 3 as a tensor index, would not."""
+    basic, advanced = [], []  # advanced: per remaining dim of the viewed result, its index or None
+    for k in parts:
+        if _is_advanced(k):
+            width = k.ndim if getattr(k, "dtype", None) == bool else 1  # a mask covers its dims
+            basic.extend([slice(None)] * width)
+            advanced.append(k)
+        else:
+            basic.append(k)
+            if k is None or isinstance(k, slice):
+                advanced.append(None)
+            elif k is Ellipsis:
+                advanced.append(Ellipsis)
+    viewed = _basic(input, tuple(basic), lone=False)
+    key = []
+    for k in advanced:
+        if k is Ellipsis:  # the dims it stands for: whatever the explicit entries leave
+            covered = sum(k.ndim if getattr(k, "dtype", None) == bool else 1 for k in advanced
+                          if k is not Ellipsis)
+            key.extend([slice(None)] * (viewed._data.ndim - covered))
+        else:
+            key.append(slice(None) if k is None else k)
+    return _advanced(viewed, tuple(key))
 
 
 def _basic(input: Tensor, parts: tuple, lone: bool) -> Tensor:
@@ -206,6 +237,15 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """Elements start..start+length-1 along `dim`."""
     dim = normalize_dim(dim, input._data.ndim)
+    size = input._data.shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if start < 0:
+        start += size
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return SLICE.apply(input, dim, start, start + length, 1)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from .. import backend, return_types
+from ..backend import contiguous
 from ..tensor import Tensor
 from .comparison import isnan, nondiff_argmax, nondiff_argmin
 from .dims import kept_shape, normalize_dim, normalize_dims
@@ -42,7 +43,8 @@ SUM = defop(
     input=lambda grad, input_shape: EXPAND.apply(grad, input_shape),
 )
 SUM_DIM = defop(
-    "sum_dim", lambda xp, input, dim, keepdim: xp.sum(input, axis=dim, keepdims=keepdim), grad_fn="SumBackward1", domain=True,
+    "sum_dim", lambda xp, input, dim, keepdim: contiguous(xp, xp.sum(input, axis=dim, keepdims=keepdim)),
+    grad_fn="SumBackward1", domain=True,
     input=lambda grad, input_shape, dim, keepdim: _unreduce(grad, input_shape, dim, keepdim),
 )
 MEAN = defop(
@@ -50,7 +52,8 @@ MEAN = defop(
     input=lambda grad, input_shape: EXPAND.apply(grad, input_shape) / math.prod(input_shape),
 )
 MEAN_DIM = defop(
-    "mean_dim", lambda xp, input, dim, keepdim: xp.mean(input, axis=dim, keepdims=keepdim), grad_fn="MeanBackward1", domain=True,
+    "mean_dim", lambda xp, input, dim, keepdim: contiguous(xp, xp.mean(input, axis=dim, keepdims=keepdim)),
+    grad_fn="MeanBackward1", domain=True,
     input=lambda grad, input_shape, dim, keepdim: _unreduce(grad, input_shape, dim, keepdim)
     / math.prod(input_shape[d] for d in dim),
 )
@@ -140,7 +143,8 @@ PROD = defop(
     input=lambda grad, input: _prod_grad(grad, input, None, False),
 )
 PROD_DIM = defop(
-    "prod_dim", lambda xp, input, dim, keepdim: xp.prod(input, axis=dim, keepdims=keepdim), grad_fn="ProdBackward1", domain=True,
+    "prod_dim", lambda xp, input, dim, keepdim: contiguous(xp, xp.prod(input, axis=dim, keepdims=keepdim)),
+    grad_fn="ProdBackward1", domain=True,
     input=lambda grad, input, dim, keepdim: _prod_grad(grad, input, dim, keepdim),
 )
 
@@ -166,7 +170,7 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
 
 def _cumsum(xp, input, dim):
     dim = normalize_dim(dim, input.ndim)  # PyTorch's error for a dim out of range
-    return xp.cumsum(input, axis=dim) if input.ndim else input
+    return contiguous(xp, xp.cumsum(input, axis=dim)) if input.ndim else input
 
 
 def _reversed_cumsum(grad, dim):
@@ -213,11 +217,13 @@ MIN = defop(
     input=_evenly_distribute,
 )
 MAX_DIM = defop(
-    "max_dim", lambda xp, input, dim, keepdim: xp.max(input, axis=dim, keepdims=keepdim), grad_fn="MaxBackward0",
+    "max_dim", lambda xp, input, dim, keepdim: contiguous(xp, xp.max(input, axis=dim, keepdims=keepdim)),
+    grad_fn="MaxBackward0",
     input=lambda grad, input, dim, keepdim: _to_selected_index(grad, input, dim, keepdim, nondiff_argmax),
 )
 MIN_DIM = defop(
-    "min_dim", lambda xp, input, dim, keepdim: xp.min(input, axis=dim, keepdims=keepdim), grad_fn="MinBackward0",
+    "min_dim", lambda xp, input, dim, keepdim: contiguous(xp, xp.min(input, axis=dim, keepdims=keepdim)),
+    grad_fn="MinBackward0",
     input=lambda grad, input, dim, keepdim: _to_selected_index(grad, input, dim, keepdim, nondiff_argmin),
 )
 
@@ -282,7 +288,7 @@ def _logsumexp(xp, input, dim, keepdim):
     shift = xp.max(input, axis=dim, keepdims=True)
     shift = xp.where(xp.isfinite(shift), shift, 0)
     out = xp.log(xp.sum(xp.exp(input - shift), axis=dim, keepdims=True)) + shift
-    return out if keepdim else xp.squeeze(out, axis=dim)
+    return contiguous(xp, out if keepdim else xp.squeeze(out, axis=dim))
 
 
 LOGSUMEXP = defop(
@@ -294,7 +300,7 @@ LOGSUMEXP = defop(
 
 def _softmax(xp, input, dim):
     e = xp.exp(input - xp.max(input, axis=dim, keepdims=True))
-    return e / xp.sum(e, axis=dim, keepdims=True)
+    return contiguous(xp, e / xp.sum(e, axis=dim, keepdims=True))
 
 
 SOFTMAX = defop(
@@ -302,7 +308,7 @@ SOFTMAX = defop(
     input=lambda grad, result, dim: result * (grad - SUM_DIM.apply(grad * result, dim, True)),
 )
 LOG_SOFTMAX = defop(
-    "log_softmax", lambda xp, input, dim: input - _logsumexp(xp, input, dim, True), domain=True,
+    "log_softmax", lambda xp, input, dim: contiguous(xp, input - _logsumexp(xp, input, dim, True)), domain=True,
     input=lambda grad, result, dim: grad - EXP.apply(result) * SUM_DIM.apply(grad, dim, True),
 )
 

@@ -563,8 +563,14 @@ def _variadic_apply(op: OpDef):
 # -- non-differentiable operations and constants ---------------------------------------------------
 
 
-def nondiff(name: str, forward, *, doc: str | None = None, method=False, operators=(), aliases=()):
-    """An operation whose result never requires grad (comparisons, argmax...); with `doc`, public."""
+def nondiff(name: str, forward, *, doc: str | None = None, method=False, operators=(), aliases=(),
+            unimplemented: str | None = None):
+    """An operation without a gradient (comparisons, argmax...); with `doc`, public.
+
+    Its result never requires grad, except where PyTorch records the op without a derivative
+    (`unimplemented`, as `aten::floor_divide`): then, as there, the result requires grad and
+    backward through it raises "derivative for ... is not implemented" — never a silent zero.
+    """
 
     def apply(*args):
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
@@ -578,7 +584,11 @@ def nondiff(name: str, forward, *, doc: str | None = None, method=False, operato
                 out = forward(xp, *arrays)
         except ValueError as exc:
             raise _explained(exc, arrays) from None
-        return _make(out) if wrap else out
+        if not wrap:
+            return out
+        if unimplemented and GRAD_MODE.enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args):
+            return _make(out, True, _unimplemented_node(unimplemented, args, out))
+        return _make(out)
 
     apply.__name__ = apply.__qualname__ = name
     if doc is not None:
@@ -587,6 +597,30 @@ def nondiff(name: str, forward, *, doc: str | None = None, method=False, operato
     else:
         surface.bind_operators(apply, operators)
     return apply
+
+
+class _Unimplemented(Node):
+    """PyTorch's `NotImplemented` node: recorded, but its derivative raises."""
+
+    __slots__ = ("_what",)
+
+    def _apply(self, grads: list, as_tensors: bool) -> list:
+        raise RuntimeError(f"derivative for {self._what} is not implemented")
+
+
+_Unimplemented.__name__ = _Unimplemented.__qualname__ = "NotImplemented"
+
+
+def _unimplemented_node(what: str, args, out) -> Node:
+    node = _new(_Unimplemented)
+    node.next_functions = tuple(edge(a) for a in args if isinstance(a, Tensor) and a._requires_grad)
+    node._seq = next(_sequence)
+    node._shape = out.shape
+    node._dtype = out.dtype
+    node._hooks = None
+    node._trace = traceback.format_stack()[:-2] if ANOMALY.enabled else None
+    node._what = what
+    return node
 
 
 def like(reference, array):

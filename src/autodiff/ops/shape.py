@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from .. import backend, dtypes
+from ..backend import contiguous
 from ..tensor import Tensor, _make, _sizes
 from .dims import normalize_dim, normalize_dims
 from .registry import defop
@@ -58,10 +59,7 @@ def expand(input: Tensor, shape) -> Tensor:
                 f"non-singleton dimension {i}.  Target sizes: {list(shape)}.  Tensor sizes: {list(have)}"
             )
         target.append(size)
-    target = tuple(target)
-    if target == have:
-        return input
-    return EXPAND.apply(input, target)
+    return EXPAND.apply(input, tuple(target))  # a new node even for the same shape, as PyTorch
 
 
 @public
@@ -157,7 +155,9 @@ UNSAFE_VIEW = defop(
     lambda xp, input, shape: input.reshape(shape),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
 )
-CLONE = defop("clone", lambda xp, input: input.copy(), doc="A copy that stays in the graph.", method=True,
+ALIAS = defop("alias", lambda xp, input: input, input=lambda grad: grad)  # x[:, :], x[...]
+CLONE = defop("clone", lambda xp, input: input.copy(order="K"),  # keeps the layout, as PyTorch's clone
+              doc="A copy that stays in the graph.", method=True,
               input=lambda grad: grad)
 
 
@@ -282,7 +282,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
 
 FLIP = defop(
     "flip",
-    lambda xp, input, dims: xp.flip(input, axis=dims),
+    lambda xp, input, dims: xp.flip(input, axis=dims).copy(order="K"),  # new, in the layout of input
     input=lambda grad, dims: FLIP.apply(grad, dims),
 )
 
@@ -304,13 +304,13 @@ def _cat_grad(grad, i, tensors_shape, dim):
 
 CAT = defop(
     "cat",
-    lambda xp, tensors, dim: xp.concatenate(tensors, axis=dim),
+    lambda xp, tensors, dim: contiguous(xp, xp.concatenate(tensors, axis=dim)),
     variadic=True,
     tensors=_cat_grad,
 )
 STACK = defop(
     "stack",
-    lambda xp, tensors, dim: xp.stack(tensors, axis=dim),
+    lambda xp, tensors, dim: contiguous(xp, xp.stack(tensors, axis=dim)),
     variadic=True,
     tensors=lambda grad, i, dim: _select(grad, dim, i),
 )
