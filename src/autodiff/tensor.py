@@ -177,6 +177,10 @@ class Tensor(TensorMethods):
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and not value.dtype.is_floating_point:
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex dtype"
+            )
         self._set_data(value._data)
         self._accumulator = None  # its recorded shape may be stale
 
@@ -237,7 +241,7 @@ class Tensor(TensorMethods):
         return data.tolist()
 
     def numpy(self, *, force: bool = False):
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and _GRAD_MODE.enabled:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
             )

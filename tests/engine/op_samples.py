@@ -221,7 +221,7 @@ def _permute():
     return [Sample((leaf((2, 3, 2)), (2, 0, 1))), Sample((leaf((3, 2)), (1, 0)))]
 
 
-@samples("view", "unsafe_view")
+@samples("view", "unsafe_view", "reshape_alias")
 def _view():
     return [Sample((leaf((3, 2)), (6,))), Sample((leaf((2, 3, 2)), (3, 4))), Sample((leaf(()), (1,)))]
 

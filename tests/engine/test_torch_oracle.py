@@ -177,6 +177,69 @@ def full_slices_and_same_shape_expand_are_new_nodes(lib):
 
 
 @snippet
+def no_grad_on_a_generator_runs_each_resumption_without_grad(lib):
+    x = lib.ones(2, requires_grad=True)
+
+    @lib.no_grad()
+    def generate():
+        yield lib.is_grad_enabled()
+        yield (x * 2).requires_grad
+        return "done"
+
+    seen = []
+    for value in generate():
+        seen.append([value, lib.is_grad_enabled()])
+    return seen
+
+
+@snippet
+def set_grad_enabled_as_a_decorator_switches_only_inside(lib):
+    x = lib.ones(2, requires_grad=True)
+
+    @lib.set_grad_enabled(False)
+    def double(t):
+        return t * 2
+
+    after_decorating = lib.is_grad_enabled()
+    inside = double(x).requires_grad
+    return [after_decorating, inside, lib.is_grad_enabled()]
+
+
+@snippet
+def numpy_of_a_tensor_that_requires_grad_inside_no_grad(lib):
+    x = lib.ones(2, requires_grad=True)
+    with lib.no_grad():
+        return x.numpy().tolist()
+
+
+@snippet
+def gradcheck_perturbs_the_given_tensors_in_place(lib):
+    a = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    seen = set()
+
+    def f(t):
+        seen.add(float(a.detach().sum()))  # the closure sees the perturbed values
+        return (t * t).sum()
+
+    return [lib.autograd.gradcheck(f, (a,)), len(seen) > 1, a]
+
+
+@snippet
+def gradcheck_with_no_differentiable_output(lib):
+    a = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    return lib.autograd.gradcheck(lambda t: (t * 0).detach(), (a,))
+
+
+@snippet
+def reshape_names_its_view_of_a_non_contiguous_tensor(lib):
+    x = lib.ones(2, 3, 4, requires_grad=True)
+    cases = [x.reshape(6, 4), x.transpose(0, 1).reshape(3, 8), x[:, :, ::2].reshape(2, 3, 2), x[:, 1].reshape(8),
+             x[:, 1].reshape(2, 2, 2), x.permute(2, 0, 1).reshape(4, 6), x.transpose(1, 2).reshape(2, 4, 3)]
+    sum(c.sum() for c in cases).backward()
+    return [*[name(c) for c in cases], x.grad]
+
+
+@snippet
 def backward_twice(lib):
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     y = (x * x).sum()
@@ -353,7 +416,33 @@ def in_place_rules(lib):
     return results
 
 
+def _twice_after_setitem(lib):
+    y = lib.ones(3, requires_grad=True)
+    z = y * 2
+    z[0] = 5.0
+    total = z.sum()
+    total.backward()
+    total.backward()
+
+
+def _legacy(lib):
+    class Legacy(lib.autograd.Function):
+        def forward(self, t):
+            return t * 2
+
+    return Legacy
+
+
 ERROR_SNIPPETS = {
+    "data_set_to_integers": lambda lib: setattr(lib.ones(2, requires_grad=True), "data", lib.tensor([1, 2])),
+    "backward_twice_after_indexed_assignment": lambda lib: _twice_after_setitem(lib),
+    "jacobian_strict_and_vectorize": lambda lib: lib.autograd.functional.jacobian(
+        lambda t: t * 2, lib.ones(2), strict=True, vectorize=True),
+    "hessian_strict_and_vectorize": lambda lib: lib.autograd.functional.hessian(
+        lambda t: (t * t).sum(), lib.ones(2), strict=True, vectorize=True),
+    "legacy_function": lambda lib: _legacy(lib)()(lib.ones(2, requires_grad=True)),
+    "gradcheck_numerical_expected_zero": lambda lib: lib.autograd.gradcheck(
+        lambda t: (t * 2).detach(), (lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True),)),
     "narrow_past_the_end": lambda lib: lib.narrow(lib.arange(4.0), 0, 3, 2),
     "narrow_start_out_of_range": lambda lib: lib.narrow(lib.arange(4.0), 0, -5, 1),
     "narrow_negative_length": lambda lib: lib.arange(4.0).narrow(0, 0, -1),

@@ -132,6 +132,12 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
              strategy: str = "reverse-mode"):
     """The Jacobian: for output o and input x, a tensor of shape o.shape + x.shape."""
     from ..creation import zeros
+
+    if strict and vectorize:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported together. "
+            "Please either set `strict=False` or `vectorize=False`."
+        )
     from ..ops import reshape, stack
 
     with enable_grad():
@@ -178,7 +184,7 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vect
         output = _single_output("hessian", func(*xs))
         return _gradient_of(output.reshape(()), xs, strict)
 
-    table = jacobian(gradient, inputs, create_graph=create_graph, strict=strict)
+    table = jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize)
     return table if is_in_tuple else table[0][0]
 
 

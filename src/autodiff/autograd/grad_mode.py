@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 
@@ -30,12 +31,42 @@ class _GradModeContext:
         return type(self)()
 
     def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            return self._wrap_generator(func)
+
         @functools.wraps(func)
         def run_in_mode(*args, **kwargs):
             with self._new():
                 return func(*args, **kwargs)
 
         return run_in_mode
+
+    def _wrap_generator(self, func):
+        """A generator runs in the mode each time it resumes, and its caller in its own (PyTorch's rule)."""
+
+        @functools.wraps(func)
+        def generate_in_mode(*args, **kwargs):
+            generator = func(*args, **kwargs)
+            try:
+                with self._new():
+                    response = generator.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self._new():
+                            generator.close()
+                        raise
+                    except BaseException as error:
+                        with self._new():
+                            response = generator.throw(error)
+                    else:
+                        with self._new():
+                            response = generator.send(request)
+            except StopIteration as done:
+                return done.value
+
+        return generate_in_mode
 
     def _switch(self, enabled: bool, inference: bool | None = None) -> None:
         self._previous = (STATE.enabled, STATE.inference)
@@ -83,6 +114,12 @@ class set_grad_enabled(_GradModeContext):
 
     def _new(self):
         return set_grad_enabled(self.mode)
+
+    def __call__(self, func):
+        # As a decorator it switches only inside the function: the switch its construction
+        # made at once is undone here, as PyTorch does.
+        STATE.enabled = self._previous[0]
+        return super().__call__(func)
 
     def __enter__(self) -> None:
         pass

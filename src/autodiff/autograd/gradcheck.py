@@ -25,8 +25,13 @@ def _as_tuple(value) -> tuple:
     return value if isinstance(value, tuple) else (value,) if isinstance(value, Tensor) else tuple(value)
 
 
-def _differentiable_outputs(outputs) -> tuple:
+def _floating_outputs(outputs) -> tuple:
     return tuple(o for o in _as_tuple(outputs) if isinstance(o, Tensor) and o.dtype.is_floating_point)
+
+
+def _differentiable_outputs(outputs) -> tuple:
+    """The outputs gradcheck compares: those that require grad, as PyTorch's."""
+    return tuple(o for o in _floating_outputs(outputs) if o.requires_grad)
 
 
 def _flat_numpy(t: Tensor) -> np.ndarray:
@@ -34,24 +39,20 @@ def _flat_numpy(t: Tensor) -> np.ndarray:
     return np.asarray(data if backend.is_numpy(data) else data.get(), dtype=np.float64).reshape(-1)
 
 
-def _evaluate(func, inputs, index: int, replacement) -> list:
-    """func's outputs with inputs[index]'s values replaced, as flat float64 NumPy arrays.
-
-    The inputs are fresh leaves that keep their requires_grad, since func may differentiate
-    (gradgradcheck's func computes first derivatives).
-    """
-    args = [_fresh_leaf(a) if isinstance(a, Tensor) else a for a in inputs]
-    original = inputs[index]
-    args[index] = _make(replacement.reshape(original._data.shape)).requires_grad_(original.requires_grad)
-    outputs = _differentiable_outputs(func(*args))
-    return [_flat_numpy(o) for o in outputs]
-
-
-def _fresh_leaf(t: Tensor) -> Tensor:
-    return _make(t._data).requires_grad_(t.requires_grad)
+def _evaluate(func, inputs, index: int, replacement, select) -> list:
+    """func's outputs (those `select` keeps) as flat float64 NumPy arrays, with inputs[index]'s
+    values replaced in place for the call, as PyTorch's gradcheck does: a function that closes
+    over the input sees the perturbation too."""
+    perturbed = inputs[index]
+    values = perturbed._data
+    perturbed._data = replacement.reshape(values.shape)
+    try:  # read the outputs before restoring: one may be the perturbed input itself
+        return [_flat_numpy(o) for o in select(func(*inputs))]
+    finally:
+        perturbed._data = values
 
 
-def _numerical_columns(func, inputs, index: int, eps: float, directions):
+def _numerical_columns(func, inputs, index: int, eps: float, directions, select=_differentiable_outputs):
     """For each direction d (a flat array over input `index`): (f(x + eps d) - f(x - eps d)) / 2eps."""
     x = inputs[index]._data
     flat = x.reshape(-1)
@@ -59,8 +60,8 @@ def _numerical_columns(func, inputs, index: int, eps: float, directions):
     results = []
     for direction in directions:
         direction = xp.asarray(direction)  # the directions are host arrays; x may live on a GPU
-        plus = _evaluate(func, inputs, index, flat + eps * direction)
-        minus = _evaluate(func, inputs, index, flat - eps * direction)
+        plus = _evaluate(func, inputs, index, flat + eps * direction, select)
+        minus = _evaluate(func, inputs, index, flat - eps * direction, select)
         results.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
     return results
 
@@ -132,6 +133,13 @@ def gradcheck(
                 stacklevel=2,
             )
     outputs = _differentiable_outputs(func(*inputs))
+    if not outputs:  # nothing to compare: the function must then not change with its inputs
+        for i_in in diff:
+            size = inputs[i_in]._data.size
+            for column in _numerical_columns(func, inputs, i_in, eps, list(np.eye(size)), _floating_outputs):
+                if any(not np.allclose(c, 0.0) for c in column):
+                    return _fail("Numerical gradient for function expected to be zero", raise_exception)
+        return True
     diff_inputs = [inputs[i] for i in diff]
     rng = np.random.default_rng(seed)
     for i_out, output in enumerate(outputs):

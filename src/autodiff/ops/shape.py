@@ -150,6 +150,11 @@ VIEW = defop(
     lambda xp, input, shape: input.reshape(shape),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
 )
+RESHAPE_ALIAS = defop(
+    "reshape_alias",
+    lambda xp, input, shape: input.reshape(shape),
+    input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+)
 UNSAFE_VIEW = defop(
     "unsafe_view",
     lambda xp, input, shape: input.reshape(shape),
@@ -206,11 +211,10 @@ def view(input: Tensor, shape) -> Tensor:
 @public(method=lambda self, *shape: reshape(self, _sizes(shape)))
 def reshape(input: Tensor, shape) -> Tensor:
     """The same values in a new shape (a view where possible, else a copy, as in PyTorch)."""
-    shape = _infer_shape(shape, input._data.size)
-    if shape == input._data.shape:
-        return VIEW.apply(input, shape)
-    if _viewable(input._data, shape):
-        return VIEW.apply(input, shape)
+    data = input._data
+    shape = _infer_shape(shape, data.size)
+    if _viewable(data, shape):  # PyTorch names the view of a non-contiguous tensor apart
+        return (VIEW if data.flags.c_contiguous else RESHAPE_ALIAS).apply(input, shape)
     return UNSAFE_VIEW.apply(CLONE.apply(input), shape)
 
 
