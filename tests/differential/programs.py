@@ -273,6 +273,8 @@ class TensorGen:
         forms = ["int", "slice", "list", "step"]
         if nd >= 2:
             forms += ["col", "int_slice", "col_list"]
+        if nd >= 3:
+            forms += ["mixed"]
         if nd >= 3 and "mixed_index" in self.flags:
             forms = ["mixed"]
         form = r.choice(forms)
@@ -314,9 +316,8 @@ class TensorGen:
         nd = len(v.shape)
         n = v.name
         ops = ["unsqueeze", "cat", "stack"]
+        ops += ["reshape", "flatten"]
         if v.contig:
-            ops += ["reshape", "flatten"]
-        if v.contig and (not v.copied or "view_after_copy" in self.flags):
             ops.append("view")
         if nd >= 1:
             ops += ["flip", "narrow", "squeeze"]
@@ -407,7 +408,7 @@ class TensorGen:
             size = v.shape[d]
             length = r.randint(1, size)
             start = r.randint(0, size - length)
-            if "narrow_negative" in self.flags:
+            if "narrow_negative" in self.flags or r.random() < 0.3:
                 start -= size
             shape = list(v.shape)
             shape[d] = length

@@ -39,11 +39,9 @@ def test_random_programs_agree_with_pytorch(category, rng):
     _check(program, compare(program))
 
 
-# One test per known wrong answer, with the generator's flag on. Remove the xfail marker when
-# the fix lands (strict=False: an XPASS is reported, not an error).
+# Each construct that once gave a wrong answer, on its own (the main generators mix it in too).
 
-def _known(flag, category):
-    @pytest.mark.xfail(reason=f"issue 10 {KNOWN[flag]}", strict=False)
+def _focused(flag, category):
     @KNOWN_BROKEN
     @given(rng=RANDOMS)
     def test(rng):
@@ -52,16 +50,15 @@ def _known(flag, category):
     return test
 
 
-test_known_view_after_flip_index_cat = _known("view_after_copy", "shape")  # item 4
-test_known_mixed_advanced_indexing = _known("mixed_index", "indexing")  # item 5
-test_known_narrow_negative_start = _known("narrow_negative", "shape")  # item 8
-test_known_reshape_alias_grad_fn = _known("reshape_alias", "shape")  # found by these tests (item 9)
+test_view_after_flip_index_cat = _focused("view_after_copy", "shape")  # issue 10 item 5
+test_mixed_advanced_indexing = _focused("mixed_index", "indexing")  # item 6
+test_narrow_negative_start = _focused("narrow_negative", "shape")  # item 3
+test_reshape_alias_grad_fn = _focused("reshape_alias", "shape")  # found by these tests
 
 
-@pytest.mark.xfail(reason=f"issue 10 {KNOWN['multi_root_backward']}", strict=False)
 @KNOWN_BROKEN
 @given(rng=RANDOMS)
-def test_known_backward_with_dependent_roots(rng):  # item 7
+def test_backward_with_dependent_roots(rng):  # item 1
     program = tensor_program(rng, "elementwise")
     _check(program, compare_multi_root(program))
 
