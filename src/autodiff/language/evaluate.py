@@ -96,6 +96,24 @@ def evaluate(program: ast.Program, source: Source, at: dict | None = None, wrt=N
         return runner.run(output)
 
 
+class _Placeholder:
+    """An absent part of a slice (`x[:2]` has no start), evaluated as None."""
+
+    __slots__ = ()
+
+
+_NONE = _Placeholder()
+
+
+class _IndexList:
+    """A literal list used as an index (`x[[0, 2]]`): integers, not a tensor."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node) -> None:
+        self.node = node
+
+
 class _Runner:
     def __init__(self, program, source, analysis, at, wrt, options) -> None:
         self.program = program
@@ -204,58 +222,31 @@ class _Runner:
     # -- statements -----------------------------------------------------------------------------------
 
     def _execute(self, statements, env: dict) -> None:
-        top = env is self.globals
+        steps = self._STATEMENT_STEPS
         for node in statements:
-            kind = type(node)
-            if kind is ast.Assign:
-                value = self._evaluate(node.value, env)
-                env[node.target] = value
-                if top:
-                    self._assigned(node.target, value, node)
-            elif kind is ast.ExprStatement:
-                value = self._evaluate(node.value, env)
-                if top:
-                    self._set_output("output", value, node)
-            elif kind is ast.AugAssign:
-                current = self._lookup(ast.Name(node.target, node.start, node.start + len(node.target)), env)
-                value = self._binary(node.op, current, self._evaluate(node.value, env), node, node.op_start)
-                env[node.target] = value
-                if top:
-                    self._assigned(node.target, value, node)
-            elif kind is ast.Declare:
-                self._declare(node)
-            elif kind is ast.If:
-                branch = node.body if self._truth(self._evaluate(node.test, env), node.test) else node.orelse
-                self._execute(branch, env)
-            elif kind is ast.For:
-                self._loop(node, env)
-            elif kind is ast.With:
-                context = self._evaluate(node.context, env)
-                if not isinstance(context, GradModeWord):
-                    raise EvaluationProblem("`with` takes no_grad or enable_grad", self.source,
-                                            node.context.start, node.context.end)
-                with context.context():
-                    self._execute(node.body, env)
-            elif kind is ast.FunctionDef:
-                env[node.name] = UserFunction(node)
-            elif kind is ast.Return:
-                raise _Return(self._evaluate(node.value, env))
-            elif kind is ast.Pass:
-                pass
-            else:  # pragma: no cover - the parser builds nothing else
-                raise AssertionError(f"unexpected statement {kind.__name__}")
+            steps[type(node)](self, node, env)
 
-    def _assigned(self, name: str, value, node) -> None:
-        self.result.variables[name] = value
-        if isinstance(value, Tensor) and value.grad_fn is not None:
-            self.result.labels[value.grad_fn] = name
-        self._set_output(name, value, node)
+    # One step per kind of statement, each (self, node, env); env is self.globals at the top level.
 
-    def _set_output(self, name: str, value, node) -> None:
-        result = self.result
-        result.output_name, result.output, result.output_node = name, value, node
+    def _exec_assign(self, node: ast.Assign, env: dict) -> None:
+        value = self._evaluate(node.value, env)
+        env[node.target] = value
+        if env is self.globals:
+            self._assigned(node.target, value, node)
 
-    def _declare(self, node: ast.Declare) -> None:
+    def _exec_augassign(self, node: ast.AugAssign, env: dict) -> None:
+        current = self._lookup(ast.Name(node.target, node.start, node.start + len(node.target)), env)
+        value = self._binary(node.op, current, self._evaluate(node.value, env), node, node.op_start)
+        env[node.target] = value
+        if env is self.globals:
+            self._assigned(node.target, value, node)
+
+    def _exec_expression(self, node: ast.ExprStatement, env: dict) -> None:
+        value = self._evaluate(node.value, env)
+        if env is self.globals:
+            self._set_output("output", value, node)
+
+    def _exec_declare(self, node: ast.Declare, env: dict) -> None:
         name = node.name
         # The default is computed even when --at replaces it, so that random defaults of the
         # declarations after it stay the same whatever is given.
@@ -270,7 +261,11 @@ class _Runner:
         tensor = self._bind_input(name, value, node, requires_grad=node.kind == "input")
         self._set_output(name, tensor, node)
 
-    def _loop(self, node: ast.For, env: dict) -> None:
+    def _exec_if(self, node: ast.If, env: dict) -> None:
+        branch = node.body if self._truth(self._evaluate(node.test, env), node.test) else node.orelse
+        self._execute(branch, env)
+
+    def _exec_for(self, node: ast.For, env: dict) -> None:
         iterable = self._evaluate(node.iterable, env)
         if isinstance(iterable, Tensor):
             if iterable.ndim == 0:
@@ -292,103 +287,146 @@ class _Runner:
             if env is self.globals:
                 self.result.variables[node.target] = item
 
+    def _exec_with(self, node: ast.With, env: dict) -> None:
+        context = self._evaluate(node.context, env)
+        if not isinstance(context, GradModeWord):
+            raise EvaluationProblem("`with` takes no_grad or enable_grad", self.source,
+                                    node.context.start, node.context.end)
+        with context.context():
+            self._execute(node.body, env)
+
+    def _exec_def(self, node: ast.FunctionDef, env: dict) -> None:
+        env[node.name] = UserFunction(node)
+
+    def _exec_return(self, node: ast.Return, env: dict) -> None:
+        raise _Return(self._evaluate(node.value, env))
+
+    def _exec_pass(self, node: ast.Pass, env: dict) -> None:
+        pass
+
+    _STATEMENT_STEPS = {
+        ast.Assign: _exec_assign, ast.AugAssign: _exec_augassign, ast.ExprStatement: _exec_expression,
+        ast.Declare: _exec_declare, ast.If: _exec_if, ast.For: _exec_for, ast.With: _exec_with,
+        ast.FunctionDef: _exec_def, ast.Return: _exec_return, ast.Pass: _exec_pass,
+    }
+
+    def _assigned(self, name: str, value, node) -> None:
+        self.result.variables[name] = value
+        if isinstance(value, Tensor) and value.grad_fn is not None:
+            self.result.labels[value.grad_fn] = name
+        self._set_output(name, value, node)
+
+    def _set_output(self, name: str, value, node) -> None:
+        result = self.result
+        result.output_name, result.output, result.output_node = name, value, node
+
     # -- expressions ------------------------------------------------------------------------------------
 
     def _evaluate(self, root, env: dict):
         """The value of an expression, computed with an explicit stack (post-order)."""
+        steps = self._EXPRESSION_STEPS
         values: list = []
         work: list = [(root, 0)]
         while work:
             node, step = work.pop()
-            kind = type(node)
-            if kind is ast.Name:
-                values.append(self._lookup(node, env))
-            elif kind is ast.Number:
-                values.append(numbers.literal(node.value))
-            elif kind is ast.BinOp:
-                if step == 0:
-                    work += ((node, 1), (node.right, 0), (node.left, 0))
-                else:
-                    right = values.pop()
-                    values[-1] = self._binary(node.op, values[-1], right, node, node.op_start)
-            elif kind is ast.UnaryOp:
-                if step == 0:
-                    work += ((node, 1), (node.operand, 0))
-                else:
-                    values[-1] = self._unary(node, values[-1])
-            elif kind is ast.Call:
-                self._call_step(node, step, work, values, env)
-            elif kind is ast.Constant:
-                values.append(node.value)
-            elif kind is ast.Subscript:
-                if step == 0:
-                    work.append((node, 1))
-                    for index in reversed(node.indices):
-                        work.append((index, 0) if not _constant_list(index) else (_IndexList(index), 0))
-                    work.append((node.value, 0))
-                else:
-                    indices = values[len(values) - len(node.indices):]
-                    del values[len(values) - len(node.indices):]
-                    values[-1] = self._index(node, values[-1], indices)
-            elif kind is ast.Compare:
-                self._compare_step(node, step, work, values)
-            elif kind is ast.BoolOp:
-                if step == 0:
-                    work += ((node, 1), (node.left, 0))
-                else:
-                    left = values[-1]
-                    if self._truth(left, node.left) == (node.op == "or"):
-                        continue  # short circuit: the left value is the result
-                    values.pop()
-                    work.append((node.right, 0))
-            elif kind is ast.IfExp:
-                if step == 0:
-                    work += ((node, 1), (node.test, 0))
-                else:
-                    test = values.pop()
-                    work.append((node.body if self._truth(test, node.test) else node.orelse, 0))
-            elif kind is ast.Attribute:
-                if step == 0:
-                    work += ((node, 1), (node.value, 0))
-                else:
-                    values[-1] = self._attribute(node, values[-1])
-            elif kind is ast.ListLiteral:
-                constant = _constant_value(node)
-                if constant is not None:
-                    values.append(self._tensor(constant, node))
-                elif step == 0:
-                    work.append((node, 1))
-                    work.extend((element, 0) for element in reversed(node.elements))
-                else:
-                    count = len(node.elements)
-                    elements = values[len(values) - count:]
-                    del values[len(values) - count:]
-                    values.append(self._list(node, elements))
-            elif kind is ast.TupleLiteral:
-                if step == 0:
-                    work.append((node, 1))
-                    work.extend((element, 0) for element in reversed(node.elements))
-                else:
-                    count = len(node.elements)
-                    elements = tuple(values[len(values) - count:])
-                    del values[len(values) - count:]
-                    values.append(elements)
-            elif kind is ast.Slice:
-                if step == 0:
-                    work.append((node, 1))
-                    for part in (node.step, node.upper, node.lower):
-                        work.append((part, 0) if part is not None else (_NONE, 0))
-                else:
-                    step_value, upper, lower = values.pop(), values.pop(), values.pop()
-                    values.append(slice(*(self._integer(v, node) if v is not None else None
-                                          for v in (lower, upper, step_value))))
-            elif kind is _Placeholder:
-                values.append(None)
-            elif kind is _IndexList:
-                values.append(self._index_list(node.node))
-            else:  # pragma: no cover - every expression node is handled above
-                raise AssertionError(f"unexpected expression {kind.__name__}")
+            steps[type(node)](self, node, step, work, values, env)
         return values[-1]
+
+    # One step per kind of expression, each (self, node, step, work, values, env): step 0 pushes
+    # the node's operands onto `work` (and the node again, with a later step); a later step
+    # combines the operands' values, on top of `values`, into the node's value.
+
+    def _eval_name(self, node: ast.Name, step: int, work: list, values: list, env: dict) -> None:
+        values.append(self._lookup(node, env))
+
+    def _eval_number(self, node: ast.Number, step: int, work: list, values: list, env: dict) -> None:
+        values.append(numbers.literal(node.value))
+
+    def _eval_constant(self, node: ast.Constant, step: int, work: list, values: list, env: dict) -> None:
+        values.append(node.value)
+
+    def _eval_binop(self, node: ast.BinOp, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work += ((node, 1), (node.right, 0), (node.left, 0))
+        else:
+            right = values.pop()
+            values[-1] = self._binary(node.op, values[-1], right, node, node.op_start)
+
+    def _eval_unaryop(self, node: ast.UnaryOp, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work += ((node, 1), (node.operand, 0))
+        else:
+            values[-1] = self._unary(node, values[-1])
+
+    def _eval_boolop(self, node: ast.BoolOp, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work += ((node, 1), (node.left, 0))
+        elif self._truth(values[-1], node.left) != (node.op == "or"):
+            values.pop()  # no short circuit: the right value is the result
+            work.append((node.right, 0))
+
+    def _eval_ifexp(self, node: ast.IfExp, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work += ((node, 1), (node.test, 0))
+        else:
+            test = values.pop()
+            work.append((node.body if self._truth(test, node.test) else node.orelse, 0))
+
+    def _eval_subscript(self, node: ast.Subscript, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work.append((node, 1))
+            for index in reversed(node.indices):
+                work.append((index, 0) if not _constant_list(index) else (_IndexList(index), 0))
+            work.append((node.value, 0))
+        else:
+            indices = values[len(values) - len(node.indices):]
+            del values[len(values) - len(node.indices):]
+            values[-1] = self._index(node, values[-1], indices)
+
+    def _eval_slice(self, node: ast.Slice, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work.append((node, 1))
+            for part in (node.step, node.upper, node.lower):
+                work.append((part, 0) if part is not None else (_NONE, 0))
+        else:
+            step_value, upper, lower = values.pop(), values.pop(), values.pop()
+            values.append(slice(*(self._integer(v, node) if v is not None else None
+                                  for v in (lower, upper, step_value))))
+
+    def _eval_placeholder(self, node, step: int, work: list, values: list, env: dict) -> None:
+        values.append(None)
+
+    def _eval_index_list(self, node, step: int, work: list, values: list, env: dict) -> None:
+        values.append(self._index_list(node.node))
+
+    def _eval_attribute(self, node: ast.Attribute, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work += ((node, 1), (node.value, 0))
+        else:
+            values[-1] = self._attribute(node, values[-1])
+
+    def _eval_list(self, node: ast.ListLiteral, step: int, work: list, values: list, env: dict) -> None:
+        constant = _constant_value(node)
+        if constant is not None:
+            values.append(self._tensor(constant, node))
+        elif step == 0:
+            work.append((node, 1))
+            work.extend((element, 0) for element in reversed(node.elements))
+        else:
+            count = len(node.elements)
+            elements = values[len(values) - count:]
+            del values[len(values) - count:]
+            values.append(self._list(node, elements))
+
+    def _eval_tuple(self, node: ast.TupleLiteral, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work.append((node, 1))
+            work.extend((element, 0) for element in reversed(node.elements))
+        else:
+            count = len(node.elements)
+            elements = tuple(values[len(values) - count:])
+            del values[len(values) - count:]
+            values.append(elements)
 
     def _lookup(self, node: ast.Name, env: dict):
         name = node.id
@@ -458,7 +496,7 @@ class _Runner:
             raise EvaluationProblem(f"'{node.op}': {exc}", self.source, node.start, node.start + 1) from None
         return self._recorded(result, node, (value,))
 
-    def _compare_step(self, node: ast.Compare, step: int, work: list, values: list) -> None:
+    def _eval_compare(self, node: ast.Compare, step: int, work: list, values: list, env: dict) -> None:
         """`a < b <= c` is `(a < b) and (b <= c)`, each comparator evaluated once, as Python."""
         if step == 0:
             work += ((node, 1), (node.left, 0))
@@ -497,7 +535,7 @@ class _Runner:
 
     # -- calls, indexing, literals -------------------------------------------------------------------------
 
-    def _call_step(self, node: ast.Call, step: int, work: list, values: list, env: dict) -> None:
+    def _eval_call(self, node: ast.Call, step: int, work: list, values: list, env: dict) -> None:
         method = isinstance(node.func, ast.Attribute)
         count = len(node.args) + len(node.keywords) + (1 if method else 0)
         if step == 0:
@@ -655,6 +693,14 @@ class _Runner:
         except (ValueError, TypeError) as exc:
             raise EvaluationProblem(f"this list is not rectangular: {exc}", self.source, node.start, node.end) from None
 
+    _EXPRESSION_STEPS = {
+        ast.Name: _eval_name, ast.Number: _eval_number, ast.Constant: _eval_constant, ast.BinOp: _eval_binop,
+        ast.UnaryOp: _eval_unaryop, ast.BoolOp: _eval_boolop, ast.Compare: _eval_compare, ast.IfExp: _eval_ifexp,
+        ast.Call: _eval_call, ast.Subscript: _eval_subscript, ast.Slice: _eval_slice, ast.Attribute: _eval_attribute,
+        ast.ListLiteral: _eval_list, ast.TupleLiteral: _eval_tuple, _Placeholder: _eval_placeholder,
+        _IndexList: _eval_index_list,
+    }
+
     # -- bookkeeping ----------------------------------------------------------------------------------------
 
     def _recorded(self, result, node, operands):
@@ -678,24 +724,6 @@ class _Runner:
         self.result.warnings.append(Warning_(
             f"{self.source.snippet(node.start, node.end)} produced {'nan' if nan else 'inf'}",
             self.source, node.start, node.end))
-
-
-class _Placeholder:
-    """An absent part of a slice (`x[:2]` has no start), evaluated as None."""
-
-    __slots__ = ()
-
-
-_NONE = _Placeholder()
-
-
-class _IndexList:
-    """A literal list used as an index (`x[[0, 2]]`): integers, not a tensor."""
-
-    __slots__ = ("node",)
-
-    def __init__(self, node) -> None:
-        self.node = node
 
 
 def _constant_list(node) -> bool:
