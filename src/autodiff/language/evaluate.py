@@ -24,7 +24,7 @@ from . import ast, numbers
 from ._gc import collector_paused
 from .analysis import Analysis, analyze
 from .builtins import CONSTANTS, FUNCTIONS, WORDS, CallProblem, GradModeWord, call, signature_text, suggestion
-from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, ProgramError, Warning_
+from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
 from .source import Source
 
 
@@ -210,10 +210,8 @@ class _Runner:
                 data = data.to(self.dtype)
             return make(data.numpy(force=True), dtype=data.dtype, device=self.options.device)
         if isinstance(value, (list, tuple, np.ndarray)):
-            try:
+            with self._located(node.start, node.end, f"{what} is not a tensor: ", problem=InputProblem):
                 return make(value, dtype=self.dtype, device=self.options.device)
-            except (ValueError, TypeError) as exc:
-                raise InputProblem(f"{what} is not a tensor: {exc}", self.source, node.start, node.end) from None
         if isinstance(value, bool) or not isinstance(value, _NUMBER_TYPES):
             raise InputProblem(f"{what} must be a number or a tensor, not {_describe(value)}",
                                self.source, node.start, node.end)
@@ -458,12 +456,8 @@ class _Runner:
                                         op_start, op_start + len(op))
         if isinstance(left, Tensor) and isinstance(right, Tensor) and left.shape != right.shape and op != "@":
             self._check_broadcast(left, right, op, op_start)
-        try:
+        with self._located(op_start, op_start + len(op), lambda: _operands(op, left, right), f"computing '{op}'"):
             result = _BINARY[op](left, right)
-        except (ShapeError, RuntimeError, ValueError, TypeError, IndexError) as exc:
-            raise self._operator_error(exc, op, left, right, op_start) from None
-        except MemoryError:
-            raise LimitProblem(f"out of memory computing '{op}'", self.source, op_start, op_start + len(op)) from None
         return self._recorded(result, node, (left, right))
 
     def _check_broadcast(self, left: Tensor, right: Tensor, op: str, op_start: int) -> None:
@@ -477,11 +471,6 @@ class _Runner:
                                f"{count:,} elements; the limit is {self.options.max_elements:,} (--max-elements)",
                                self.source, op_start, op_start + len(op))
 
-    def _operator_error(self, exc, op: str, left, right, op_start: int) -> ProgramError:
-        shapes = [list(v.shape) if isinstance(v, Tensor) else "a number" for v in (left, right)]
-        return EvaluationProblem(f"'{op}' of shapes {shapes[0]} and {shapes[1]}: {exc}", self.source,
-                                 op_start, op_start + len(op))
-
     def _unary(self, node: ast.UnaryOp, value):
         if node.op == "not":
             return not self._truth(value, node.operand)
@@ -490,10 +479,8 @@ class _Runner:
         if not isinstance(value, Tensor):
             raise EvaluationProblem(f"'{node.op}' cannot be applied to {_describe(value)}", self.source,
                                     node.start, node.end)
-        try:
+        with self._located(node.start, node.start + 1, f"'{node.op}': ", f"computing '{node.op}'"):
             result = -value if node.op == "-" else value
-        except (RuntimeError, TypeError, ValueError) as exc:
-            raise EvaluationProblem(f"'{node.op}': {exc}", self.source, node.start, node.start + 1) from None
         return self._recorded(result, node, (value,))
 
     def _eval_compare(self, node: ast.Compare, step: int, work: list, values: list, env: dict) -> None:
@@ -516,11 +503,9 @@ class _Runner:
         op = node.ops[index]
         if _is_number(left) and _is_number(right):
             return numbers.compare(op, left, right)
-        try:
+        start = node.op_starts[index]
+        with self._located(start, start + len(op), lambda: _operands(op, left, right), f"computing '{op}'"):
             return _COMPARE[op](left, right)
-        except (ShapeError, RuntimeError, ValueError, TypeError) as exc:
-            start = node.op_starts[index]
-            raise self._operator_error(exc, op, left, right, start) from None
 
     def _truth(self, value, node) -> bool:
         if isinstance(value, Tensor):
@@ -573,19 +558,14 @@ class _Runner:
                                         node.start, node.end)
         inputs = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Tensor)]
         try:
-            result = call(name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node),
-                          device=None if self.options.device == "cpu" else self.options.device)
+            with self._located(node.start, node.end, f"{name}(): ", f"in {name}()"):
+                result = call(name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node),
+                              device=None if self.options.device == "cpu" else self.options.device)
         except CallProblem as exc:
             raise NameProblem(f"{exc}: {signature_text(name, function)}", self.source, node.start, node.end) from None
-        except creation.ElementLimitError as exc:
-            raise LimitProblem(f"{exc} (--max-elements)", self.source, node.start, node.end) from None
-        except (ShapeError, RuntimeError, ValueError, TypeError, IndexError) as exc:
-            raise EvaluationProblem(f"{name}(): {exc}", self.source, node.start, node.end) from None
         except AttributeError:  # something other than a tensor where the engine needs one
             raise EvaluationProblem(f"{name}() was given an argument of the wrong kind: "
                                     f"{signature_text(name, function)}", self.source, node.start, node.end) from None
-        except MemoryError:
-            raise LimitProblem(f"out of memory in {name}()", self.source, node.start, node.end) from None
         if isinstance(result, np.ndarray) or isinstance(result, np.generic):
             result = self._tensor(result, node)
         return self._recorded(result, node, inputs)
@@ -634,10 +614,8 @@ class _Runner:
             elif _is_number(index):
                 index = self._integer(index, index_node)
             key.append(index)
-        try:
+        with self._located(node.start, node.end, "", "indexing"):
             result = value[tuple(key) if len(key) != 1 else key[0]]
-        except (IndexError, RuntimeError, ValueError, TypeError) as exc:
-            raise EvaluationProblem(str(exc), self.source, node.start, node.end) from None
         return self._recorded(result, node, (value,))
 
     def _integer(self, value, node) -> int:
@@ -679,19 +657,15 @@ class _Runner:
             tensors.append(element)
         if not tensors:
             return self._tensor([], node)
-        try:
-            return self._recorded(stack(tensors), node, tensors)
-        except RuntimeError as exc:
-            raise EvaluationProblem(f"the elements of this list differ in shape: {exc}", self.source,
-                                    node.start, node.end) from None
+        with self._located(node.start, node.end, "the elements of this list differ in shape: "):
+            result = stack(tensors)
+        return self._recorded(result, node, tensors)
 
     def _tensor(self, value, node) -> Tensor:
         from .. import tensor
 
-        try:
+        with self._located(node.start, node.end, "this list is not rectangular: "):
             return tensor(value, dtype=self.dtype, device=self.options.device)
-        except (ValueError, TypeError) as exc:
-            raise EvaluationProblem(f"this list is not rectangular: {exc}", self.source, node.start, node.end) from None
 
     _EXPRESSION_STEPS = {
         ast.Name: _eval_name, ast.Number: _eval_number, ast.Constant: _eval_constant, ast.BinOp: _eval_binop,
@@ -702,6 +676,13 @@ class _Runner:
     }
 
     # -- bookkeeping ----------------------------------------------------------------------------------------
+
+    def _located(self, start: int, end: int, prefix="", doing: str = "", problem=EvaluationProblem) -> "_Located":
+        """`with self._located(...)`: an engine error inside becomes a program error at start..end.
+
+        Its message is `prefix` (a string, or a function giving one) and the engine's own words;
+        more elements than the limit, or no memory left (`out of memory {doing}`), a LimitProblem."""
+        return _Located(self.source, start, end, prefix, doing, problem)
 
     def _recorded(self, result, node, operands):
         """Remember where a recorded node came from, and warn where nan or inf first appears."""
@@ -724,6 +705,39 @@ class _Runner:
         self.result.warnings.append(Warning_(
             f"{self.source.snippet(node.start, node.end)} produced {'nan' if nan else 'inf'}",
             self.source, node.start, node.end))
+
+
+ENGINE_ERRORS = (ShapeError, RuntimeError, ValueError, TypeError, IndexError)
+
+
+class _Located:
+    __slots__ = ("source", "start", "end", "prefix", "doing", "problem")
+
+    def __init__(self, source, start, end, prefix, doing, problem) -> None:
+        self.source, self.start, self.end = source, start, end
+        self.prefix, self.doing, self.problem = prefix, doing, problem
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, traceback) -> bool:
+        if kind is None:
+            return False
+        if issubclass(kind, creation.ElementLimitError):
+            raise LimitProblem(f"{exc} (--max-elements)", self.source, self.start, self.end) from None
+        if issubclass(kind, MemoryError):
+            what = f"out of memory {self.doing}" if self.doing else "out of memory"
+            raise LimitProblem(what, self.source, self.start, self.end) from None
+        if issubclass(kind, ENGINE_ERRORS):
+            prefix = self.prefix() if callable(self.prefix) else self.prefix
+            raise self.problem(f"{prefix}{exc}", self.source, self.start, self.end) from None
+        return False
+
+
+def _operands(op: str, left, right) -> str:
+    """How an operator's error begins: `'+' of shapes [2, 3] and [4]: `."""
+    shapes = [list(v.shape) if isinstance(v, Tensor) else "a number" for v in (left, right)]
+    return f"'{op}' of shapes {shapes[0]} and {shapes[1]}: "
 
 
 def _constant_list(node) -> bool:
