@@ -4,15 +4,19 @@
 
 - parse: a generated file of 10,000 statements in the core syntax (which is valid Python),
   parsed by autodiff and by `ast.parse`. Target: at most 2.0x.
+- lark: the same file through Lark's own LALR parser and a Transformer building the same tree
+  (language/lark_reference.py, the same tokenizer): what parser.py's driver must beat to stay.
 - run: parse + lower + forward + backward of that file, reported, with its parts.
 
-Runs alternate and medians are compared, because these machines are noisy.
+Runs alternate and medians are compared, because these machines are noisy. Every side is timed
+with the garbage collector paused, as autodiff's parser pauses it.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import gc
 import statistics
 import sys
 import time
@@ -39,13 +43,17 @@ def program(statements: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def median_seconds(function, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
+def seconds(function) -> float:
+    """One timed call, with the garbage collector paused (the state autodiff's parser runs in)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
         start = time.perf_counter()
         function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        return time.perf_counter() - start
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def main(argv=None) -> int:
@@ -54,16 +62,22 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=11)
     args = parser.parse_args(argv)
     text = program(args.statements)
-    parse(text)  # compile (or load) the grammar tables before timing
-    ours, python = [], []
-    for _ in range(args.repeat):  # alternate, so that drift affects both sides
-        ours.append(median_seconds(lambda: parse(text), 1))
-        python.append(median_seconds(lambda: ast.parse(text), 1))
-    a, p = statistics.median(ours), statistics.median(python)
+    from autodiff.language.lark_reference import LarkReference
+
+    reference = LarkReference()
+    parse(text)  # load the grammar tables before timing
+    ours, python, lark = [], [], []
+    for _ in range(args.repeat):  # alternate, so that drift affects every side
+        ours.append(seconds(lambda: parse(text)))
+        python.append(seconds(lambda: ast.parse(text)))
+        lark.append(seconds(lambda: reference.parse(text)))
+    a, p, k = statistics.median(ours), statistics.median(python), statistics.median(lark)
     print(f"autodiff {__import__('autodiff').__version__}, Python {sys.version.split()[0]}; "
           f"medians of {args.repeat} interleaved runs; {args.statements:,} statements, {len(text):,} characters")
     print(f"parse   autodiff {a * 1e3:.0f} ms   ast.parse {p * 1e3:.0f} ms   ratio {a / p:.2f}  "
           f"(target <= 2.0: {'meets target' if a / p <= 2.0 else 'MISSES target'})")
+    print(f"lark    Lark LALR + Transformer {k * 1e3:.0f} ms   ratio {k / p:.2f} to ast.parse, "
+          f"{k / a:.2f}x autodiff's driver")
 
     def run_once():
         start = time.perf_counter()

@@ -1,48 +1,32 @@
-"""The grammar is compiled once by Lark, then loaded from a cache without importing Lark."""
+"""The grammar's tables are built by Lark at development time and shipped as package data."""
 
-import json
 import subprocess
 import sys
+from importlib import resources
 
-from autodiff.language import Source, dump, grammar
-from autodiff.language.parser import _Driver
-from autodiff.language.tokenizer import tokenize
-
-from .test_syntax import GOLDEN
+from autodiff.language import grammar
 
 
-def test_cached_tables_parse_as_freshly_compiled_ones(tmp_path, monkeypatch):
-    monkeypatch.setenv("AUTODIFF_CACHE_DIR", str(tmp_path))
-    text = grammar.grammar_text()
-    monkeypatch.setattr(grammar, "_TABLES", None)
-    cached = grammar.tables()
-    assert grammar._cache_path(text).exists()
-    fresh = grammar._from_data(json.loads(json.dumps(grammar.compile_grammar(text))))
-    for program, _ in GOLDEN:  # Lark numbers states differently each time: compare what they parse
-        source = Source(program)
-        trees = [dump(_Driver(tables).run(tokenize(source, tables), source)) for tables in (cached, fresh)]
-        assert trees[0] == trees[1]
+def test_the_shipped_tables_are_built_from_the_grammar_as_it_is():
+    data = grammar.shipped_data()
+    assert data["format"] == grammar.FORMAT
+    assert data["grammar_sha256"] == grammar.grammar_digest(grammar.grammar_text()), (
+        "grammar.lark changed: rebuild the tables with `python -m autodiff.language.build_tables`"
+    )
 
 
-def test_a_warm_start_does_not_import_lark(tmp_path):
-    env = {"AUTODIFF_CACHE_DIR": str(tmp_path), "PATH": ""}
+def test_rebuilding_gives_identical_tables():
+    shipped = resources.files("autodiff.language").joinpath(grammar.TABLES_FILE).read_text(encoding="utf-8")
+    assert grammar.build() == shipped
+
+
+def test_a_start_imports_no_lark_and_writes_nothing_to_the_home_directory(tmp_path):
+    env = {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": "",
+           "PYTHONPATH": ":".join(sys.path)}
     code = "import sys; from autodiff.language import run; run('a * 2', at={'a': 1}); print('lark' in sys.modules)"
-    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert first.stdout.strip() == "True"  # compiled, then cached
-    assert second.stdout.strip() == "False"
-
-
-def test_a_damaged_or_unwritable_cache_is_not_a_problem(tmp_path, monkeypatch):
-    monkeypatch.setenv("AUTODIFF_CACHE_DIR", str(tmp_path))
-    path = grammar._cache_path(grammar.grammar_text())
-    path.parent.mkdir(parents=True)
-    path.write_text("{not json")
-    monkeypatch.setattr(grammar, "_TABLES", None)
-    assert grammar.tables().actions
-    monkeypatch.setenv("AUTODIFF_CACHE_DIR", "/proc/no-such-place")
-    monkeypatch.setattr(grammar, "_TABLES", None)
-    assert grammar.tables().actions
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_grammar_file_ships_with_the_package():

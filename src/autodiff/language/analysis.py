@@ -38,19 +38,12 @@ def _collect_top_level(body, result: Analysis, source: Source) -> None:
     stack = list(reversed(body))
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.Assign, ast.AugAssign)):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.For)):
             result.assigned.add(node.target)
-        elif isinstance(node, ast.For):
-            result.assigned.add(node.target)
-            stack.extend(reversed(node.body))
-        elif isinstance(node, ast.If):
-            stack.extend(reversed(node.orelse))
-            stack.extend(reversed(node.body))
-        elif isinstance(node, ast.With):
-            stack.extend(reversed(node.body))
         elif isinstance(node, ast.FunctionDef):
             result.assigned.add(node.name)
             result.functions[node.name] = node
+            continue  # its body binds names of its own
         elif isinstance(node, ast.Declare):
             if node.kind not in DECLARATION_KINDS:
                 raise NameProblem(
@@ -66,6 +59,7 @@ def _collect_top_level(body, result: Analysis, source: Source) -> None:
             result.declared[node.name] = node
         elif isinstance(node, ast.Return):
             raise SyntaxProblem("'return' outside a function", source, node.start, node.end)
+        stack.extend(reversed(ast.children(node)[0]))
 
 
 def _find_inputs(program: ast.Program, result: Analysis, source: Source) -> None:
@@ -87,29 +81,17 @@ def _expressions(body, source: Source):
     stack: list = [(statement, frozenset(), False) for statement in reversed(body)]
     while stack:
         node, local, in_function = stack.pop()
-        kind = type(node)
-        if kind is ast.Assign or kind is ast.ExprStatement or kind is ast.Return or kind is ast.AugAssign:
-            yield node.value, local
-        elif kind is ast.If:
-            yield node.test, local
-            stack.extend((s, local, in_function) for s in reversed(node.body + node.orelse))
-        elif kind is ast.For:
-            yield node.iterable, local
-            stack.extend((s, local, in_function) for s in reversed(node.body))
-        elif kind is ast.With:
-            yield node.context, local
-            stack.extend((s, local, in_function) for s in reversed(node.body))
-        elif kind is ast.FunctionDef:
-            for param in node.params:
-                if param.default is not None:
-                    yield param.default, local
-            inner = local | _bound_in(node)
-            stack.extend((s, inner, True) for s in reversed(node.body))
-        elif kind is ast.Declare:
-            if in_function:
-                raise SyntaxProblem("declarations belong at the top level of the program", source, node.start, node.end)
-            if node.value is not None:
-                yield node.value, local
+        if in_function and type(node) is ast.Declare:
+            raise SyntaxProblem("declarations belong at the top level of the program", source, node.start, node.end)
+        statements, expressions = ast.children(node)
+        for expression in expressions:
+            if type(expression) is ast.Param:  # a parameter's default, computed where the def stands
+                yield from ((default, local) for default in ast.children(expression)[1])
+            else:
+                yield expression, local
+        if type(node) is ast.FunctionDef:
+            local, in_function = local | _bound_in(node), True
+        stack.extend((s, local, in_function) for s in reversed(statements))
 
 
 def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) -> None:
@@ -142,11 +124,7 @@ def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) 
         elif kind is ast.UnaryOp:
             push(node.operand)
         else:
-            for child in _children(node):
-                if type(child) is tuple:
-                    stack.extend(c for c in child if isinstance(c, ast.Node))
-                else:
-                    push(child)
+            stack.extend(ast.children(node)[1])
 
 
 def _check_callee(node: ast.Call, result: Analysis, local: frozenset, source: Source) -> None:
@@ -174,34 +152,10 @@ def _bound_in(function: ast.FunctionDef) -> frozenset:
     stack = list(function.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.Assign, ast.AugAssign)):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.For)):
             names.add(node.target)
-        elif isinstance(node, ast.For):
-            names.add(node.target)
-            stack.extend(node.body)
-        elif isinstance(node, (ast.If,)):
-            stack.extend(node.body)
-            stack.extend(node.orelse)
-        elif isinstance(node, ast.With):
-            stack.extend(node.body)
         elif isinstance(node, ast.FunctionDef):
             names.add(node.name)
+            continue
+        stack.extend(ast.children(node)[0])
     return frozenset(names)
-
-
-_CHILD_FIELDS: dict = {}
-
-
-def _children(node) -> list:
-    """The child nodes of an expression (tuples of them left as tuples)."""
-    names = _CHILD_FIELDS.get(type(node))
-    if names is None:
-        names = _CHILD_FIELDS[type(node)] = tuple(
-            name for name in node._fields if name not in ast.POSITION_FIELDS
-        )
-    out = []
-    for name in names:
-        value = getattr(node, name)
-        if isinstance(value, (ast.Node, tuple)):
-            out.append(value)
-    return out

@@ -318,13 +318,42 @@ class _Text:
         self.text = text
 
 
+# Fields that hold a block of statements; every other field holding nodes holds expressions (or
+# the Param and Keyword records that carry them).
+_BLOCKS = {"If": ("body", "orelse"), "For": ("body",), "With": ("body",), "FunctionDef": ("body",),
+           "Program": ("body",)}
+_FIELDS: dict = {}  # node type -> (statement fields, other fields that may hold nodes)
+
+
+def children(node) -> tuple:
+    """A node's child statements and its other child nodes, each in field order.
+
+    Every walk over the tree goes through here, so that none lists a node's children by hand:
+    a block statement's body (and an `if`'s else branch) are its statements; expressions,
+    parameters and keyword arguments are its other children."""
+    fields = _FIELDS.get(type(node))
+    if fields is None:
+        blocks = _BLOCKS.get(type(node).__name__, ())
+        fields = _FIELDS[type(node)] = (
+            blocks, tuple(n for n in node._fields if n not in POSITION_FIELDS and n not in blocks))
+    blocks, others = fields
+    statements = tuple(s for name in blocks for s in getattr(node, name))
+    nodes = []
+    for name in others:
+        value = getattr(node, name)
+        if isinstance(value, Node):
+            nodes.append(value)
+        elif type(value) is tuple:
+            nodes.extend(v for v in value if isinstance(v, Node))
+    return statements, tuple(nodes)
+
+
 def walk(node):
-    """Every node under `node` (itself included), without recursion."""
+    """Every node under `node` (itself included), in source order, without recursion."""
     stack = [node]
     while stack:
         item = stack.pop()
-        if isinstance(item, Node):
-            yield item
-            stack.extend(getattr(item, name) for name in reversed(item._fields))
-        elif isinstance(item, tuple):
-            stack.extend(reversed(item))
+        yield item
+        statements, others = children(item)
+        stack.extend(reversed(statements))
+        stack.extend(reversed(others))

@@ -24,7 +24,7 @@ from . import ast, numbers
 from ._gc import collector_paused
 from .analysis import Analysis, analyze
 from .builtins import CONSTANTS, FUNCTIONS, WORDS, CallProblem, GradModeWord, call, signature_text, suggestion
-from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, ProgramError, Warning_
+from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
 from .source import Source
 
 
@@ -94,6 +94,24 @@ def evaluate(program: ast.Program, source: Source, at: dict | None = None, wrt=N
         analysis = analyze(program, source)
         runner = _Runner(program, source, analysis, dict(at or {}), wrt, options)
         return runner.run(output)
+
+
+class _Placeholder:
+    """An absent part of a slice (`x[:2]` has no start), evaluated as None."""
+
+    __slots__ = ()
+
+
+_NONE = _Placeholder()
+
+
+class _IndexList:
+    """A literal list used as an index (`x[[0, 2]]`): integers, not a tensor."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node) -> None:
+        self.node = node
 
 
 class _Runner:
@@ -192,10 +210,8 @@ class _Runner:
                 data = data.to(self.dtype)
             return make(data.numpy(force=True), dtype=data.dtype, device=self.options.device)
         if isinstance(value, (list, tuple, np.ndarray)):
-            try:
+            with self._located(node.start, node.end, f"{what} is not a tensor: ", problem=InputProblem):
                 return make(value, dtype=self.dtype, device=self.options.device)
-            except (ValueError, TypeError) as exc:
-                raise InputProblem(f"{what} is not a tensor: {exc}", self.source, node.start, node.end) from None
         if isinstance(value, bool) or not isinstance(value, _NUMBER_TYPES):
             raise InputProblem(f"{what} must be a number or a tensor, not {_describe(value)}",
                                self.source, node.start, node.end)
@@ -204,58 +220,31 @@ class _Runner:
     # -- statements -----------------------------------------------------------------------------------
 
     def _execute(self, statements, env: dict) -> None:
-        top = env is self.globals
+        steps = self._STATEMENT_STEPS
         for node in statements:
-            kind = type(node)
-            if kind is ast.Assign:
-                value = self._evaluate(node.value, env)
-                env[node.target] = value
-                if top:
-                    self._assigned(node.target, value, node)
-            elif kind is ast.ExprStatement:
-                value = self._evaluate(node.value, env)
-                if top:
-                    self._set_output("output", value, node)
-            elif kind is ast.AugAssign:
-                current = self._lookup(ast.Name(node.target, node.start, node.start + len(node.target)), env)
-                value = self._binary(node.op, current, self._evaluate(node.value, env), node, node.op_start)
-                env[node.target] = value
-                if top:
-                    self._assigned(node.target, value, node)
-            elif kind is ast.Declare:
-                self._declare(node)
-            elif kind is ast.If:
-                branch = node.body if self._truth(self._evaluate(node.test, env), node.test) else node.orelse
-                self._execute(branch, env)
-            elif kind is ast.For:
-                self._loop(node, env)
-            elif kind is ast.With:
-                context = self._evaluate(node.context, env)
-                if not isinstance(context, GradModeWord):
-                    raise EvaluationProblem("`with` takes no_grad or enable_grad", self.source,
-                                            node.context.start, node.context.end)
-                with context.context():
-                    self._execute(node.body, env)
-            elif kind is ast.FunctionDef:
-                env[node.name] = UserFunction(node)
-            elif kind is ast.Return:
-                raise _Return(self._evaluate(node.value, env))
-            elif kind is ast.Pass:
-                pass
-            else:  # pragma: no cover - the parser builds nothing else
-                raise AssertionError(f"unexpected statement {kind.__name__}")
+            steps[type(node)](self, node, env)
 
-    def _assigned(self, name: str, value, node) -> None:
-        self.result.variables[name] = value
-        if isinstance(value, Tensor) and value.grad_fn is not None:
-            self.result.labels[value.grad_fn] = name
-        self._set_output(name, value, node)
+    # One step per kind of statement, each (self, node, env); env is self.globals at the top level.
 
-    def _set_output(self, name: str, value, node) -> None:
-        result = self.result
-        result.output_name, result.output, result.output_node = name, value, node
+    def _exec_assign(self, node: ast.Assign, env: dict) -> None:
+        value = self._evaluate(node.value, env)
+        env[node.target] = value
+        if env is self.globals:
+            self._assigned(node.target, value, node)
 
-    def _declare(self, node: ast.Declare) -> None:
+    def _exec_augassign(self, node: ast.AugAssign, env: dict) -> None:
+        current = self._lookup(ast.Name(node.target, node.start, node.start + len(node.target)), env)
+        value = self._binary(node.op, current, self._evaluate(node.value, env), node, node.op_start)
+        env[node.target] = value
+        if env is self.globals:
+            self._assigned(node.target, value, node)
+
+    def _exec_expression(self, node: ast.ExprStatement, env: dict) -> None:
+        value = self._evaluate(node.value, env)
+        if env is self.globals:
+            self._set_output("output", value, node)
+
+    def _exec_declare(self, node: ast.Declare, env: dict) -> None:
         name = node.name
         # The default is computed even when --at replaces it, so that random defaults of the
         # declarations after it stay the same whatever is given.
@@ -270,7 +259,11 @@ class _Runner:
         tensor = self._bind_input(name, value, node, requires_grad=node.kind == "input")
         self._set_output(name, tensor, node)
 
-    def _loop(self, node: ast.For, env: dict) -> None:
+    def _exec_if(self, node: ast.If, env: dict) -> None:
+        branch = node.body if self._truth(self._evaluate(node.test, env), node.test) else node.orelse
+        self._execute(branch, env)
+
+    def _exec_for(self, node: ast.For, env: dict) -> None:
         iterable = self._evaluate(node.iterable, env)
         if isinstance(iterable, Tensor):
             if iterable.ndim == 0:
@@ -292,103 +285,146 @@ class _Runner:
             if env is self.globals:
                 self.result.variables[node.target] = item
 
+    def _exec_with(self, node: ast.With, env: dict) -> None:
+        context = self._evaluate(node.context, env)
+        if not isinstance(context, GradModeWord):
+            raise EvaluationProblem("`with` takes no_grad or enable_grad", self.source,
+                                    node.context.start, node.context.end)
+        with context.context():
+            self._execute(node.body, env)
+
+    def _exec_def(self, node: ast.FunctionDef, env: dict) -> None:
+        env[node.name] = UserFunction(node)
+
+    def _exec_return(self, node: ast.Return, env: dict) -> None:
+        raise _Return(self._evaluate(node.value, env))
+
+    def _exec_pass(self, node: ast.Pass, env: dict) -> None:
+        pass
+
+    _STATEMENT_STEPS = {
+        ast.Assign: _exec_assign, ast.AugAssign: _exec_augassign, ast.ExprStatement: _exec_expression,
+        ast.Declare: _exec_declare, ast.If: _exec_if, ast.For: _exec_for, ast.With: _exec_with,
+        ast.FunctionDef: _exec_def, ast.Return: _exec_return, ast.Pass: _exec_pass,
+    }
+
+    def _assigned(self, name: str, value, node) -> None:
+        self.result.variables[name] = value
+        if isinstance(value, Tensor) and value.grad_fn is not None:
+            self.result.labels[value.grad_fn] = name
+        self._set_output(name, value, node)
+
+    def _set_output(self, name: str, value, node) -> None:
+        result = self.result
+        result.output_name, result.output, result.output_node = name, value, node
+
     # -- expressions ------------------------------------------------------------------------------------
 
     def _evaluate(self, root, env: dict):
         """The value of an expression, computed with an explicit stack (post-order)."""
+        steps = self._EXPRESSION_STEPS
         values: list = []
         work: list = [(root, 0)]
         while work:
             node, step = work.pop()
-            kind = type(node)
-            if kind is ast.Name:
-                values.append(self._lookup(node, env))
-            elif kind is ast.Number:
-                values.append(numbers.literal(node.value))
-            elif kind is ast.BinOp:
-                if step == 0:
-                    work += ((node, 1), (node.right, 0), (node.left, 0))
-                else:
-                    right = values.pop()
-                    values[-1] = self._binary(node.op, values[-1], right, node, node.op_start)
-            elif kind is ast.UnaryOp:
-                if step == 0:
-                    work += ((node, 1), (node.operand, 0))
-                else:
-                    values[-1] = self._unary(node, values[-1])
-            elif kind is ast.Call:
-                self._call_step(node, step, work, values, env)
-            elif kind is ast.Constant:
-                values.append(node.value)
-            elif kind is ast.Subscript:
-                if step == 0:
-                    work.append((node, 1))
-                    for index in reversed(node.indices):
-                        work.append((index, 0) if not _constant_list(index) else (_IndexList(index), 0))
-                    work.append((node.value, 0))
-                else:
-                    indices = values[len(values) - len(node.indices):]
-                    del values[len(values) - len(node.indices):]
-                    values[-1] = self._index(node, values[-1], indices)
-            elif kind is ast.Compare:
-                self._compare_step(node, step, work, values)
-            elif kind is ast.BoolOp:
-                if step == 0:
-                    work += ((node, 1), (node.left, 0))
-                else:
-                    left = values[-1]
-                    if self._truth(left, node.left) == (node.op == "or"):
-                        continue  # short circuit: the left value is the result
-                    values.pop()
-                    work.append((node.right, 0))
-            elif kind is ast.IfExp:
-                if step == 0:
-                    work += ((node, 1), (node.test, 0))
-                else:
-                    test = values.pop()
-                    work.append((node.body if self._truth(test, node.test) else node.orelse, 0))
-            elif kind is ast.Attribute:
-                if step == 0:
-                    work += ((node, 1), (node.value, 0))
-                else:
-                    values[-1] = self._attribute(node, values[-1])
-            elif kind is ast.ListLiteral:
-                constant = _constant_value(node)
-                if constant is not None:
-                    values.append(self._tensor(constant, node))
-                elif step == 0:
-                    work.append((node, 1))
-                    work.extend((element, 0) for element in reversed(node.elements))
-                else:
-                    count = len(node.elements)
-                    elements = values[len(values) - count:]
-                    del values[len(values) - count:]
-                    values.append(self._list(node, elements))
-            elif kind is ast.TupleLiteral:
-                if step == 0:
-                    work.append((node, 1))
-                    work.extend((element, 0) for element in reversed(node.elements))
-                else:
-                    count = len(node.elements)
-                    elements = tuple(values[len(values) - count:])
-                    del values[len(values) - count:]
-                    values.append(elements)
-            elif kind is ast.Slice:
-                if step == 0:
-                    work.append((node, 1))
-                    for part in (node.step, node.upper, node.lower):
-                        work.append((part, 0) if part is not None else (_NONE, 0))
-                else:
-                    step_value, upper, lower = values.pop(), values.pop(), values.pop()
-                    values.append(slice(*(self._integer(v, node) if v is not None else None
-                                          for v in (lower, upper, step_value))))
-            elif kind is _Placeholder:
-                values.append(None)
-            elif kind is _IndexList:
-                values.append(self._index_list(node.node))
-            else:  # pragma: no cover - every expression node is handled above
-                raise AssertionError(f"unexpected expression {kind.__name__}")
+            steps[type(node)](self, node, step, work, values, env)
         return values[-1]
+
+    # One step per kind of expression, each (self, node, step, work, values, env): step 0 pushes
+    # the node's operands onto `work` (and the node again, with a later step); a later step
+    # combines the operands' values, on top of `values`, into the node's value.
+
+    def _eval_name(self, node: ast.Name, step: int, work: list, values: list, env: dict) -> None:
+        values.append(self._lookup(node, env))
+
+    def _eval_number(self, node: ast.Number, step: int, work: list, values: list, env: dict) -> None:
+        values.append(numbers.literal(node.value))
+
+    def _eval_constant(self, node: ast.Constant, step: int, work: list, values: list, env: dict) -> None:
+        values.append(node.value)
+
+    def _eval_binop(self, node: ast.BinOp, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work += ((node, 1), (node.right, 0), (node.left, 0))
+        else:
+            right = values.pop()
+            values[-1] = self._binary(node.op, values[-1], right, node, node.op_start)
+
+    def _eval_unaryop(self, node: ast.UnaryOp, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work += ((node, 1), (node.operand, 0))
+        else:
+            values[-1] = self._unary(node, values[-1])
+
+    def _eval_boolop(self, node: ast.BoolOp, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work += ((node, 1), (node.left, 0))
+        elif self._truth(values[-1], node.left) != (node.op == "or"):
+            values.pop()  # no short circuit: the right value is the result
+            work.append((node.right, 0))
+
+    def _eval_ifexp(self, node: ast.IfExp, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work += ((node, 1), (node.test, 0))
+        else:
+            test = values.pop()
+            work.append((node.body if self._truth(test, node.test) else node.orelse, 0))
+
+    def _eval_subscript(self, node: ast.Subscript, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work.append((node, 1))
+            for index in reversed(node.indices):
+                work.append((index, 0) if not _constant_list(index) else (_IndexList(index), 0))
+            work.append((node.value, 0))
+        else:
+            indices = values[len(values) - len(node.indices):]
+            del values[len(values) - len(node.indices):]
+            values[-1] = self._index(node, values[-1], indices)
+
+    def _eval_slice(self, node: ast.Slice, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work.append((node, 1))
+            for part in (node.step, node.upper, node.lower):
+                work.append((part, 0) if part is not None else (_NONE, 0))
+        else:
+            step_value, upper, lower = values.pop(), values.pop(), values.pop()
+            values.append(slice(*(self._integer(v, node) if v is not None else None
+                                  for v in (lower, upper, step_value))))
+
+    def _eval_placeholder(self, node, step: int, work: list, values: list, env: dict) -> None:
+        values.append(None)
+
+    def _eval_index_list(self, node, step: int, work: list, values: list, env: dict) -> None:
+        values.append(self._index_list(node.node))
+
+    def _eval_attribute(self, node: ast.Attribute, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work += ((node, 1), (node.value, 0))
+        else:
+            values[-1] = self._attribute(node, values[-1])
+
+    def _eval_list(self, node: ast.ListLiteral, step: int, work: list, values: list, env: dict) -> None:
+        constant = _constant_value(node)
+        if constant is not None:
+            values.append(self._tensor(constant, node))
+        elif step == 0:
+            work.append((node, 1))
+            work.extend((element, 0) for element in reversed(node.elements))
+        else:
+            count = len(node.elements)
+            elements = values[len(values) - count:]
+            del values[len(values) - count:]
+            values.append(self._list(node, elements))
+
+    def _eval_tuple(self, node: ast.TupleLiteral, step: int, work: list, values: list, env: dict) -> None:
+        if step == 0:
+            work.append((node, 1))
+            work.extend((element, 0) for element in reversed(node.elements))
+        else:
+            count = len(node.elements)
+            elements = tuple(values[len(values) - count:])
+            del values[len(values) - count:]
+            values.append(elements)
 
     def _lookup(self, node: ast.Name, env: dict):
         name = node.id
@@ -420,12 +456,8 @@ class _Runner:
                                         op_start, op_start + len(op))
         if isinstance(left, Tensor) and isinstance(right, Tensor) and left.shape != right.shape and op != "@":
             self._check_broadcast(left, right, op, op_start)
-        try:
+        with self._located(op_start, op_start + len(op), lambda: _operands(op, left, right), f"computing '{op}'"):
             result = _BINARY[op](left, right)
-        except (ShapeError, RuntimeError, ValueError, TypeError, IndexError) as exc:
-            raise self._operator_error(exc, op, left, right, op_start) from None
-        except MemoryError:
-            raise LimitProblem(f"out of memory computing '{op}'", self.source, op_start, op_start + len(op)) from None
         return self._recorded(result, node, (left, right))
 
     def _check_broadcast(self, left: Tensor, right: Tensor, op: str, op_start: int) -> None:
@@ -439,11 +471,6 @@ class _Runner:
                                f"{count:,} elements; the limit is {self.options.max_elements:,} (--max-elements)",
                                self.source, op_start, op_start + len(op))
 
-    def _operator_error(self, exc, op: str, left, right, op_start: int) -> ProgramError:
-        shapes = [list(v.shape) if isinstance(v, Tensor) else "a number" for v in (left, right)]
-        return EvaluationProblem(f"'{op}' of shapes {shapes[0]} and {shapes[1]}: {exc}", self.source,
-                                 op_start, op_start + len(op))
-
     def _unary(self, node: ast.UnaryOp, value):
         if node.op == "not":
             return not self._truth(value, node.operand)
@@ -452,13 +479,11 @@ class _Runner:
         if not isinstance(value, Tensor):
             raise EvaluationProblem(f"'{node.op}' cannot be applied to {_describe(value)}", self.source,
                                     node.start, node.end)
-        try:
+        with self._located(node.start, node.start + 1, f"'{node.op}': ", f"computing '{node.op}'"):
             result = -value if node.op == "-" else value
-        except (RuntimeError, TypeError, ValueError) as exc:
-            raise EvaluationProblem(f"'{node.op}': {exc}", self.source, node.start, node.start + 1) from None
         return self._recorded(result, node, (value,))
 
-    def _compare_step(self, node: ast.Compare, step: int, work: list, values: list) -> None:
+    def _eval_compare(self, node: ast.Compare, step: int, work: list, values: list, env: dict) -> None:
         """`a < b <= c` is `(a < b) and (b <= c)`, each comparator evaluated once, as Python."""
         if step == 0:
             work += ((node, 1), (node.left, 0))
@@ -478,11 +503,9 @@ class _Runner:
         op = node.ops[index]
         if _is_number(left) and _is_number(right):
             return numbers.compare(op, left, right)
-        try:
+        start = node.op_starts[index]
+        with self._located(start, start + len(op), lambda: _operands(op, left, right), f"computing '{op}'"):
             return _COMPARE[op](left, right)
-        except (ShapeError, RuntimeError, ValueError, TypeError) as exc:
-            start = node.op_starts[index]
-            raise self._operator_error(exc, op, left, right, start) from None
 
     def _truth(self, value, node) -> bool:
         if isinstance(value, Tensor):
@@ -497,7 +520,7 @@ class _Runner:
 
     # -- calls, indexing, literals -------------------------------------------------------------------------
 
-    def _call_step(self, node: ast.Call, step: int, work: list, values: list, env: dict) -> None:
+    def _eval_call(self, node: ast.Call, step: int, work: list, values: list, env: dict) -> None:
         method = isinstance(node.func, ast.Attribute)
         count = len(node.args) + len(node.keywords) + (1 if method else 0)
         if step == 0:
@@ -535,19 +558,14 @@ class _Runner:
                                         node.start, node.end)
         inputs = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Tensor)]
         try:
-            result = call(name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node),
-                          device=None if self.options.device == "cpu" else self.options.device)
+            with self._located(node.start, node.end, f"{name}(): ", f"in {name}()"):
+                result = call(name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node),
+                              device=None if self.options.device == "cpu" else self.options.device)
         except CallProblem as exc:
             raise NameProblem(f"{exc}: {signature_text(name, function)}", self.source, node.start, node.end) from None
-        except creation.ElementLimitError as exc:
-            raise LimitProblem(f"{exc} (--max-elements)", self.source, node.start, node.end) from None
-        except (ShapeError, RuntimeError, ValueError, TypeError, IndexError) as exc:
-            raise EvaluationProblem(f"{name}(): {exc}", self.source, node.start, node.end) from None
         except AttributeError:  # something other than a tensor where the engine needs one
             raise EvaluationProblem(f"{name}() was given an argument of the wrong kind: "
                                     f"{signature_text(name, function)}", self.source, node.start, node.end) from None
-        except MemoryError:
-            raise LimitProblem(f"out of memory in {name}()", self.source, node.start, node.end) from None
         if isinstance(result, np.ndarray) or isinstance(result, np.generic):
             result = self._tensor(result, node)
         return self._recorded(result, node, inputs)
@@ -596,10 +614,8 @@ class _Runner:
             elif _is_number(index):
                 index = self._integer(index, index_node)
             key.append(index)
-        try:
+        with self._located(node.start, node.end, "", "indexing"):
             result = value[tuple(key) if len(key) != 1 else key[0]]
-        except (IndexError, RuntimeError, ValueError, TypeError) as exc:
-            raise EvaluationProblem(str(exc), self.source, node.start, node.end) from None
         return self._recorded(result, node, (value,))
 
     def _integer(self, value, node) -> int:
@@ -641,21 +657,32 @@ class _Runner:
             tensors.append(element)
         if not tensors:
             return self._tensor([], node)
-        try:
-            return self._recorded(stack(tensors), node, tensors)
-        except RuntimeError as exc:
-            raise EvaluationProblem(f"the elements of this list differ in shape: {exc}", self.source,
-                                    node.start, node.end) from None
+        with self._located(node.start, node.end, "the elements of this list differ in shape: "):
+            result = stack(tensors)
+        return self._recorded(result, node, tensors)
 
     def _tensor(self, value, node) -> Tensor:
         from .. import tensor
 
-        try:
+        with self._located(node.start, node.end, "this list is not rectangular: "):
             return tensor(value, dtype=self.dtype, device=self.options.device)
-        except (ValueError, TypeError) as exc:
-            raise EvaluationProblem(f"this list is not rectangular: {exc}", self.source, node.start, node.end) from None
+
+    _EXPRESSION_STEPS = {
+        ast.Name: _eval_name, ast.Number: _eval_number, ast.Constant: _eval_constant, ast.BinOp: _eval_binop,
+        ast.UnaryOp: _eval_unaryop, ast.BoolOp: _eval_boolop, ast.Compare: _eval_compare, ast.IfExp: _eval_ifexp,
+        ast.Call: _eval_call, ast.Subscript: _eval_subscript, ast.Slice: _eval_slice, ast.Attribute: _eval_attribute,
+        ast.ListLiteral: _eval_list, ast.TupleLiteral: _eval_tuple, _Placeholder: _eval_placeholder,
+        _IndexList: _eval_index_list,
+    }
 
     # -- bookkeeping ----------------------------------------------------------------------------------------
+
+    def _located(self, start: int, end: int, prefix="", doing: str = "", problem=EvaluationProblem) -> "_Located":
+        """`with self._located(...)`: an engine error inside becomes a program error at start..end.
+
+        Its message is `prefix` (a string, or a function giving one) and the engine's own words;
+        more elements than the limit, or no memory left (`out of memory {doing}`), a LimitProblem."""
+        return _Located(self.source, start, end, prefix, doing, problem)
 
     def _recorded(self, result, node, operands):
         """Remember where a recorded node came from, and warn where nan or inf first appears."""
@@ -680,22 +707,37 @@ class _Runner:
             self.source, node.start, node.end))
 
 
-class _Placeholder:
-    """An absent part of a slice (`x[:2]` has no start), evaluated as None."""
-
-    __slots__ = ()
+ENGINE_ERRORS = (ShapeError, RuntimeError, ValueError, TypeError, IndexError)
 
 
-_NONE = _Placeholder()
+class _Located:
+    __slots__ = ("source", "start", "end", "prefix", "doing", "problem")
+
+    def __init__(self, source, start, end, prefix, doing, problem) -> None:
+        self.source, self.start, self.end = source, start, end
+        self.prefix, self.doing, self.problem = prefix, doing, problem
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, traceback) -> bool:
+        if kind is None:
+            return False
+        if issubclass(kind, creation.ElementLimitError):
+            raise LimitProblem(f"{exc} (--max-elements)", self.source, self.start, self.end) from None
+        if issubclass(kind, MemoryError):
+            what = f"out of memory {self.doing}" if self.doing else "out of memory"
+            raise LimitProblem(what, self.source, self.start, self.end) from None
+        if issubclass(kind, ENGINE_ERRORS):
+            prefix = self.prefix() if callable(self.prefix) else self.prefix
+            raise self.problem(f"{prefix}{exc}", self.source, self.start, self.end) from None
+        return False
 
 
-class _IndexList:
-    """A literal list used as an index (`x[[0, 2]]`): integers, not a tensor."""
-
-    __slots__ = ("node",)
-
-    def __init__(self, node) -> None:
-        self.node = node
+def _operands(op: str, left, right) -> str:
+    """How an operator's error begins: `'+' of shapes [2, 3] and [4]: `."""
+    shapes = [list(v.shape) if isinstance(v, Tensor) else "a number" for v in (left, right)]
+    return f"'{op}' of shapes {shapes[0]} and {shapes[1]}: "
 
 
 def _constant_list(node) -> bool:

@@ -1,28 +1,27 @@
-"""The grammar, compiled once: Lark turns grammar.lark into LALR tables, cached as JSON.
+"""The grammar's LALR tables: built by Lark at development time, shipped as package data.
 
-Lark does what a parser generator does best: it reads the grammar, checks it for conflicts,
+Lark does what a parser generator does best: it reads grammar.lark, checks it for conflicts,
 builds the LALR(1) automaton and decides how each rule's children become a node (which tokens
 are kept, which `_rules` are spliced, where `[optional]` items leave a None). The tables are
-plain data; parser.py runs them with a small driver, several times faster on this grammar than
-Lark's general-purpose runtime (see bench/parse.py), and the tokenizer matches the terminals
-defined in the grammar.
+plain data in grammar_tables.json, next to the grammar; parser.py runs them with a small
+driver, faster on this grammar than Lark's own runtime (bench/parse.py), and the tokenizer
+matches the terminals defined in the grammar. A program starts without importing Lark.
 
-The compiled tables are cached in the user's cache directory, keyed by a hash of the grammar,
-so a program starts without importing Lark at all.
+After changing grammar.lark, rebuild the tables (a test fails until they are rebuilt):
+
+    python -m autodiff.language.build_tables
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import pathlib
-import tempfile
 from dataclasses import dataclass
 from importlib import resources
 
-FORMAT = 3  # bump when the compiled form changes
+FORMAT = 4  # bump when the compiled form changes
 GRAMMAR_FILE = "grammar.lark"
+TABLES_FILE = "grammar_tables.json"
 LAYOUT_TERMINALS = ("_NL", "_INDENT", "_DEDENT")
 
 
@@ -62,39 +61,25 @@ def grammar_text() -> str:
     return resources.files(__package__).joinpath(GRAMMAR_FILE).read_text(encoding="utf-8")
 
 
-def _cache_path(text: str) -> pathlib.Path:
-    digest = hashlib.sha256(f"{FORMAT}\n{text}".encode()).hexdigest()[:20]
-    base = os.environ.get("AUTODIFF_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
-    return pathlib.Path(base) / "autodiff" / f"grammar-{digest}.json"
+def grammar_digest(text: str) -> str:
+    """What the shipped tables were built from: the grammar's text and FORMAT."""
+    return hashlib.sha256(f"{FORMAT}\n{text}".encode()).hexdigest()
 
 
 _TABLES: Tables | None = None
 
 
 def tables() -> Tables:
-    """The compiled grammar: from memory, else the cache file, else compiled now (and cached)."""
+    """The compiled grammar, read once from the package's grammar_tables.json."""
     global _TABLES
     if _TABLES is None:
-        text = grammar_text()
-        path = _cache_path(text)
-        data = None
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = compile_grammar(text)
-            _save(path, data)
-        _TABLES = _from_data(data)
+        _TABLES = _from_data(json.loads(resources.files(__package__).joinpath(TABLES_FILE).read_bytes()))
     return _TABLES
 
 
-def _save(path: pathlib.Path, data: dict) -> None:
-    try:  # written to a temporary file and renamed, so readers never see half a file
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp", encoding="utf-8") as f:
-            json.dump(data, f)
-        os.replace(f.name, path)
-    except OSError:
-        pass  # a read-only home: compile again next time
+def shipped_data() -> dict:
+    """The shipped tables as they are stored (for the tests that check they are current)."""
+    return json.loads(resources.files(__package__).joinpath(TABLES_FILE).read_bytes())
 
 
 def _from_data(data: dict) -> Tables:
@@ -115,33 +100,49 @@ def _from_data(data: dict) -> Tables:
     )
 
 
-def lark_parser(text: str | None = None):
-    """Lark's own LALR parser for the grammar (for compiling, and for tests that fuzz it)."""
+# -- building the tables (development time, with Lark) ------------------------------------------------
+
+
+def lark_parser(text: str | None = None, **options):
+    """Lark's own LALR parser for the grammar (for building the tables, and for the tests)."""
     from lark import Lark
 
-    return Lark(text or grammar_text(), parser="lalr", lexer="basic", maybe_placeholders=True)
+    options = {"lexer": "basic", **options}
+    return Lark(text or grammar_text(), parser="lalr", maybe_placeholders=True, **options)
 
 
 def compile_grammar(text: str) -> dict:
-    """Compile the grammar with Lark into plain, JSON-ready tables."""
+    """Compile the grammar with Lark into plain, JSON-ready tables.
+
+    Lark numbers its states differently from run to run; here they are renumbered in the
+    order a breadth-first walk from the start state meets them (symbols in sorted order), and
+    rules in the order that walk first uses them, so the same grammar always gives the same file.
+    """
     from lark.parsers.lalr_analysis import Shift
 
     parser = lark_parser(text)
     conf = parser.parse_interactive("").parser_state.parse_conf
+    number = {conf.start_state: 0}
+    order = [conf.start_state]
+    for state in order:  # grows as it goes: a breadth-first walk
+        for symbol, (action, target) in sorted(conf.states[state].items()):
+            if action is Shift and target not in number:
+                number[target] = len(order)
+                order.append(target)
     rule_index: dict = {}
     rules: list = []
-
-    def rule_id(rule) -> int:
-        if rule not in rule_index:
-            rule_index[rule] = len(rules)
-            rules.append(_describe(rule))
-        return rule_index[rule]
-
-    actions = [None] * (max(conf.states) + 1)
-    for state, row in conf.states.items():
-        actions[state] = {
-            symbol: (target if action is Shift else -1 - rule_id(target)) for symbol, (action, target) in row.items()
-        }
+    actions = []
+    for state in order:
+        row = {}
+        for symbol, (action, target) in sorted(conf.states[state].items()):
+            if action is Shift:
+                row[symbol] = number[target]
+            else:
+                if target not in rule_index:
+                    rule_index[target] = len(rules)
+                    rules.append(_describe(target))
+                row[symbol] = -1 - rule_index[target]
+        actions.append(row)
     patterns, literals = {}, {}
     for terminal in parser.terminals:
         if terminal.name in LAYOUT_TERMINALS:
@@ -151,12 +152,14 @@ def compile_grammar(text: str) -> dict:
         else:
             patterns[terminal.name] = terminal.pattern.to_regexp()
     return {
-        "actions": actions,
-        "rules": rules,
-        "start_state": conf.start_state,
-        "end_state": conf.end_state,
-        "patterns": patterns,
+        "format": FORMAT,
+        "grammar_sha256": grammar_digest(text),
+        "start_state": number[conf.start_state],
+        "end_state": number[conf.end_state],
+        "patterns": dict(sorted(patterns.items())),
         "literals": sorted(literals.items()),
+        "rules": rules,
+        "actions": actions,
     }
 
 
@@ -187,3 +190,21 @@ def _describe(rule) -> dict:
         "trailing_nones": pending,
         "inline": origin.startswith("_"),
     }
+
+
+def dumps(data: dict) -> str:
+    """The tables as text: one line per rule and per state, so that a change reads as a diff."""
+    lines = ["{"]
+    for key, value in data.items():
+        if isinstance(value, list) and key in ("rules", "actions"):
+            items = [json.dumps(item, separators=(",", ":")) for item in value]
+            lines.append(f'"{key}":[\n' + ",\n".join(items) + "\n],")
+        else:
+            lines.append(f'"{key}":{json.dumps(value, separators=(",", ":"))},')
+    lines[-1] = lines[-1].rstrip(",")
+    return "\n".join(lines) + "\n}\n"
+
+
+def build() -> str:
+    """The tables file's text for the grammar as it is now."""
+    return dumps(compile_grammar(grammar_text()))

@@ -271,6 +271,8 @@ class _Late(Exception):
         self.message = message
 
 
+BINARY_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@", "floordiv": "//", "mod": "%"}
+
 BUILDERS = {
     "start": lambda c, r, s, e: ast.Program(_statements(c), s or 0, e or 0),
     "simple_statements": lambda c, r, s, e: _statement_list(c, s, e),
@@ -293,13 +295,7 @@ BUILDERS = {
     "and_": lambda c, r, s, e: ast.BoolOp("and", c[0], c[1], s, e),
     "not_": lambda c, r, s, e: ast.UnaryOp("not", c[0], s, e),
     "compare": _compare,
-    "add": _binary("+"),
-    "sub": _binary("-"),
-    "mul": _binary("*"),
-    "div": _binary("/"),
-    "matmul": _binary("@"),
-    "floordiv": _binary("//"),
-    "mod": _binary("%"),
+    **{alias: _binary(op) for alias, op in BINARY_OPERATORS.items()},
     "pow": lambda c, r, s, e: ast.BinOp("**", c[0], c[2], c[1].start, s, e),
     "neg": lambda c, r, s, e: ast.UnaryOp("-", c[0], s, e),
     "pos": lambda c, r, s, e: ast.UnaryOp("+", c[0], s, e),
