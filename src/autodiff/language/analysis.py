@@ -90,7 +90,7 @@ def _expressions(body, source: Source):
             else:
                 yield expression, local
         if type(node) is ast.FunctionDef:
-            local, in_function = local | _bound_in(node), True
+            local, in_function = local | bound_in(node), True
         stack.extend((s, local, in_function) for s in reversed(statements))
 
 
@@ -146,8 +146,9 @@ def _check_callee(node: ast.Call, result: Analysis, local: frozenset, source: So
     raise NameProblem("only named functions can be called", source, func.start, func.end)
 
 
-def _bound_in(function: ast.FunctionDef) -> frozenset:
-    """The names a function binds: its parameters and what it assigns."""
+def bound_in(function: ast.FunctionDef) -> frozenset:
+    """The names a function binds, its local variables as Python counts them: its parameters,
+    what it assigns anywhere in its body, and the functions it defines."""
     names = {p.name for p in function.params}
     stack = list(function.body)
     while stack:

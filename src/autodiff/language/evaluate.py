@@ -22,7 +22,7 @@ from .. import Tensor, creation, dtypes
 from ..ops.registry import ShapeError
 from . import ast, numbers
 from ._gc import collector_paused
-from .analysis import Analysis, analyze
+from .analysis import Analysis, analyze, bound_in
 from .builtins import CONSTANTS, FUNCTIONS, WORDS, CallProblem, GradModeWord, call, signature_text, suggestion
 from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
 from .source import Source
@@ -61,14 +61,34 @@ class Evaluation:
 
 
 class UserFunction:
-    """A function the program defines with `def`."""
+    """A function the program defines with `def`: as in Python, its defaults are computed once,
+    where the def runs, and it sees the variables of the functions it is defined in."""
 
-    def __init__(self, node: ast.FunctionDef) -> None:
+    def __init__(self, node: ast.FunctionDef, defaults: dict, enclosing: _Frame | None) -> None:
         self.node = node
         self.name = node.name
+        self.defaults = defaults
+        self.enclosing = enclosing
+        self.local_names = bound_in(node)
 
     def __repr__(self) -> str:
         return f"<function {self.name}>"
+
+
+class _Frame(dict):
+    """The variables of one call of a user function. `local_names` are all the names it binds
+    (reading one before it is bound is an error, as in Python); the others are looked up in
+    the frames of the enclosing functions, then among the globals."""
+
+    __slots__ = ("local_names", "enclosing")
+
+    def __init__(self, local_names: frozenset, enclosing: _Frame | None) -> None:
+        super().__init__()
+        self.local_names = local_names
+        self.enclosing = enclosing
+
+
+_MISSING = object()  # a name bound nowhere (None is a value a function may return)
 
 
 class _Return(Exception):
@@ -294,7 +314,8 @@ class _Runner:
             self._execute(node.body, env)
 
     def _exec_def(self, node: ast.FunctionDef, env: dict) -> None:
-        env[node.name] = UserFunction(node)
+        defaults = {p.name: self._evaluate(p.default, env) for p in node.params if p.default is not None}
+        env[node.name] = UserFunction(node, defaults, env if type(env) is _Frame else None)
 
     def _exec_return(self, node: ast.Return, env: dict) -> None:
         raise _Return(self._evaluate(node.value, env))
@@ -426,12 +447,32 @@ class _Runner:
             del values[len(values) - count:]
             values.append(elements)
 
+    def _resolve(self, name: str, env: dict, node):
+        """A variable not in `env` itself, by Python's rules: a local not yet bound is an error;
+        otherwise the enclosing functions' frames, innermost first, then the globals. _MISSING
+        when the name is none of these."""
+        frame = env if type(env) is _Frame else None
+        if frame is not None and name in frame.local_names:
+            raise EvaluationProblem(f"cannot access local variable {name!r} where it is not associated with a "
+                                    "value: it is assigned later in the function", self.source, node.start, node.end)
+        while frame is not None:
+            frame = frame.enclosing
+            if frame is None:
+                break
+            if name in frame:
+                return frame[name]
+            if name in frame.local_names:
+                raise EvaluationProblem(f"cannot access free variable {name!r} where it is not associated with a "
+                                        "value in enclosing scope", self.source, node.start, node.end)
+        return self.globals.get(name, _MISSING)
+
     def _lookup(self, node: ast.Name, env: dict):
         name = node.id
         if name in env:
             return env[name]
-        if name in self.globals:
-            return self.globals[name]
+        value = self._resolve(name, env, node)
+        if value is not _MISSING:
+            return value
         if name in CONSTANTS:
             return CONSTANTS[name]
         if name in WORDS:
@@ -456,8 +497,11 @@ class _Runner:
                                         op_start, op_start + len(op))
         if isinstance(left, Tensor) and isinstance(right, Tensor) and left.shape != right.shape and op != "@":
             self._check_broadcast(left, right, op, op_start)
-        with self._located(op_start, op_start + len(op), lambda: _operands(op, left, right), f"computing '{op}'"):
+        try:  # the context manager only on the way out of a failure: operators are the hot path
             result = _BINARY[op](left, right)
+        except BaseException:
+            with self._located(op_start, op_start + len(op), lambda: _operands(op, left, right), f"computing '{op}'"):
+                raise
         return self._recorded(result, node, (left, right))
 
     def _check_broadcast(self, left: Tensor, right: Tensor, op: str, op_start: int) -> None:
@@ -479,8 +523,11 @@ class _Runner:
         if not isinstance(value, Tensor):
             raise EvaluationProblem(f"'{node.op}' cannot be applied to {_describe(value)}", self.source,
                                     node.start, node.end)
-        with self._located(node.start, node.start + 1, f"'{node.op}': ", f"computing '{node.op}'"):
+        try:
             result = -value if node.op == "-" else value
+        except BaseException:
+            with self._located(node.start, node.start + 1, f"'{node.op}': ", f"computing '{node.op}'"):
+                raise
         return self._recorded(result, node, (value,))
 
     def _eval_compare(self, node: ast.Compare, step: int, work: list, values: list, env: dict) -> None:
@@ -504,8 +551,11 @@ class _Runner:
         if _is_number(left) and _is_number(right):
             return numbers.compare(op, left, right)
         start = node.op_starts[index]
-        with self._located(start, start + len(op), lambda: _operands(op, left, right), f"computing '{op}'"):
+        try:
             return _COMPARE[op](left, right)
+        except BaseException:
+            with self._located(start, start + len(op), lambda: _operands(op, left, right), f"computing '{op}'"):
+                raise
 
     def _truth(self, value, node) -> bool:
         if isinstance(value, Tensor):
@@ -543,8 +593,8 @@ class _Runner:
             function = FUNCTIONS[name]
         else:
             name = node.func.id
-            function = env.get(name, self.globals.get(name)) if name in env or name in self.globals else None
-            if function is None:
+            function = env[name] if name in env else self._resolve(name, env, node.func)
+            if function is None or function is _MISSING:
                 function = FUNCTIONS.get(name) or WORDS.get(name)
         if isinstance(function, UserFunction):
             values.append(self._call_user(function, positional, keywords, node))
@@ -576,7 +626,7 @@ class _Runner:
             raise LimitProblem(f"calls nested more than {self.options.max_call_depth} deep (--max-call-depth)",
                                self.source, node.start, node.end)
         params = definition.params
-        local: dict = {}
+        local = _Frame(function.local_names, function.enclosing)
         if len(args) > len(params):
             raise NameProblem(f"{function.name}() takes {len(params)} arguments but {len(args)} were given: "
                               f"def {function.name}({', '.join(p.name for p in params)})",
@@ -593,7 +643,7 @@ class _Runner:
                 if param.default is None:
                     raise NameProblem(f"{function.name}() is missing the argument {param.name!r}", self.source,
                                       node.start, node.end)
-                local[param.name] = self._evaluate(param.default, self.globals)
+                local[param.name] = function.defaults[param.name]
         self.depth += 1
         try:
             self._execute(definition.body, local)
