@@ -235,7 +235,9 @@ def grad(
         check_gradients(result, atol=atol, rtol=rtol)
     _emit("grad", result, format)
     if result.check is not None and not result.check.passed:
-        raise typer.Exit(1)
+        from .exit_codes import ExitCode
+
+        raise typer.Exit(ExitCode.CHECK_FAILED)
 
 
 @app.command("eval", epilog="""[bold]Examples[/]
@@ -351,7 +353,9 @@ def test(
         write_junit(summary, junit)
     _emit_suite(summary, format)
     if not summary.succeeded:
-        raise typer.Exit(1)
+        from .exit_codes import ExitCode
+
+        raise typer.Exit(ExitCode.CHECK_FAILED)
 
 
 def _emit_suite(summary, chosen) -> None:
