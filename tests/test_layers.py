@@ -1,17 +1,31 @@
-"""The layers stay one-way: the engine knows nothing of the language, the CLI or their libraries."""
+"""The layers stay one-way: cli -> testing -> program -> language -> engine.
+
+Each layer imports only those below it; the engine and the language know nothing of the
+command line or its libraries, and importing the engine loads none of the layers above it."""
 
 import ast
 import pathlib
 import subprocess
 import sys
 
+import pytest
+
 SOURCE = pathlib.Path(__file__).resolve().parents[1] / "src" / "autodiff"
-ENGINE_FILES = [  # __main__.py is `python -m autodiff`: the command line's entry, not the engine
-    p for p in SOURCE.rglob("*.py")
-    if p.relative_to(SOURCE).parts[0] not in ("cli", "language", "testing", "__main__.py")
-]
-LANGUAGE_FILES = list((SOURCE / "language").rglob("*.py"))
-FORBIDDEN = ("lark", "rich", "typer", "autodiff.cli", "autodiff.language", "click")
+UPPER = ("cli", "testing", "program", "language")  # __main__.py is `python -m autodiff`: the command line's entry
+ENGINE_FILES = [p for p in SOURCE.rglob("*.py") if p.relative_to(SOURCE).parts[0] not in UPPER + ("__main__.py",)]
+UI = ("rich", "typer", "click")
+
+# layer -> what its files may not import
+FORBIDDEN = {
+    "engine": ("lark",) + UI + tuple(f"autodiff.{layer}" for layer in UPPER),
+    "language": UI + ("autodiff.program", "autodiff.testing", "autodiff.cli"),
+    "program": UI + ("autodiff.testing", "autodiff.cli"),
+    "testing": ("typer", "click", "autodiff.cli"),
+}
+
+
+def files_of(layer: str):
+    return ENGINE_FILES if layer == "engine" else list((SOURCE / layer).rglob("*.py"))
 
 
 def imported_modules(path: pathlib.Path):
@@ -30,21 +44,14 @@ def imported_modules(path: pathlib.Path):
                 yield f"{base}.{alias.name}"
 
 
-def test_engine_sources_import_no_parser_cli_or_ui_library():
-    offenders = []
-    for path in ENGINE_FILES:
-        for module in imported_modules(path):
-            if any(module == f or module.startswith(f + ".") for f in FORBIDDEN):
-                offenders.append(f"{path.relative_to(SOURCE)} imports {module}")
-    assert not offenders, offenders
-
-
-def test_the_language_knows_nothing_of_the_command_line():
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_each_layer_imports_only_the_layers_below_it(layer):
+    assert files_of(layer), layer
     offenders = [
         f"{path.relative_to(SOURCE)} imports {module}"
-        for path in LANGUAGE_FILES
+        for path in files_of(layer)
         for module in imported_modules(path)
-        if any(module == f or module.startswith(f + ".") for f in ("rich", "typer", "click", "autodiff.cli"))
+        if any(module == f or module.startswith(f + ".") for f in FORBIDDEN[layer])
     ]
     assert not offenders, offenders
 
@@ -59,7 +66,17 @@ def test_importing_the_engine_loads_none_of_them():
     code = (
         "import sys, autodiff, autodiff.autograd.functional, autodiff.autograd.gradcheck;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in {'lark','rich','typer','click','cupy'}"
-        " or m.startswith(('autodiff.cli', 'autodiff.language'))))"
+        " or m.startswith(('autodiff.cli', 'autodiff.language', 'autodiff.program', 'autodiff.testing'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_importing_the_program_layer_loads_no_command_line():
+    code = (
+        "import sys, autodiff.program;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'rich','typer','click'}"
+        " or m.startswith(('autodiff.cli', 'autodiff.testing'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

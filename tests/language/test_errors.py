@@ -2,6 +2,7 @@
 
 import pytest
 
+from autodiff.cli.exit_codes import status_for
 from autodiff.language import ProgramError, run
 
 GOLDEN = [
@@ -97,7 +98,7 @@ def test_golden_error(text, at, exit_code, expected):
     with pytest.raises(ProgramError) as info:
         run(text, "expr.txt", at=at)
     assert info.value.render() == expected
-    assert info.value.exit_code == exit_code
+    assert status_for(info.value) == exit_code
 
 
 def test_errors_are_one_family_with_locations():

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.lark import from_lark
 
 from autodiff import Tensor
+from autodiff.cli.exit_codes import status_for
 from autodiff.language import Options, ProgramError, Source, evaluate, parse
 from autodiff.language.analysis import analyze
 from autodiff.language.builtins import FUNCTIONS
@@ -50,7 +51,7 @@ def outcome(text: str) -> None:
             assert result.output == result.output or math.isnan(result.output)
     except ProgramError as problem:
         assert problem.render()
-        assert problem.exit_code in (2, 3, 4)
+        assert status_for(problem) in (2, 3, 4)
 
 
 @settings(max_examples=100, deadline=None)  # drawing from the grammar is the slow part

@@ -1,1 +1,1 @@
-"""The `autodiff` command: thin commands over the language and the engine, with renderers."""
+"""The `autodiff` command: thin commands over the program layer (and testing), with renderers."""

@@ -1,7 +1,9 @@
-"""The commands. Each reads its input, asks report.py for a report, and hands it to a renderer."""
+"""The commands. Each reads its input, asks the program layer for a result, and hands it to a renderer."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
 from enum import Enum
 from typing import List, Optional
@@ -55,14 +57,45 @@ EXPR = typer.Option(None, "-e", "--expr", metavar="EXPR", help="The program itse
 AT = typer.Option([], "--at", metavar="NAME=VALUE,...",
                   help="Input values: numbers or \\[lists], e.g. [bold]--at a=2,W=[[1,2],[3,4]][/]. May be repeated.")
 OUTPUT = typer.Option(None, "--output", metavar="NAME", help="Use this variable as the output, not the last statement.")
-DTYPE = typer.Option(DType.float64, "--dtype", help="Floating-point type of the computation.")
-SEED = typer.Option(0, "--seed", metavar="N", min=0, help="Seed for rand() and randn().")
-DEVICE = typer.Option(Device.cpu, "--device", help="Where to compute: cpu, or cuda (needs CuPy and a GPU).")
 FORMAT = typer.Option(Format.auto, "--format", "-f",
                       help="rich (a table), plain (tab-separated lines) or json; auto is rich on a terminal.")
-DEBUG = typer.Option(False, "--debug", help="Show Python's traceback on errors.")
-MAX_ELEMENTS = typer.Option(50_000_000, "--max-elements", metavar="N", min=1, help="Largest tensor a program may create.")
-MAX_ITERATIONS = typer.Option(1_000_000, "--max-iterations", metavar="N", min=0, help="Most loop turns in one run.")
+
+# How a program runs, for every command that runs one: declared here once, and handed to the
+# command as one language Options (see `_runs_programs`).
+_RUN_OPTIONS = [
+    inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation)
+    for name, annotation, default in (
+        ("dtype", DType, typer.Option(DType.float64, "--dtype", help="Floating-point type of the computation.")),
+        ("seed", int, typer.Option(0, "--seed", metavar="N", min=0, help="Seed for rand() and randn().")),
+        ("device", Device, typer.Option(Device.cpu, "--device",
+                                        help="Where to compute: cpu, or cuda (needs CuPy and a GPU).")),
+        ("max_elements", int, typer.Option(50_000_000, "--max-elements", metavar="N", min=1,
+                                           help="Largest tensor a program may create.")),
+        ("max_iterations", int, typer.Option(1_000_000, "--max-iterations", metavar="N", min=0,
+                                             help="Most loop turns in one run.")),
+        # Accepted (and shown in --help) here; main.py reads it from the command line, before any command runs.
+        ("debug", bool, typer.Option(False, "--debug", help="Show Python's traceback on errors.")),
+    )
+]
+
+
+def _runs_programs(command):
+    """Give a command the options of _RUN_OPTIONS, where its `options` parameter stands; it is
+    called with them as one `options` (a language Options, its device checked first)."""
+    signature = inspect.signature(command, eval_str=True)
+    parameters = []
+    for parameter in signature.parameters.values():
+        parameters.extend(_RUN_OPTIONS if parameter.name == "options" else [parameter])
+
+    @functools.wraps(command)
+    def run(**values):
+        values.pop("debug")  # read by main.py
+        shared = {p.name: values.pop(p.name) for p in _RUN_OPTIONS if p.name != "debug"}
+        return command(**values, options=_options(**shared))
+
+    run.__signature__ = signature.replace(parameters=parameters)
+    run.__annotations__ = {p.name: p.annotation for p in parameters}
+    return run
 
 
 def _require_device(device: Device) -> None:
@@ -169,6 +202,7 @@ def main(version: bool = typer.Option(False, "--version", is_eager=True, callbac
   autodiff grad examples/linear.expr --at x=1,y=2,z=5 --check
 
   autodiff grad -e "x**3 * y" --at x=2,y=3 --order 2""")
+@_runs_programs
 def grad(
     file: Optional[str] = FILE,
     expr: Optional[str] = EXPR,
@@ -186,27 +220,24 @@ def grad(
     order: int = typer.Option(1, "--order", metavar="1|2", help="2 also computes the Hessian of a scalar output."),
     atol: float = typer.Option(1e-5, "--atol", min=0.0, metavar="TOL", help="Absolute tolerance of --check."),
     rtol: float = typer.Option(1e-3, "--rtol", min=0.0, metavar="TOL", help="Relative tolerance of --check."),
-    dtype: DType = DTYPE,
-    seed: int = SEED,
-    device: Device = DEVICE,
     format: Format = FORMAT,
-    max_elements: int = MAX_ELEMENTS,
-    max_iterations: int = MAX_ITERATIONS,
-    debug: bool = DEBUG,
+    options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
 ) -> None:
     """Run a program forward and backward; show its output and the gradient of every input."""
-    from . import report as reports
+    from ..program import check as check_gradients
+    from ..program import differentiate
     from .program_input import parse_names
 
-    options = _options(dtype, seed, device, max_elements, max_iterations)
     source, values = _inputs(file, expr, at)
-    result = reports.run_grad(
-        source, values, wrt=parse_names(wrt, "--wrt"), retain=parse_names(retain, "--retain"), output=output,
-        grad_output=grad_output, tree=tree, check=check, order=order, options=options, atol=atol, rtol=rtol,
-    )
+    result = differentiate(source, values, wrt=parse_names(wrt, "--wrt"), retain=parse_names(retain, "--retain"),
+                           output=output, grad_output=grad_output, order=order, graph=tree, options=options)
+    if check and result.differentiable:
+        check_gradients(result, atol=atol, rtol=rtol)
     _emit("grad", result, format)
     if result.check is not None and not result.check.passed:
-        raise typer.Exit(1)
+        from .exit_codes import ExitCode
+
+        raise typer.Exit(ExitCode.CHECK_FAILED)
 
 
 @app.command("eval", epilog="""[bold]Examples[/]
@@ -214,25 +245,20 @@ def grad(
   autodiff eval examples/tutorial.expr --at a=2,b=3,c=5,d=10
 
   autodiff eval -e "softmax([1, 2, 3])" --format json""")
+@_runs_programs
 def evaluate(
     file: Optional[str] = FILE,
     expr: Optional[str] = EXPR,
     at: List[str] = AT,
     output: Optional[str] = OUTPUT,
-    dtype: DType = DTYPE,
-    seed: int = SEED,
-    device: Device = DEVICE,
     format: Format = FORMAT,
-    max_elements: int = MAX_ELEMENTS,
-    max_iterations: int = MAX_ITERATIONS,
-    debug: bool = DEBUG,
+    options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
 ) -> None:
     """Run a program forward only (nothing recorded); show its output and named values."""
-    from . import report as reports
+    from ..program import forward
 
-    options = _options(dtype, seed, device, max_elements, max_iterations)
     source, values = _inputs(file, expr, at)
-    _emit("evaluation", reports.run_eval(source, values, output=output, options=options), format)
+    _emit("evaluation", forward(source, values, output=output, options=options), format)
 
 
 @app.command(epilog="""[bold]Examples[/]
@@ -242,6 +268,7 @@ def evaluate(
   autodiff graph examples/tutorial.expr --at a=2,b=3,c=5,d=10 --backward --format dot | dot -Tsvg > graph.svg
 
   autodiff graph examples/mlp.expr --format mermaid""")
+@_runs_programs
 def graph(
     file: Optional[str] = FILE,
     expr: Optional[str] = EXPR,
@@ -252,23 +279,17 @@ def graph(
     grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
                                               help="With --backward: the gradient of a non-scalar output."),
     limit: int = typer.Option(500, "--limit", metavar="N", min=1, help="Show at most N nodes."),
-    dtype: DType = DTYPE,
-    seed: int = SEED,
-    device: Device = DEVICE,
     format: GraphFormat = typer.Option(GraphFormat.auto, "--format", "-f",
                                        help="rich (a tree), dot (Graphviz), mermaid, json or plain."),
-    max_elements: int = MAX_ELEMENTS,
-    max_iterations: int = MAX_ITERATIONS,
-    debug: bool = DEBUG,
+    options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
 ) -> None:
     """Show the recorded graph: PyTorch's node names, with the variables and lines they come from."""
-    from . import report as reports
+    from ..program import record
     from .program_input import parse_names
 
-    options = _options(dtype, seed, device, max_elements, max_iterations)
     source, values = _inputs(file, expr, at)
-    result = reports.run_graph(source, values, wrt=parse_names(wrt, "--wrt"), output=output, backward=backward,
-                               grad_output=grad_output, options=options, limit=limit)
+    result = record(source, values, wrt=parse_names(wrt, "--wrt"), output=output, backward=backward,
+                    grad_output=grad_output, options=options, limit=limit)
     _emit("graph", result, format)
 
 
@@ -283,6 +304,7 @@ def graph(
   autodiff test suite/ -j 4 --shard 2/3 --junit report.xml
 
   autodiff test suite/ --format json | jq .summary""")
+@_runs_programs
 def test(
     paths: Optional[List[str]] = typer.Argument(None, metavar="PATH...", show_default=False,
                                                 help="Expression files and directories (searched below); default: ."),
@@ -298,13 +320,8 @@ def test(
     shard: Optional[str] = typer.Option(None, "--shard", metavar="I/N",
                                         help="Run only the I-th of N equal slices of the files (for CI machines)."),
     junit: Optional[str] = typer.Option(None, "--junit", metavar="FILE", help="Also write a JUnit XML report."),
-    dtype: DType = DTYPE,
-    seed: int = SEED,
-    device: Device = DEVICE,
     format: Format = FORMAT,
-    max_elements: int = MAX_ELEMENTS,
-    max_iterations: int = MAX_ITERATIONS,
-    debug: bool = DEBUG,
+    options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
 ) -> None:
     """Compare expression files' values and gradients with their golden records (x.expr.golden.json)."""
     import time
@@ -317,14 +334,12 @@ def test(
 
     if at and not update:
         raise typer.BadParameter("--at adds points to records, so it needs --update", param_hint="'--at'")
-    _require_device(device)  # once, here: the workers then run on it
     extra_points = [{name: getattr(value, "tolist", lambda: value)() for name, value in parse_at([option]).items()}
                     for option in at]
     files = finding.discover(paths or ["."], tuple(glob) or finding.DEFAULT_GLOBS)
     if shard is not None:
         files = finding.shard(files, *finding.parse_shard(shard))
-    settings = Settings(rtol=rtol, atol=atol, update=update, extra_points=extra_points, dtype=dtype.value,
-                        device=device.value, seed=seed, max_elements=max_elements, max_iterations=max_iterations)
+    settings = Settings(rtol=rtol, atol=atol, update=update, extra_points=extra_points, options=options)
     progress = Progress(len(files), enabled=sys.stderr.isatty() and format is not Format.json)
     started = time.perf_counter()
     try:
@@ -338,7 +353,9 @@ def test(
         write_junit(summary, junit)
     _emit_suite(summary, format)
     if not summary.succeeded:
-        raise typer.Exit(1)
+        from .exit_codes import ExitCode
+
+        raise typer.Exit(ExitCode.CHECK_FAILED)
 
 
 def _emit_suite(summary, chosen) -> None:

@@ -1,8 +1,13 @@
-"""Exit statuses, in one place, and which error gives which."""
+"""Exit statuses, in one place, and the one table of which error gives which."""
 
 from __future__ import annotations
 
 from enum import IntEnum
+
+from ..backend import DeviceUnavailable
+from ..language import ErrorKind, ProgramError
+from ..program.errors import GradientProblem, UsageProblem
+from ..testing.discover import SuiteProblem
 
 
 class ExitCode(IntEnum):
@@ -15,31 +20,35 @@ class ExitCode(IntEnum):
     BROKEN_PIPE = 141  # the reader of our output went away (as SIGPIPE would end a C tool)
 
 
-class UsageProblem(Exception):
-    """A command line that cannot be carried out as given."""
-
-    exit_code = ExitCode.USAGE
-
-
-class GradientProblem(Exception):
-    """Backward could not run (a non-scalar output without a gradient...), with a hint."""
-
-    exit_code = ExitCode.EVALUATION
-
-    def __init__(self, message: str, hint: str = "") -> None:
-        super().__init__(message)
-        self.hint = hint
+# A language error by its category; any other error by its type (the first of its classes listed).
+STATUSES = {
+    ErrorKind.INVALID_INPUT: ExitCode.USAGE,
+    ErrorKind.INVALID_PROGRAM: ExitCode.INVALID_PROGRAM,
+    ErrorKind.EVALUATION: ExitCode.EVALUATION,
+    ErrorKind.LIMIT: ExitCode.EVALUATION,
+    ErrorKind.WARNING: ExitCode.OK,
+    UsageProblem: ExitCode.USAGE,
+    SuiteProblem: ExitCode.USAGE,
+    DeviceUnavailable: ExitCode.USAGE,
+    GradientProblem: ExitCode.EVALUATION,
+    MemoryError: ExitCode.EVALUATION,
+    KeyboardInterrupt: ExitCode.INTERRUPTED,
+    BrokenPipeError: ExitCode.BROKEN_PIPE,
+}
 
 
 def status_for(error: BaseException) -> ExitCode:
-    """The exit status of an error: its own when it carries one, else by type."""
-    from ..backend import DeviceUnavailable
+    """The exit status of an error; one the table does not know (a bug) is an evaluation error."""
+    if isinstance(error, ProgramError):
+        return STATUSES[error.category]
+    status = _listed(error)
+    return ExitCode.EVALUATION if status is None else status
 
-    if isinstance(error, DeviceUnavailable):
-        return ExitCode.USAGE
-    code = getattr(error, "exit_code", None)
-    if isinstance(code, int):
-        return ExitCode(code) if code in ExitCode._value2member_map_ else ExitCode.USAGE
-    if isinstance(error, KeyboardInterrupt):
-        return ExitCode.INTERRUPTED
-    return ExitCode.EVALUATION
+
+def is_expected(error: BaseException) -> bool:
+    """Whether the table knows the error: one of ours or the host's, not a bug."""
+    return isinstance(error, ProgramError) or _listed(error) is not None
+
+
+def _listed(error: BaseException):
+    return next((STATUSES[cls] for cls in type(error).__mro__ if cls in STATUSES), None)

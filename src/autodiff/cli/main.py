@@ -66,9 +66,8 @@ def _first_line(message: str) -> str:
 
 
 def _report(error: Exception, debug: bool, argv: list) -> int:
-    from ..backend import DeviceUnavailable
     from ..language import ProgramError
-    from .exit_codes import GradientProblem, status_for
+    from .exit_codes import is_expected, status_for
     from .messages import line_for
 
     if debug:
@@ -77,14 +76,12 @@ def _report(error: Exception, debug: bool, argv: list) -> int:
         traceback.print_exception(error)
     if isinstance(error, ProgramError):
         print(line_for(error), file=sys.stderr)
-    elif isinstance(error, GradientProblem):
-        print(f"autodiff: error: {error}", file=sys.stderr)
-        if error.hint:
-            print(f"hint: {error.hint}", file=sys.stderr)
-    elif hasattr(error, "exit_code") or isinstance(error, DeviceUnavailable):
-        print(f"autodiff: error: {error}", file=sys.stderr)
     elif isinstance(error, MemoryError):
         print("autodiff: error: out of memory (lower --max-elements to stop such programs earlier)", file=sys.stderr)
+    elif is_expected(error):  # usage, device, suite and gradient problems
+        print(f"autodiff: error: {error}", file=sys.stderr)
+        if getattr(error, "hint", ""):
+            print(f"hint: {error.hint}", file=sys.stderr)
     else:  # not ours: a bug, said in one line (with --debug, the traceback above)
         print(f"autodiff: internal error: {type(error).__name__}: {error} (run with --debug for details)",
               file=sys.stderr)

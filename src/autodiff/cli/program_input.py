@@ -6,7 +6,7 @@ import sys
 
 from ..language import InputProblem, Source
 from ..language.files import read_file, read_stream
-from .exit_codes import UsageProblem
+from ..program.errors import UsageProblem
 
 
 def read_program(file: str | None, expression: str | None) -> Source:

@@ -6,13 +6,14 @@
     evaluation.inputs["d"].grad      # tensor(0.5000)
 
 See the README for the language. Errors are ProgramError subclasses carrying the place in
-the source and the command line's exit status.
+the source and their category (an ErrorKind).
 """
 
 from __future__ import annotations
 
 from .ast import Program, dump
 from .errors import (
+    ErrorKind,
     EvaluationProblem,
     InputProblem,
     LimitProblem,
@@ -26,7 +27,7 @@ from .parser import parse
 from .source import Source
 
 __all__ = [
-    "Evaluation", "EvaluationProblem", "InputProblem", "LimitProblem", "NameProblem", "Options", "Program",
+    "ErrorKind", "Evaluation", "EvaluationProblem", "InputProblem", "LimitProblem", "NameProblem", "Options", "Program",
     "ProgramError", "Source", "SyntaxProblem", "Warning_", "dump", "evaluate", "parse", "parse_value", "run",
 ]
 

@@ -1,20 +1,32 @@
 """Errors are values with a location: one family, rendered once by whoever reports them.
 
-Each class carries the exit status the command line gives it (see the spec's exit codes):
-2 for problems with the input to a program (unreadable files, values), 3 for programs that
-are not valid, 4 for programs that fail while running.
+Each class carries its category (an ErrorKind): a problem with the input to a program
+(unreadable files, values), a program that is not valid, one that fails while running or
+exceeds a limit. The command line maps categories to exit statuses (cli/exit_codes.py).
 """
 
 from __future__ import annotations
 
+from enum import Enum
+
 from .source import Source
+
+
+class ErrorKind(Enum):
+    """What sort of problem an error is; its users decide what each means (an exit status...)."""
+
+    INVALID_INPUT = "invalid input"  # a missing or unusable input value, an unreadable file
+    INVALID_PROGRAM = "invalid program"  # syntax, unknown names, wrong arguments
+    EVALUATION = "evaluation"  # the program failed while running
+    LIMIT = "limit"  # the program asked for more than a limit allows
+    WARNING = "warning"  # not an error
 
 
 class ProgramError(Exception):
     """A problem with a program, at a place in its source (when there is one)."""
 
-    exit_code = 3
-    kind = "error"
+    category = ErrorKind.INVALID_PROGRAM
+    kind = "error"  # the word render() shows: "error" or "warning"
 
     def __init__(self, message: str, source: Source | None = None, start: int | None = None, end: int | None = None):
         super().__init__(message)
@@ -78,21 +90,23 @@ class NameProblem(ProgramError):
 class InputProblem(ProgramError):
     """A missing or unusable value for an input, or an unreadable file (exit 2)."""
 
-    exit_code = 2
+    category = ErrorKind.INVALID_INPUT
 
 
 class EvaluationProblem(ProgramError):
     """The program failed while running: shapes, values, limits (exit 4)."""
 
-    exit_code = 4
+    category = ErrorKind.EVALUATION
 
 
 class LimitProblem(EvaluationProblem):
     """The program asked for more than a limit allows (exit 4)."""
+
+    category = ErrorKind.LIMIT
 
 
 class Warning_(ProgramError):
     """Not an error: something worth knowing (NaN produced...). Rendered as `warning:`."""
 
     kind = "warning"
-    exit_code = 0
+    category = ErrorKind.WARNING

@@ -16,8 +16,6 @@ SKIPPED_DIRECTORIES = ("__pycache__", "node_modules")  # and every directory who
 class SuiteProblem(Exception):
     """A test run that cannot start as asked (exit 2)."""
 
-    exit_code = 2
-
 
 def discover(paths: list, globs=DEFAULT_GLOBS) -> list:
     """The expression files under `paths`, sorted, each once. A file named on the command line

@@ -10,13 +10,13 @@ meant to fail (a non-scalar output, a shape error) pass when they fail that way.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .. import Tensor
-from ..language import InputProblem, Options, ProgramError, Source, evaluate, parse
+from ..language import InputProblem, Options, ProgramError, Source, parse
 from ..language.analysis import analyze
 from ..language.files import read_file
+from ..program import GradientProblem, NotATensor, differentiate, to_python
 from .compare import DEFAULT_ATOL, DEFAULT_RTOL, Mismatch, compare_point
 from .records import (FORMAT, RECORD_SUFFIX, RecordProblem, as_floats, from_record, load, point_key, to_record,
                       write)
@@ -32,11 +32,7 @@ class Settings:
     atol: float = DEFAULT_ATOL
     update: bool = False
     extra_points: list = field(default_factory=list)  # with update: {name: value} points from --at
-    dtype: str = "float64"
-    device: str = "cpu"
-    seed: int = 0
-    max_elements: int = 50_000_000
-    max_iterations: int = 1_000_000
+    options: Options = field(default_factory=Options)  # how programs run: dtype, device, seed, limits
 
 
 @dataclass
@@ -79,8 +75,7 @@ def _run(path: Path, settings: Settings) -> FileResult:
     for at in points:  # each point once, where it first appears
         unique.setdefault(point_key(at), at)
     points = list(unique.values())
-    options = Options(dtype=settings.dtype, device=settings.device, seed=settings.seed,
-                      max_elements=settings.max_elements, max_iterations=settings.max_iterations, check_finite=False)
+    options = replace(settings.options, check_finite=False)  # records keep no warnings
     outcomes = [(at, evaluate_point(program, source, at, options)) for at in points]
     if settings.update:
         return _record(path, outcomes, needs_values)
@@ -117,35 +112,25 @@ def _prepare(source: Source):
 def evaluate_point(program, source: Source, at: dict, options: Options) -> dict:
     """The results of the program at one point, as a record holds them."""
     if isinstance(program, ProgramError):
-        return _error(program)
+        return _error(type(program).__name__, program.message)
     try:
-        evaluation = evaluate(program, source, at={k: from_record(v) for k, v in at.items()}, options=options)
-        output = evaluation.output
-        if isinstance(output, (bool, int, float)):
-            from .. import tensor
-
-            output = tensor(output)
-        elif not isinstance(output, Tensor):
-            return {"error": {"class": "TypeError", "message": f"the output is {type(output).__name__}, not a tensor"}}
-        if output.requires_grad:
-            output.backward()  # a non-scalar output raises PyTorch's RuntimeError
-        grads = {name: None if leaf.grad is None else _plain(leaf.grad)
-                 for name, leaf in sorted(evaluation.inputs.items()) if leaf.requires_grad}
-        return {"output": evaluation.output_name, "value": _plain(output), "grads": grads}
+        run = differentiate(source, {k: from_record(v) for k, v in at.items()}, program=program, options=options)
     except ProgramError as problem:
-        return _error(problem)
-    except RuntimeError as exc:  # the engine's own errors, with PyTorch's texts
-        return {"error": {"class": "RuntimeError", "message": str(exc).splitlines()[0] if str(exc) else ""}}
+        return _error(type(problem).__name__, problem.message)
+    except NotATensor as problem:
+        return _error("TypeError", f"the output is {problem.type_name}, not a tensor")
+    except (GradientProblem, RuntimeError) as problem:  # the engine's own errors, with PyTorch's texts
+        return _error("RuntimeError", str(problem).splitlines()[0] if str(problem) else "")
+    grads = {q.name: None if q.grad is None else _plain(q.grad) for q in run.inputs if q.requires_grad}
+    return {"output": run.output.name, "value": _plain(run.output.value), "grads": grads}
 
 
-def _error(problem: ProgramError) -> dict:
-    return {"error": {"class": type(problem).__name__, "message": problem.message}}
+def _error(kind: str, message: str) -> dict:
+    return {"error": {"class": kind, "message": message}}
 
 
-def _plain(tensor: Tensor):
-    from ..cli.render.values import to_python
-
-    return to_record(to_python(tensor.detach().numpy(force=True)))
+def _plain(value):
+    return to_record(to_python(value))
 
 
 def _summary(outcome: dict) -> str:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .values import scalar_text, to_python
+from ...program.values import to_python
+from .values import scalar_text
 
 
 def summary(value, limit: int = 4) -> str:

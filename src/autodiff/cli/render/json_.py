@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .values import for_json
+from ...program.values import for_json
 
 
 def _dump(obj: dict) -> str:

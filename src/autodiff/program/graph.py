@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..autograd.node import AccumulateGrad
+from .values import host
 
 
 @dataclass
@@ -34,13 +35,6 @@ class GraphModel:
 
     def children(self, node_id: int) -> list:
         return [child for parent, child, _ in self.edges if parent == node_id]
-
-
-def host(value):
-    """A tensor's values as a NumPy array on the host (or None)."""
-    if value is None:
-        return None
-    return value.detach().numpy(force=True)
 
 
 def build_graph(evaluation, output, limit: int = 500) -> GraphModel:

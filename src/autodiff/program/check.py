@@ -1,4 +1,4 @@
-"""`--check`: every gradient against central finite differences of the program itself.
+"""Every gradient of a run against central finite differences of the program itself (`--check`).
 
 The program is run again with each input element moved by +eps and -eps (without
 recording); (f(x + eps) - f(x - eps)) / 2 eps, weighted by the output gradient, is the
@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .. import no_grad
+from ..language import Options, Warning_, evaluate
+from .values import host
 
 MAX_CHECKED_ELEMENTS = 2_000  # per input; beyond it a seeded sample of elements is checked
 
@@ -78,3 +82,47 @@ def check_gradients(run_at, inputs: dict, analytical: dict, weights, *, eps: flo
         report.entries.append(CheckEntry(name, len(indices), value.size, worst[0], worst[1], worst[2], worst[3],
                                          worst[4], passed))
     return report
+
+
+def check(run, *, atol: float = 1e-5, rtol: float = 1e-3) -> CheckReport:
+    """Check the gradients of `run` (a program.run.Differentiation, after backward) against finite
+    differences; sets `run.check` and, when it fails, warns where the program stops gradients."""
+    evaluation, options = run.evaluation, run.options
+    quiet = Options(**{**vars(options), "check_finite": False, "keep_tensors": False})
+    values = {name: host(t) for name, t in sorted(evaluation.inputs.items())}
+    analytical = {name: host(t._grad) for name, t in evaluation.inputs.items() if t.requires_grad}
+    weights = 1.0 if run.seed is None else host(run.seed).astype(np.float64)
+    output_name = evaluation.output_name if evaluation.output_name != "output" else None
+
+    def run_at(point: dict):
+        with no_grad():
+            return host(evaluate(run.program, evaluation.source, at={**run.at, **point}, wrt=run.wrt,
+                                 output=output_name, options=quiet).output)
+
+    low_precision = evaluation.output.dtype.name != "float64"
+    eps = 1e-3 if low_precision else 1e-6
+    if low_precision:
+        atol, rtol = max(atol, 1e-3), max(rtol, 1e-2)
+    run.check = check_gradients(run_at, values, analytical, weights, eps=eps, atol=atol, rtol=rtol)
+    if not run.check.passed:
+        run.warnings.extend(gradient_cuts(run.program, evaluation.source))
+    return run.check
+
+
+def gradient_cuts(program, source) -> list:
+    """Where the program stops gradients on purpose (no_grad, detach): there autograd's gradient
+    is not the derivative that finite differences measure, and --check cannot agree."""
+    from ..language import ast
+
+    found = []
+    for node in ast.walk(program):
+        if isinstance(node, ast.With):
+            what = "a with block that turns off recording"
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "name", None)) == "detach":
+            what = "detach"
+        else:
+            continue
+        found.append(Warning_(f"--check: the program stops gradients here ({what}); finite differences see "
+                              "through it, so they differ from autograd's gradient by design", source,
+                              node.start, node.end if isinstance(node, ast.Call) else None))
+    return found[:1] + ([Warning_(f"--check: and in {len(found) - 1} more place(s)")] if len(found) > 1 else [])

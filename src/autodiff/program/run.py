@@ -1,8 +1,10 @@
-"""What the commands compute, as plain data for the renderers.
+"""Run a program at a point: forward, backward, and what is to be shown, as plain data.
 
-`grad`, `eval` and `graph` each build one report here: they parse and run the program
-(language), run backward and any checks (engine), and copy what is to be shown to the host
-as NumPy arrays. Nothing here prints.
+Every command that runs a program calls here — `grad`, `eval` and `graph`, `autodiff test`
+and the pytest plugin — so "parse, run at a point, differentiate, collect the results" is
+written once. A result keeps the Evaluation and the output tensor after backward, for callers
+that look further (a graph, an explanation, finite differences); the rest is host arrays.
+Nothing here prints.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import Tensor, autograd, no_grad
-from ..language import Evaluation, InputProblem, Options, Source, Warning_, evaluate, parse, parse_value
+from ..language import Evaluation, InputProblem, Options, Program, Source, Warning_, evaluate, parse, parse_value
 from ..language.builtins import suggestion
-from .check import CheckReport, check_gradients
-from .exit_codes import GradientProblem, UsageProblem
-from .graph import GraphModel, build_graph, host
+from .check import CheckReport
+from .errors import GradientProblem, NotATensor, UsageProblem
+from .graph import GraphModel, build_graph
+from .values import host
 
-MAX_HESSIAN_ELEMENTS = 1_000  # input elements for --order 2 (the Hessian has their square)
+MAX_HESSIAN_ELEMENTS = 1_000  # input elements for order 2 (the Hessian has their square)
 
 
 @dataclass
@@ -38,40 +41,71 @@ class Quantity:
 
 
 @dataclass
-class GradReport:
+class Differentiation:
+    """A program run forward and backward at one point."""
+
+    source: str  # the program's name, as messages show it
+    output: Quantity
+    inputs: list  # Quantity, sorted by name
+    constants: list
+    variables: list  # the assigned names other than the output, each with its gradient where retained
+    hessian: dict | None = None  # (name, name) -> host array, with order 2
+    check: CheckReport | None = None  # set by program.check.check()
+    graph: GraphModel | None = None  # with graph=True
+    warnings: list = field(default_factory=list)  # language.Warning_
+    # For callers that go further (check, explain, sweeps): the run itself, after backward.
+    evaluation: Evaluation | None = None
+    tensor: Tensor | None = None  # the output tensor, its graph kept with order 2
+    seed: Tensor | None = None  # the gradient backward started from (None: 1 for a scalar output)
+    program: Program | None = None
+    at: dict = field(default_factory=dict)
+    wrt: list | None = None
+    options: Options | None = None
+
+    @property
+    def differentiable(self) -> bool:
+        return self.tensor is not None and self.tensor.requires_grad
+
+    @property
+    def grads(self) -> dict:
+        """{input name: gradient host array or None} for the inputs that require grad."""
+        return {q.name: q.grad for q in self.inputs if q.requires_grad}
+
+
+@dataclass
+class Forward:
+    """A program run forward only (nothing recorded)."""
+
     source: str
     output: Quantity
     inputs: list
     constants: list
     variables: list
-    hessian: dict | None = None  # (name, name) -> host array
-    check: CheckReport | None = None
-    graph: GraphModel | None = None
-    warnings: list = field(default_factory=list)  # language.Warning_, shown on standard error
+    warnings: list = field(default_factory=list)
+    evaluation: Evaluation | None = None
 
 
 @dataclass
-class EvalReport:
-    source: str
-    output: Quantity
-    inputs: list
-    constants: list
-    variables: list
-    warnings: list = field(default_factory=list)  # language.Warning_, shown on standard error
+class Recorded:
+    """A program's recorded graph, run backward too when asked."""
 
-
-@dataclass
-class GraphReport:
     source: str
     output: Quantity
     graph: GraphModel
     backward: bool
-    warnings: list = field(default_factory=list)  # language.Warning_, shown on standard error
+    warnings: list = field(default_factory=list)
+    evaluation: Evaluation | None = None
 
 
-def _the_output(name: str) -> str:
+def the_output(name: str) -> str:
     """How messages name the output: "the output e", or "the output" when it has no name."""
     return "the output" if name == "output" else f"the output {name}"
+
+
+def _source_and_program(source, program) -> tuple:
+    if isinstance(source, str):
+        source = Source(source, "<expr>")
+    return source, (parse(source) if program is None else program)
 
 
 def _quantity(name: str, role: str, value, note: str = "") -> Quantity:
@@ -83,16 +117,27 @@ def _quantity(name: str, role: str, value, note: str = "") -> Quantity:
     return Quantity(name, role, value, shape, type(value).__name__, False, True, None, None, note)
 
 
-# -- grad --------------------------------------------------------------------------------------------------
+# -- forward and backward ------------------------------------------------------------------------------------
 
 
-def run_grad(source: Source, at: dict, *, wrt=None, retain=None, output=None, grad_output=None, tree=False,
-             check=False, order=1, options: Options, atol: float = 1e-5, rtol: float = 1e-3) -> GradReport:
+def differentiate(source: Source | str, at: dict | None = None, *, program: Program | None = None, wrt=None,
+                  retain=None, output: str | None = None, grad_output=None, order: int = 1, graph: bool = False,
+                  options: Options | None = None) -> Differentiation:
+    """Run `source` (its text or Source; `program` when already parsed) at the point `at`
+    ({name: number, list or tensor}) and differentiate its output.
+
+    wrt: the inputs that require grad (None: all). retain: names of variables whose gradients
+    are kept, or ["all"]. grad_output: None (a scalar output), "ones", or a value's text.
+    order 2 adds the Hessian of a scalar output. graph: build the grad_fn graph model.
+    Raises ProgramError, UsageProblem, GradientProblem (the engine's RuntimeError included).
+    """
     if order not in (1, 2):
         raise UsageProblem(f"--order takes 1 or 2, not {order}")
-    if tree:
+    options = Options() if options is None else options
+    if graph:
         options.keep_tensors = True
-    program = parse(source)  # once: --check runs it again, and looks for where it stops gradients
+    source, program = _source_and_program(source, program)
+    at = dict(at or {})
     evaluation = evaluate(program, source, at=at, wrt=wrt, output=output, options=options)
     result = evaluation.output
     warnings = list(evaluation.warnings)
@@ -101,8 +146,9 @@ def run_grad(source: Source, at: dict, *, wrt=None, retain=None, output=None, gr
 
         result = evaluation.output = tensor(result)
     elif not isinstance(result, Tensor):
-        raise GradientProblem(f"{_the_output(evaluation.output_name)} is {type(result).__name__}, not a tensor: "
-                              "there is nothing to differentiate")
+        kind = type(result).__name__
+        raise NotATensor(f"{the_output(evaluation.output_name)} is {kind}, not a tensor: "
+                         "there is nothing to differentiate", kind)
     retained = _retain(evaluation, retain)
     seed = _seed(result, grad_output, evaluation.output_name)
     differentiable = result.requires_grad
@@ -112,7 +158,7 @@ def run_grad(source: Source, at: dict, *, wrt=None, retain=None, output=None, gr
         except RuntimeError as exc:
             raise GradientProblem(str(exc)) from None
     else:
-        warnings.append(Warning_(f"{_the_output(evaluation.output_name)} does not depend on any input that "
+        warnings.append(Warning_(f"{the_output(evaluation.output_name)} does not depend on any input that "
                                  "requires grad: every gradient is null"))
     inputs = []
     for name, leaf in sorted(evaluation.inputs.items()):  # by name, in every format
@@ -122,7 +168,7 @@ def run_grad(source: Source, at: dict, *, wrt=None, retain=None, output=None, gr
         elif leaf._grad is None:
             note = "does not reach the output"
             if differentiable:
-                warnings.append(Warning_(f"{_the_output(evaluation.output_name)} does not depend on input {name!r}"))
+                warnings.append(Warning_(f"{the_output(evaluation.output_name)} does not depend on input {name!r}"))
         quantity = _quantity(name, "input", leaf, note)
         inputs.append(quantity)
         if quantity.grad is not None and quantity.grad.dtype.kind == "f" and not np.all(np.isfinite(quantity.grad)):
@@ -136,19 +182,16 @@ def run_grad(source: Source, at: dict, *, wrt=None, retain=None, output=None, gr
         if isinstance(value, Tensor) and value.requires_grad and not value.is_leaf:
             note = "" if name in retained else "not retained"
         variables.append(_quantity(name, "variable", value, note))
-    report = GradReport(
+    run = Differentiation(
         source.name, _quantity(evaluation.output_name, "output", result), inputs,
         [_quantity(n, "constant", v) for n, v in evaluation.constants.items()], variables, warnings=warnings,
+        evaluation=evaluation, tensor=result, seed=seed, program=program, at=at, wrt=wrt, options=options,
     )
     if order == 2 and differentiable:
-        report.hessian = _hessian(result, evaluation)
-    if check and differentiable:
-        report.check = _check(program, source, evaluation, at, wrt, options, seed, atol, rtol)
-        if not report.check.passed:
-            report.warnings.extend(_gradient_cuts(program, source))
-    if tree:
-        report.graph = build_graph(evaluation, result)
-    return report
+        run.hessian = _hessian(result, evaluation)
+    if graph:
+        run.graph = build_graph(evaluation, result)
+    return run
 
 
 def _retain(evaluation: Evaluation, retain) -> set:
@@ -177,7 +220,7 @@ def _seed(result: Tensor, grad_output, name: str):
         if result.numel() != 1 and result.requires_grad:
             raise GradientProblem(
                 "grad can be implicitly created only for scalar outputs",
-                hint=f"{_the_output(name)} has shape {list(result.shape)}: differentiate a number, as "
+                hint=f"{the_output(name)} has shape {list(result.shape)}: differentiate a number, as "
                      f"{'sum(' + name + ')' if name != 'output' else 'sum(...) of the last expression'}, "
                      "or give --grad-output ones",
             )
@@ -193,7 +236,7 @@ def _seed(result: Tensor, grad_output, name: str):
         value = tensor(float(value))
     value = value.to(result.dtype).to(result.device)
     if tuple(value.shape) != tuple(result.shape):
-        raise UsageProblem(f"--grad-output has shape {list(value.shape)}, but {_the_output(name)} has shape "
+        raise UsageProblem(f"--grad-output has shape {list(value.shape)}, but {the_output(name)} has shape "
                            f"{list(result.shape)}")
     return value
 
@@ -222,67 +265,36 @@ def _hessian(result: Tensor, evaluation: Evaluation) -> dict:
     return blocks
 
 
-def _check(program, source: Source, evaluation: Evaluation, at: dict, wrt, options: Options, seed, atol,
-           rtol) -> CheckReport:
-    quiet = Options(**{**vars(options), "check_finite": False, "keep_tensors": False})
-    values = {name: host(t) for name, t in sorted(evaluation.inputs.items())}
-    analytical = {name: host(t._grad) for name, t in evaluation.inputs.items() if t.requires_grad}
-    weights = 1.0 if seed is None else host(seed).astype(np.float64)
-    output_name = evaluation.output_name if evaluation.output_name != "output" else None
-
-    def run_at(point: dict):
-        with no_grad():
-            return host(evaluate(program, source, at={**at, **point}, wrt=wrt, output=output_name,
-                                 options=quiet).output)
-
-    low_precision = evaluation.output.dtype.name != "float64"
-    eps = 1e-3 if low_precision else 1e-6
-    if low_precision:
-        atol, rtol = max(atol, 1e-3), max(rtol, 1e-2)
-    return check_gradients(run_at, values, analytical, weights, eps=eps, atol=atol, rtol=rtol)
+# -- forward only, and the graph ------------------------------------------------------------------------------
 
 
-def _gradient_cuts(program, source: Source) -> list:
-    """Where the program stops gradients on purpose (no_grad, detach): there autograd's gradient
-    is not the derivative that finite differences measure, and --check cannot agree."""
-    from ..language import ast
-
-    found = []
-    for node in ast.walk(program):
-        if isinstance(node, ast.With):
-            what = "a with block that turns off recording"
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "name", None)) == "detach":
-            what = "detach"
-        else:
-            continue
-        found.append(Warning_(f"--check: the program stops gradients here ({what}); finite differences see "
-                              "through it, so they differ from autograd's gradient by design", source,
-                              node.start, node.end if isinstance(node, ast.Call) else None))
-    return found[:1] + ([Warning_(f"--check: and in {len(found) - 1} more place(s)")] if len(found) > 1 else [])
-
-
-# -- eval and graph ---------------------------------------------------------------------------------------
-
-
-def run_eval(source: Source, at: dict, *, output=None, options: Options) -> EvalReport:
+def forward(source: Source | str, at: dict | None = None, *, program: Program | None = None,
+            output: str | None = None, options: Options | None = None) -> Forward:
+    """Run `source` at `at` without recording; its output and named values."""
+    source, program = _source_and_program(source, program)
     with no_grad():
-        evaluation = evaluate(parse(source), source, at=at, output=output, options=options)
+        evaluation = evaluate(program, source, at=dict(at or {}), output=output, options=options)
     variables = [_quantity(n, "variable", v) for n, v in evaluation.variables.items() if n != evaluation.output_name]
-    return EvalReport(
+    return Forward(
         source.name, _quantity(evaluation.output_name, "output", evaluation.output),
         [_quantity(n, "input", t) for n, t in sorted(evaluation.inputs.items())],
         [_quantity(n, "constant", t) for n, t in evaluation.constants.items()],
-        variables, list(evaluation.warnings),
+        variables, list(evaluation.warnings), evaluation,
     )
 
 
-def run_graph(source: Source, at: dict, *, wrt=None, output=None, backward=False, grad_output=None,
-              options: Options, limit: int = 500) -> GraphReport:
+def record(source: Source | str, at: dict | None = None, *, program: Program | None = None, wrt=None,
+           output: str | None = None, backward: bool = False, grad_output=None, options: Options | None = None,
+           limit: int = 500) -> Recorded:
+    """Run `source` at `at` and describe its recorded graph (at most `limit` nodes); with
+    `backward`, run backward too, every recorded tensor keeping its gradient."""
+    options = Options() if options is None else options
     options.keep_tensors = True
-    evaluation = evaluate(parse(source), source, at=at, wrt=wrt, output=output, options=options)
+    source, program = _source_and_program(source, program)
+    evaluation = evaluate(program, source, at=dict(at or {}), wrt=wrt, output=output, options=options)
     result = evaluation.output
     if not isinstance(result, Tensor):
-        raise InputProblem(f"{_the_output(evaluation.output_name)} is not a tensor: it has no graph")
+        raise InputProblem(f"{the_output(evaluation.output_name)} is not a tensor: it has no graph")
     if backward and result.requires_grad:
         for tensor in evaluation.tensors.values():
             if tensor.requires_grad:
@@ -291,5 +303,5 @@ def run_graph(source: Source, at: dict, *, wrt=None, output=None, backward=False
             result.backward(_seed(result, grad_output, evaluation.output_name))
         except RuntimeError as exc:
             raise GradientProblem(str(exc)) from None
-    return GraphReport(source.name, _quantity(evaluation.output_name, "output", result),
-                       build_graph(evaluation, result, limit), backward, list(evaluation.warnings))
+    return Recorded(source.name, _quantity(evaluation.output_name, "output", result),
+                    build_graph(evaluation, result, limit), backward, list(evaluation.warnings), evaluation)

@@ -1,0 +1,102 @@
+"""The program layer: a program run at a point and differentiated, checked, drawn, as plain data."""
+
+import math
+
+import numpy as np
+import pytest
+
+from autodiff import Tensor
+from autodiff.language import Options, Source
+from autodiff.program import (GradientProblem, NotATensor, UsageProblem, build_graph, check, differentiate, for_json,
+                              forward, record, to_python)
+
+TUTORIAL = "u = a * b\nt = log(d)\ne = u + t * c"
+POINT = {"a": 2.0, "b": 3.0, "c": 5.0, "d": 10.0}
+
+
+def test_differentiate_gives_the_value_and_every_gradient():
+    run = differentiate(TUTORIAL, POINT)
+    assert run.output.name == "e" and run.output.value == pytest.approx(6 + 5 * math.log(10))
+    assert {k: float(v) for k, v in run.grads.items()} == pytest.approx(
+        {"a": 3.0, "b": 2.0, "c": math.log(10), "d": 0.5})
+    assert [q.name for q in run.inputs] == ["a", "b", "c", "d"]
+    assert run.warnings == [] and run.hessian is None and run.graph is None and run.check is None
+
+
+def test_the_run_after_backward_is_kept_for_callers_that_go_further():
+    run = differentiate(Source(TUTORIAL, "tutorial.expr"), POINT)
+    assert run.source == "tutorial.expr"
+    assert isinstance(run.tensor, Tensor) and run.tensor is run.evaluation.output
+    assert run.evaluation.inputs["d"].grad.item() == pytest.approx(0.5)
+    assert run.differentiable and run.seed is None
+
+
+def test_retained_gradients_and_notes():
+    run = differentiate(TUTORIAL, POINT, retain=["u"])
+    variables = {q.name: q for q in run.variables}
+    assert float(variables["u"].grad) == 1.0 and variables["u"].note == ""
+    assert variables["t"].grad is None and variables["t"].note == "not retained"
+    every = differentiate(TUTORIAL, POINT, retain=["all"])
+    assert float({q.name: q for q in every.variables}["t"].grad) == 5.0
+    with pytest.raises(UsageProblem, match="does not assign"):
+        differentiate(TUTORIAL, POINT, retain=["nope"])
+
+
+def test_hessian_of_a_scalar_output():
+    run = differentiate("x**3 * y", {"x": 2.0, "y": 3.0}, order=2)
+    assert float(run.hessian[("x", "x")]) == pytest.approx(6 * 2 * 3)
+    assert float(run.hessian[("x", "y")]) == pytest.approx(3 * 4)
+    assert float(run.hessian[("y", "y")]) == 0.0
+    with pytest.raises(UsageProblem):
+        differentiate("x", {"x": 1.0}, order=3)
+
+
+def test_wrt_constants_and_outputs_that_cannot_be_differentiated():
+    run = differentiate(TUTORIAL, POINT, wrt=["a"])
+    assert set(run.grads) == {"a"} and {q.name: q.note for q in run.inputs}["b"] == "not asked for (--wrt)"
+    constant = differentiate("1 + 2", {})
+    assert constant.output.value == 3.0 and not constant.differentiable and constant.warnings
+    with pytest.raises(GradientProblem, match="only for scalar outputs"):
+        differentiate("x * 2", {"x": [1.0, 2.0]})
+    ones = differentiate("x * 2", {"x": [1.0, 2.0]}, grad_output="ones")
+    assert ones.grads["x"].tolist() == [2.0, 2.0]
+    with pytest.raises(NotATensor):
+        differentiate("def f(x):\n    return x\nf", {})
+
+
+def test_check_against_finite_differences():
+    run = differentiate(TUTORIAL, POINT)
+    report = check(run)
+    assert report.passed and run.check is report
+    assert [e.name for e in report.entries] == ["a", "b", "c", "d"]
+    cut = differentiate("y = detach(x) * x\ny", {"x": 3.0})
+    assert not check(cut).passed
+    assert any("stops gradients" in w.message for w in cut.warnings)
+
+
+def test_the_graph_model():
+    run = differentiate(TUTORIAL, POINT, graph=True)
+    ops = [node.op for node in run.graph.nodes]
+    assert ops[0] == "AddBackward0" and ops.count("AccumulateGrad") == 4
+    assert run.graph.nodes[0].name == "e" and run.graph.children(0)
+    again = build_graph(run.evaluation, run.tensor, limit=2)
+    assert len(again.nodes) == 2 and again.left_out > 0
+    drawn = record(TUTORIAL, POINT, backward=True)
+    assert drawn.backward and [n.op for n in drawn.graph.nodes] == ops
+
+
+def test_forward_records_nothing():
+    run = forward(TUTORIAL, POINT, options=Options(seed=1))
+    assert run.output.value == pytest.approx(6 + 5 * math.log(10))
+    assert run.output.grad_fn is None and not run.output.requires_grad
+
+
+def test_results_as_plain_python():
+    values = to_python(np.array([1.5, np.nan]))
+    assert values[0] == 1.5 and math.isnan(values[1]) and type(values[1]) is float
+    assert to_python(np.float32(0.1)) == 0.1 and to_python(np.array(2.0)) == 2.0
+    assert to_python(np.array([0.1], dtype=np.float32)) == [0.1]
+    assert for_json(np.array([np.nan, np.inf, -np.inf, 1.0])) == ["nan", "inf", "-inf", 1.0]
+    assert for_json(float("-inf")) == "-inf" and for_json(np.float64(np.nan)) == "nan"
+    grads = differentiate("log(x)", {"x": 0.0}).grads
+    assert for_json(grads["x"]) == "inf"
