@@ -27,7 +27,7 @@ KNOWN = {
     "read_then_assign": "item 3: a name read then later assigned in a function is accepted (Python: UnboundLocalError)",
     "view_after_copy": "item 4: view after flip / fancy indexing / cat of transposes is refused",
     "mixed_index": "item 5: mixed advanced indexing x[i, a:, [j, k]] gives NumPy's axis order, not PyTorch's",
-    "max_two_args": "item 6: max(x, 0) reduces over dim 0 instead of meaning Python's max",
+    "max_two_args": "item 8: max(x, 0) reduced over dim 0 where a reader of Python means the larger value; now refused",
     "multi_root_backward": "item 7: autograd.backward with one root depending on another loses gradients",
     "narrow_negative": "item 8: narrow with a negative start",
     "reshape_alias": "new (item 9): reshape of a non-contiguous tensor that PyTorch can still view is "
@@ -218,7 +218,7 @@ class TensorGen:
             del shape[dim]
         size = v.shape[dim]
         bound = {"sum": v.bound * size, "prod": v.bound ** size, "logsumexp": v.bound + math.log(size) }.get(op, v.bound)
-        if keep or self.rng.random() < 0.5:
+        if keep or op in ("max", "min") or self.rng.random() < 0.5:  # max(x, 0) is refused as ambiguous
             text = f"{op}({n}, dim={dim}, keepdim={keep})"
         else:
             text = f"{op}({n}, {dim})"
@@ -342,7 +342,7 @@ class TensorGen:
             src = n
             if op == "view_after":
                 kind = r.choice(["flip", "index", "cat_t"])
-                if nd < 2:
+                if nd < 2 or v.shape[0] < 2:  # x[[1, 0]] needs two rows
                     v = self.new_input((r.randint(2, 3), r.randint(2, 3)))
                     nd, n = 2, v.name
                 if kind == "flip":

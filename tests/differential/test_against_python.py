@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from autodiff.language import ProgramError, run
 
-from .programs import KNOWN
 from .scalar import compare_python, scalar_program
 
 MAIN = settings(max_examples=150, deadline=None, derandomize=True, database=None,
@@ -47,11 +46,9 @@ def test_python_errors_are_program_errors(text):
         run(text, at={"a": 1.0})
 
 
-# One test per known wrong answer, with the generator's flag on. Remove the xfail marker when
-# the fix lands (strict=False: an XPASS is reported, not an error).
+# Each construct that once gave a wrong answer (issue 10, Python's scoping), on its own.
 
-def _known(flag):
-    @pytest.mark.xfail(reason=f"issue 10 {KNOWN[flag]}", strict=False)
+def _focused(flag):
     @KNOWN_BROKEN
     @given(rng=RANDOMS)
     def test(rng):
@@ -60,7 +57,18 @@ def _known(flag):
     return test
 
 
-test_known_closure_over_enclosing_function = _known("closure")  # item 1
-test_known_default_evaluated_once = _known("default_once")  # item 2
-test_known_read_then_assign_is_unbound_local = _known("read_then_assign")  # item 3
-test_known_max_with_two_arguments = _known("max_two_args")  # item 6
+test_closure_over_enclosing_function = _focused("closure")
+test_default_evaluated_once = _focused("default_once")
+test_read_then_assign_is_unbound_local = _focused("read_then_assign")
+
+
+@KNOWN_BROKEN
+@given(rng=RANDOMS)
+def test_max_with_a_number_is_refused_with_a_hint(rng):
+    """`max(x, 0)` reads as Python's max but is PyTorch's reduction over dim 0: refused, never guessed."""
+    program = scalar_program(rng, frozenset({"max_two_args"}))
+    problem = compare_python(program)
+    if problem is None:  # Python refused the program for another reason, and so did autodiff
+        return
+    assert problem.startswith("autodiff raised NameProblem"), problem
+    assert " is ambiguous: write " in problem and "dim=" in problem, problem

@@ -125,7 +125,7 @@ def test_keyword_and_positional_arguments_and_numpy_spellings():
     assert run("sum(W, 1)", at={"W": W}).output.tolist() == [3.0, 7.0]
     assert run("sum(W, axis=0)", at={"W": W}).output.tolist() == [4.0, 6.0]
     assert run("mean(W, axis=1, keepdims=True)", at={"W": W}).output.tolist() == [[1.5], [3.5]]
-    assert run("max(W, 1)", at={"W": W}).output.tolist() == [2.0, 4.0]  # the values, as NumPy
+    assert run("max(W, dim=1)", at={"W": W}).output.tolist() == [2.0, 4.0]  # the values, as NumPy
     assert run("W.sum(dim=0)", at={"W": W}).output.tolist() == [4.0, 6.0]
 
 
@@ -255,3 +255,11 @@ def test_float32_on_request():
     ev.output.backward()
     assert ev.inputs["a"].grad.dtype is autodiff.float32
     assert autodiff.get_default_dtype() is autodiff.float64  # restored
+
+
+@pytest.mark.parametrize("text, pairwise", [("max(x, 0)", "maximum(input, 0)"), ("min(x, 1)", "minimum(input, 1)"),
+                                            ("x.max(0.0)", "maximum(input, 0.0)")])
+def test_max_or_min_with_a_number_is_refused_with_both_spellings(text, pairwise):
+    with pytest.raises(NameProblem) as refused:
+        run(text, at={"x": [[-2.0, 1.0], [3.0, -4.0]]})
+    assert pairwise in refused.value.message and "dim=" in refused.value.message

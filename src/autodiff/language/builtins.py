@@ -2,8 +2,9 @@
 
 Every function in the engine's catalogue (`autodiff.ops.FUNCTIONS`) is callable by its name;
 calls are bound to the function's own signature, so nothing here is written per function.
-NumPy's spellings `axis` and `keepdims` are accepted for `dim` and `keepdim`, and `max(x, 1)`
-gives the values (the engine also returns the indices).
+NumPy's spellings `axis` and `keepdims` are accepted for `dim` and `keepdim`; `max(x, dim=1)`
+gives the values (the engine also returns the indices), and `max(x, 1)` is refused as
+ambiguous (Python's max, or PyTorch's reduction?).
 """
 
 from __future__ import annotations
@@ -102,6 +103,15 @@ def signature_text(name: str, function) -> str:
     return f"{name}({', '.join(parts)})"
 
 
+# Python's max(x, 0) is the larger value; PyTorch's reduces over dim 0. A number in that place
+# is refused with both spellings rather than read one way.
+AMBIGUOUS_WITH_A_NUMBER = {"max": ("maximum", "larger"), "min": ("minimum", "smaller")}
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 class CallProblem(Exception):
     """The arguments do not fit the function's signature."""
 
@@ -112,6 +122,11 @@ def call(name: str, function, args: list, kwargs: dict, make_tensor, device=None
     `make_tensor(number)` turns a number given for the tensor argument (`input`) into a tensor,
     so that `exp(2)` works as it reads; functions that create tensors get `device`.
     """
+    if name in AMBIGUOUS_WITH_A_NUMBER and len(args) >= 2 and _is_number(args[1]):
+        pairwise, which = AMBIGUOUS_WITH_A_NUMBER[name]
+        n = args[1]
+        raise CallProblem(f"{name}(input, {n!r}) is ambiguous: write {pairwise}(input, {n!r}) for the {which} "
+                          f"of the two, or {name}(input, dim={n!r}) to reduce along dimension {n!r}")
     sig = signature(function)
     if sig is not None:
         parameters = sig.parameters
