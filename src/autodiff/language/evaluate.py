@@ -346,9 +346,14 @@ class _Runner:
         steps = self._EXPRESSION_STEPS
         values: list = []
         work: list = [(root, 0)]
+        name = ast.Name
         while work:
             node, step = work.pop()
-            steps[type(node)](self, node, step, work, values, env)
+            kind = type(node)
+            if kind is name and node.id in env:  # the commonest step, taken without a call
+                values.append(env[node.id])
+                continue
+            steps[kind](self, node, step, work, values, env)
         return values[-1]
 
     # One step per kind of expression, each (self, node, step, work, values, env): step 0 pushes
@@ -608,9 +613,12 @@ class _Runner:
                                         node.start, node.end)
         inputs = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Tensor)]
         try:
-            with self._located(node.start, node.end, f"{name}(): ", f"in {name}()"):
+            try:
                 result = call(name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node),
                               device=None if self.options.device == "cpu" else self.options.device)
+            except BaseException:
+                with self._located(node.start, node.end, f"{name}(): ", f"in {name}()"):
+                    raise
         except CallProblem as exc:
             raise NameProblem(f"{exc}: {signature_text(name, function)}", self.source, node.start, node.end) from None
         except AttributeError:  # something other than a tensor where the engine needs one
