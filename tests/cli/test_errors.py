@@ -41,6 +41,11 @@ PROGRAMS = [
     ("sum(ones(2,3) + ones(4))", 4,
      "<expr>:1:15: error: '+' of shapes [2, 3] and [4]: The size of tensor a (3) must match the size of tensor b (4) "
      "at non-singleton dimension 1\n    sum(ones(2,3) + ones(4))\n                  ^\n"),
+    # As PyTorch: // is recorded without a derivative, and backward through it says so (never a silent 0).
+    ("x // 2", 4, "autodiff: error: derivative for aten::floor_divide is not implemented\n"),
+    ("max(x, 0)", 3,
+     "<expr>:1:1: error: max(input, 0) is ambiguous: write maximum(input, 0) for the larger of the two, or "
+     "max(input, dim=0) to reduce along dimension 0: max(input, dim=None, keepdim=False)\n    max(x, 0)\n    ^~~~~~~~~\n"),
 ]
 
 
