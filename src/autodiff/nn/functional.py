@@ -27,7 +27,7 @@ from ..ops.reduction import log_softmax as _log_softmax
 from ..ops.reduction import softmax as _softmax
 from ..ops.selection import where
 from ..ops.shape import expand, reshape, view
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
 
 __all__ = [
     "relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss", "l1_loss",
@@ -42,7 +42,7 @@ def _check_reduction(reduction: str) -> str:
 
 
 def _size(shape) -> str:
-    return f"torch.Size({list(shape)})"
+    return repr(Size(shape))
 
 
 def _implicit_dim(name: str, ndim: int) -> int:
@@ -188,8 +188,14 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
     _check_targets(input, target, ignore_index)
-    op = NLL_LOSS2D if input.ndim > 2 else NLL_LOSS
-    return op.apply(input, target, 1.0 if weight is None else weight, reduction, ignore_index)
+    weight = 1.0 if weight is None else weight
+    if input.ndim <= 2 or input.ndim == 4:
+        op = NLL_LOSS2D if input.ndim == 4 else NLL_LOSS
+        return op.apply(input, target, weight, reduction, ignore_index)
+    # Other (N, C, d...) inputs go through the 4-D op, as in PyTorch.
+    n, c = input.shape[:2]
+    loss = NLL_LOSS2D.apply(reshape(input, (n, c, 1, -1)), reshape(target, (n, 1, -1)), weight, reduction, ignore_index)
+    return view(loss, (n,) + tuple(input.shape[2:])) if reduction == "none" else loss
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100,

@@ -299,7 +299,7 @@ def einsum(equation: str, *operands) -> Tensor:
             for e in range(d):
                 if labels[e] == label and shape[e] != shape[d]:
                     raise _einsum_error(
-                        f"subscript {label} is repeated for operand {i} but the sizes don't match, {shape[e]} != {shape[d]}"
+                        f"subscript {label} is repeated for operand {i} but the sizes don't match, {shape[d]} != {shape[e]}"
                     )
         operand, labels = _diagonal(operand, labels)
         shape = operand._data.shape

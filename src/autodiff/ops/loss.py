@@ -58,9 +58,8 @@ def _bce_input_grad(grad, input, target, weight, reduction, input_shape):
 
 
 def _bce_target_grad(grad, input, target, weight, reduction, input_shape):
-    log_x = CLAMP.apply(LOG.apply(input), -100, None)
-    log_1mx = CLAMP.apply(LOG1P.apply(-input), -100, None)
-    return _scale(grad, reduction, input_shape) * weight * (log_1mx - log_x)
+    # -logit(input), not clamped (PyTorch's binary_cross_entropy_target_backward)
+    return _scale(grad, reduction, input_shape) * weight * (LOG1P.apply(-input) - LOG.apply(input))
 
 
 BINARY_CROSS_ENTROPY = defop(
@@ -130,19 +129,20 @@ def _nll_grad(grad, input_shape, target, weight, reduction, ignore_index):
     w, onehot = _picked(xp, dummy, target, weight, ignore_index)
     axis = 0 if len(input_shape) == 1 else 1
     coefficients = -xp.expand_dims(w, axis) * onehot
-    if reduction == "mean":
-        coefficients = coefficients / xp.sum(w)
+    if reduction == "mean":  # all ignored: the loss is nan (0 / 0), its gradient 0 (as PyTorch)
+        total = xp.sum(w)
+        coefficients = coefficients / (total if total != 0 else 1)
     elif reduction == "none" and len(input_shape) > 1:
         grad = UNSQUEEZE.apply(grad, 1)
     return grad * like(grad, coefficients.astype(dummy.dtype))
 
 
 NLL_LOSS = defop(
-    "nll_loss", _nll, nondiff=("target", "weight"),
+    "nll_loss", _nll, domain=True, nondiff=("target", "weight"),  # all ignored: 0 / 0
     input=_nll_grad,
 )
 NLL_LOSS2D = defop(  # (N, C, d1, ...) inputs: PyTorch's node for them
-    "nll_loss2d", _nll, nondiff=("target", "weight"),
+    "nll_loss2d", _nll, domain=True, nondiff=("target", "weight"),
     input=_nll_grad,
 )
 
