@@ -31,7 +31,7 @@ def split(output: str):
     lines = output.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("tensor([["))
     grads = lines[start : start + 6]
-    numbers = [[float(v) for v in re.findall(r"-?\d+\.\d+", line)] for line in grads]
+    numbers = [[float(v) for v in re.findall(r"-?\d+\.\d*(?:e[+-]?\d+)?", line)] for line in grads]
     return numbers, lines[:start] + lines[start + 6 :]
 
 
@@ -46,11 +46,11 @@ def test_the_tutorial_prints_what_pytorch_prints():
     pytest.importorskip("torch")
     source = SCRIPT.read_text()
     ours = run(source)
-    theirs = run(source.replace(IMPORT, "import torch\n"))
+    theirs = run(source.replace(IMPORT, "import torch\ntorch.manual_seed(0)  # reproducible here; the values still differ\n"))
     for output in (ours, theirs):
         numbers, _ = split(output)
         w_grad, b_grad = np.array(numbers[:5]), np.array(numbers[5])
         assert w_grad.shape == (5, 3) and b_grad.shape == (3,)
-        assert (w_grad == b_grad).all() and ((b_grad > 0) & (b_grad < 1 / 3)).all()
+        assert (w_grad == b_grad).all() and ((b_grad >= 0) & (b_grad <= 1 / 3 + 1e-4)).all()
     assert split(ours)[1] == split(theirs)[1]
     assert "Gradient function for loss = <BinaryCrossEntropyWithLogitsBackward0 object at 0x...>" in ours
