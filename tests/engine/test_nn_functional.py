@@ -310,3 +310,14 @@ def test_nn_is_loaded_lazily_and_both_spellings_work():
         "import autodiff.nn.functional as F; assert autodiff.nn.functional is F and F.relu is autodiff.relu"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("legacy", [{"size_average": False}, {"reduce": False}, {"size_average": True, "reduce": True}])
+@pytest.mark.parametrize("fn", ["mse_loss", "l1_loss", "binary_cross_entropy_with_logits"])
+def test_legacy_size_average_and_reduce_as_pytorch(fn, legacy):
+    x, y = rng.uniform(0.1, 0.9, size=(2, 3)), rng.uniform(0.1, 0.9, size=(2, 3))
+    with pytest.warns(UserWarning) as ours:
+        compare(lambda lib, a, b: getattr(lib, fn)(a, b, **legacy), x, y)
+    with pytest.warns(UserWarning) as theirs:
+        getattr(TF, fn)(torch.tensor(x), torch.tensor(y), **legacy)
+    assert str(ours[0].message) == str(theirs[0].message)

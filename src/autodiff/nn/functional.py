@@ -35,7 +35,17 @@ __all__ = [
 ]
 
 
-def _check_reduction(reduction: str) -> str:
+def _check_reduction(reduction: str, size_average=None, reduce=None) -> str:
+    """The reduction; PyTorch's deprecated `size_average` and `reduce` override it, with its warning."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = ("mean" if size_average else "sum") if reduce else "none"
+        warnings.warn(
+            f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+            UserWarning,
+            stacklevel=3,
+        )
     if reduction not in REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
@@ -111,14 +121,14 @@ def _broadcast_pair(input: Tensor, target, name_warning: bool = True):
 
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """The mean (or sum, or each) of (input - target) ** 2."""
-    _check_reduction(reduction)
+    reduction = _check_reduction(reduction, size_average, reduce)
     input, target = _broadcast_pair(input, target)
     return MSE_LOSS.apply(input, target, reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """The mean (or sum, or each) of |input - target|."""
-    _check_reduction(reduction)
+    reduction = _check_reduction(reduction, size_average, reduce)
     input, target = _broadcast_pair(input, target)
     loss = (input - target).abs()
     if reduction == "none":
@@ -132,7 +142,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduc
 def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
     """-weight * (target * log(input) + (1 - target) * log(1 - input)); the logs are clamped at -100."""
-    _check_reduction(reduction)
+    reduction = _check_reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Using a target size ({_size(target.shape)}) that is different to the input size "
@@ -149,7 +159,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
                                      reduction: str = "mean", pos_weight=None) -> Tensor:
     """binary_cross_entropy(sigmoid(input), target), computed stably; `pos_weight` weighs the
     positive examples of each class (the last dim)."""
-    _check_reduction(reduction)
+    reduction = _check_reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({_size(target.shape)}) must be the same as input size ({_size(input.shape)})")
     return BINARY_CROSS_ENTROPY_WITH_LOGITS.apply(
@@ -184,7 +194,7 @@ def _check_targets(input: Tensor, target: Tensor, ignore_index: int) -> None:
 def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
              reduction: str = "mean") -> Tensor:
     """-input[n, target[n]] (times weight[target[n]]), averaged over the weights for 'mean'."""
-    _check_reduction(reduction)
+    reduction = _check_reduction(reduction, size_average, reduce)
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
     _check_targets(input, target, ignore_index)
@@ -203,7 +213,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
     """nll_loss(log_softmax(input, 1), target) for class indices; for class probabilities
     -(log_softmax(input, 1) * target).sum(1), reduced. `label_smoothing` mixes in the uniform
     distribution, as PyTorch."""
-    _check_reduction(reduction)
+    reduction = _check_reduction(reduction, size_average, reduce)
     class_dim = 0 if input.ndim == 1 else 1
     classes = input.shape[class_dim]
     logp = _log_softmax(input, class_dim)
