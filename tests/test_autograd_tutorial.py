@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from test_examples import without_addresses  # noqa: E402  (tests/ is on the path, as rootdir)
+from test_examples import without_addresses  # tests/ is on sys.path (it has no __init__.py)
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "examples" / "python" / "autograd_tutorial.py"
 IMPORT = "import autodiff as torch\n"
