@@ -1,6 +1,7 @@
 """Every example runs, and prints what was recorded beside it."""
 
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -15,7 +16,12 @@ def test_python_example_prints_its_recorded_output(script):
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
-    assert result.stdout == script.with_suffix(".out").read_text()
+    assert without_addresses(result.stdout) == without_addresses(script.with_suffix(".out").read_text())
+
+
+def without_addresses(text: str) -> str:
+    """Printed nodes show where they live (`<AddBackward0 object at 0x7f...>`), which varies."""
+    return re.sub(r" at 0x[0-9a-f.]+>", " at 0x...>", text)
 
 
 def test_there_are_python_examples():

@@ -77,4 +77,12 @@ def numel(input: Tensor):
     return input.numel()
 
 
+def __getattr__(name: str):
+    """`autodiff.nn` loads on first use: importing autodiff stays as quick as it was."""
+    if name == "nn":
+        from importlib import import_module
 
+        module = import_module(".nn", __name__)
+        globals()["nn"] = module
+        return module
+    raise AttributeError(f"module 'autodiff' has no attribute {name!r}")

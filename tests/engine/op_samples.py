@@ -424,3 +424,54 @@ def _dot():
 @samples("bmm")
 def _bmm():
     return [Sample((leaf((2, 2, 3)), leaf((2, 3, 2))))]
+
+
+@samples("addmm")
+def _addmm():
+    return [Sample((leaf((4,)), leaf((2, 3)), leaf((3, 4)))), Sample((leaf((2, 4)), leaf((2, 3)), leaf((3, 4))))]
+
+
+# -- losses (ops/loss.py) ----------------------------------------------------------------------------
+
+REDUCTIONS = ("none", "mean", "sum")
+
+
+@samples("mse_loss")
+def _mse_loss():
+    return [Sample((leaf(s), leaf(s), r)) for s, r in zip([(3, 2), (4,), ()], REDUCTIONS)]
+
+
+@samples("binary_cross_entropy")
+def _binary_cross_entropy():  # probabilities kept away from 0 and 1
+    return [
+        Sample((leaf((3, 2), 0.1, 0.9), leaf((3, 2), 0.0, 1.0), 1.0, r)) for r in REDUCTIONS
+    ] + [Sample((leaf((2, 3), 0.1, 0.9), leaf((2, 3), 0.0, 1.0), autodiff.tensor([0.5, 1.0, 2.0]), "mean"))]
+
+
+@samples("binary_cross_entropy_with_logits")
+def _binary_cross_entropy_with_logits():
+    weight, pos_weight = autodiff.tensor([[0.5], [2.0]]), autodiff.tensor([1.0, 3.0, 0.5])
+    return [Sample((leaf((3, 2)), leaf((3, 2), 0.0, 1.0), 1.0, 1.0, r)) for r in REDUCTIONS] + [
+        Sample((leaf((2, 3)), leaf((2, 3), 0.0, 1.0), weight, pos_weight, "mean")),
+    ]
+
+
+@samples("nll_loss")
+def _nll_loss():
+    target = autodiff.tensor([0, 2, 1, 2])
+    weight = autodiff.tensor([0.5, 1.0, 2.0])
+    return [Sample((leaf((4, 3)), target, 1.0, r, -100)) for r in REDUCTIONS] + [
+        Sample((leaf((4, 3)), target, weight, "mean", 1), note="weight, ignore_index"),
+        Sample((leaf((3,)), autodiff.tensor(1), 1.0, "mean", -100), note="one sample"),
+    ]
+
+
+@samples("nll_loss2d")
+def _nll_loss2d():
+    target = autodiff.tensor([[[0, 2], [1, 1]], [[2, 0], [0, 1]]])
+    return [Sample((leaf((2, 3, 2, 2)), target, 1.0, r, -100)) for r in REDUCTIONS]
+
+
+@samples("div_scalar")
+def _div_scalar():
+    return [Sample((leaf(s), 4)) for s in [(), (3, 2)]]

@@ -26,6 +26,7 @@ _LAZY = {
     "gradgradcheck": ("gradcheck", "gradgradcheck"),
     "GradcheckError": ("gradcheck", "GradcheckError"),
     "functional": ("functional", None),
+    "function": ("function", None),
     "graph": ("node", None),
 }
 

@@ -192,11 +192,43 @@ class Function(metaclass=FunctionMeta):
 
 
 def once_differentiable(backward):
-    """Mark a backward as not differentiable itself: it runs with recording off."""
+    """Mark a backward as not differentiable itself: it runs with recording off, and where a
+    second derivative is being recorded (create_graph with gradients that require grad), its
+    results come out of an `Error` node that raises if that derivative is taken, as PyTorch."""
 
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
         with no_grad():
-            return backward(ctx, *grads)
+            results = backward(ctx, *grads)
+        needing = [g for g in grads if isinstance(g, Tensor) and g.requires_grad]
+        if not GRAD_MODE.enabled or not needing:
+            return results
+        single = not isinstance(results, tuple)
+        wrapped = tuple(_delayed_error(r, needing) if isinstance(r, Tensor) else r
+                        for r in ((results,) if single else results))
+        return wrapped[0] if single else wrapped
 
     return wrapper
+
+
+class DelayedError(Node):
+    """PyTorch's `Error` node: recorded, but differentiating through it raises."""
+
+    __slots__ = ()
+
+    def _apply(self, grads: list, as_tensors: bool) -> list:
+        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+
+DelayedError.__name__ = DelayedError.__qualname__ = "Error"
+
+
+def _delayed_error(result: Tensor, inputs) -> Tensor:
+    node = object.__new__(DelayedError)
+    node.next_functions = tuple(edge(t) for t in inputs)
+    node._seq = next(_sequence)
+    node._shape = result._data.shape
+    node._dtype = result._data.dtype
+    node._hooks = None
+    node._trace = None
+    return _make(result._data, True, node)

@@ -10,7 +10,10 @@ import math
 from ..tensor import Tensor
 from .registry import ShapeError, defop
 from .surface import bind_operators, public
-from .shape import SQUEEZE_MATMUL, T, TRANSPOSE, UNSQUEEZE, broadcast_shapes, expand, reshape, squeeze, unsafe_view, unsqueeze
+from .shape import (
+    PERMUTE, SQUEEZE_MATMUL, T, TRANSPOSE, UNSQUEEZE, VIEW, broadcast_shapes, expand, reshape, squeeze, unsafe_view,
+    unsqueeze,
+)
 
 MM = defop(
     "mm", lambda xp, input, mat2: input @ mat2,
@@ -26,6 +29,12 @@ DOT = defop(
     "dot", lambda xp, input, other: input @ other,
     input=lambda grad, other: grad * other,
     other=lambda grad, input: grad * input,
+)
+ADDMM = defop(  # input + mat1 @ mat2: linear()'s node, as in PyTorch (the bias broadcasts)
+    "addmm", lambda xp, input, mat1, mat2: input + mat1 @ mat2,
+    input=lambda grad: grad,
+    mat1=lambda grad, mat2: MM.apply(grad, T.apply(mat2)),
+    mat2=lambda grad, mat1: MM.apply(T.apply(mat1), grad),
 )
 BMM = defop(
     "bmm", lambda xp, input, mat2: input @ mat2,
@@ -147,3 +156,190 @@ def _reflected_matmul(input, other):
 
 
 bind_operators(_reflected_matmul, ("__rmatmul__",))
+
+
+# -- einsum -------------------------------------------------------------------------------------------
+# Built from the engine's own ops, in PyTorch's order, so that the graph and the result's node
+# are PyTorch's: each operand is reduced to one dim per subscript (a diagonal for a repeated
+# one) and permuted into one layout, output subscripts first (PermuteBackward0); one operand is
+# then summed (SumBackward1); several are multiplied pairwise (MulBackward0) or contracted with
+# bmm, and the contracted dims are viewed away at the end (ViewBackward0).
+
+_ELLIPSIS = "."
+
+
+def _einsum_error(message: str) -> RuntimeError:
+    return RuntimeError(f"einsum(): {message}")
+
+
+def _parse_subscripts(equation: str):
+    """The operands' subscript lists ('.' for the ellipsis) and the output's (None if implicit)."""
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms, offset = [], 0
+    for term in lhs.split(","):
+        terms.append(_subscripts(term, offset))
+        offset += len(term) + 1
+    output = _subscripts(rhs, len(lhs) + 2) if arrow else None
+    return terms, output
+
+
+def _subscripts(term: str, offset: int) -> list:
+    labels, i = [], 0
+    while i < len(term):
+        if term.startswith("...", i):
+            if _ELLIPSIS in labels:
+                raise _einsum_error("found '.' for operand that is not part of any ellipsis")
+            labels.append(_ELLIPSIS)
+            i += 3
+            continue
+        if not (term[i].isascii() and term[i].isalpha()):
+            raise _einsum_error(
+                f"invalid subscript given at index {offset + i} in the equation string, subscripts must be in [a-zA-Z]"
+            )
+        labels.append(term[i])
+        i += 1
+    return labels
+
+
+def _diagonal(operand: Tensor, labels: list):
+    """Take the diagonal of each repeated subscript: (.., n, .., n, ..) -> (.., n) as a strided slice."""
+    from .indexing import getitem
+
+    while True:
+        repeated = next((l for l in labels if labels.count(l) > 1), None)
+        if repeated is None:
+            return operand, labels
+        first = labels.index(repeated)
+        second = labels.index(repeated, first + 1)
+        others = [d for d in range(len(labels)) if d not in (first, second)]
+        shape = operand._data.shape
+        n = shape[first]
+        operand = PERMUTE.apply(operand, tuple(others + [first, second]))
+        operand = reshape(operand, tuple(shape[d] for d in others) + (n * n,))
+        operand = getitem(operand, (Ellipsis, slice(None, None, n + 1)))
+        labels = [labels[d] for d in others] + [repeated]
+
+
+def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
+    """sum over `sum_dims` of left * right (which share their number of dims), by bmm; the
+    summed dims stay, with size 1."""
+    ls, rs = left._data.shape, right._data.shape
+    ndim = len(ls)
+    batch = [d for d in range(ndim) if d not in sum_dims and ls[d] != 1 and rs[d] != 1]
+    lonly = [d for d in range(ndim) if d not in sum_dims and d not in batch and rs[d] == 1]
+    ronly = [d for d in range(ndim) if d not in sum_dims and d not in batch and d not in lonly]
+    sizes = [max(ls[d], rs[d]) for d in range(ndim)]
+    b, lo, ro, s = (math.prod(sizes[d] for d in dims) for dims in (batch, lonly, ronly, sum_dims))
+    left = reshape(PERMUTE.apply(left, tuple(batch + lonly + sum_dims + ronly)), (b, lo, s))
+    right = reshape(PERMUTE.apply(right, tuple(batch + sum_dims + ronly + lonly)), (b, s, ro))
+    out = VIEW.apply(bmm(left, right), tuple(sizes[d] for d in batch + lonly + ronly) + (1,) * len(sum_dims))
+    order = batch + lonly + ronly + sum_dims
+    return PERMUTE.apply(out, tuple(order.index(d) for d in range(ndim)))
+
+
+@public
+def einsum(equation: str, *operands) -> Tensor:
+    """Sums of products over the subscripts of `equation` ('ij,jk->ik'), as torch.einsum; with
+    no '->' the output is the subscripts used once, in alphabetical order."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    terms, output = _parse_subscripts(equation)
+    if len(terms) > len(operands):
+        raise _einsum_error("fewer operands were provided than specified in the equation")
+    if len(terms) < len(operands):
+        raise _einsum_error("more operands were provided than specified in the equation")
+    ellipsis_dims = 0
+    for i, (labels, operand) in enumerate(zip(terms, operands)):
+        ndim = operand._data.ndim
+        named = len([l for l in labels if l != _ELLIPSIS])
+        if _ELLIPSIS in labels:
+            if named > ndim:
+                raise _einsum_error(
+                    f"the number of subscripts in the equation ({named}) is more than the number of "
+                    f"dimensions ({ndim}) for operand {i}"
+                )
+            ellipsis_dims = max(ellipsis_dims, ndim - named)
+        elif named != ndim:
+            raise _einsum_error(
+                f"the number of subscripts in the equation ({named}) does not match the number of dimensions "
+                f"({ndim}) for operand {i} and no ellipsis was given"
+            )
+    # Expand the ellipsis into labels of its own ('0', '1', ...: outside [a-zA-Z]).
+    ell = [str(k) for k in range(ellipsis_dims)]
+
+    def expand_ellipsis(labels, ndim):
+        if _ELLIPSIS not in labels:
+            return labels
+        at = labels.index(_ELLIPSIS)
+        here = ndim - (len(labels) - 1)
+        return labels[:at] + ell[ellipsis_dims - here :] + labels[at + 1 :]
+
+    terms = [expand_ellipsis(labels, op._data.ndim) for labels, op in zip(terms, operands)]
+    counts = {}
+    for labels in terms:
+        for label in labels:
+            counts[label] = counts.get(label, 0) + 1
+    if output is None:
+        output = ell + sorted(l for l, c in counts.items() if c == 1 and l not in ell)
+    else:
+        for label in output:
+            if label != _ELLIPSIS and label not in counts:
+                raise _einsum_error(f"output subscript {label} does not appear in the equation for any input operand")
+            if label != _ELLIPSIS and output.count(label) > 1:
+                raise _einsum_error(f"output subscript {label} appears more than once in the output")
+        output = expand_ellipsis(output, len(output) - 1 + ellipsis_dims) if _ELLIPSIS in output else output
+    contracted = [l for l in ell if l not in output] + sorted(l for l in counts if l not in output and l not in ell)
+    layout = output + contracted
+    # Each operand: one dim per label (diagonals), permuted into the layout, size 1 where it lacks one.
+    sizes = {}
+    permuted = []
+    for i, (labels, operand) in enumerate(zip(terms, operands)):
+        shape = operand._data.shape
+        for d, label in enumerate(labels):
+            for e in range(d):
+                if labels[e] == label and shape[e] != shape[d]:
+                    raise _einsum_error(
+                        f"subscript {label} is repeated for operand {i} but the sizes don't match, {shape[d]} != {shape[e]}"
+                    )
+        operand, labels = _diagonal(operand, labels)
+        shape = operand._data.shape
+        for label, size in zip(labels, shape):
+            seen = sizes.get(label, 1)
+            if size != 1 and seen != 1 and size != seen:
+                raise _einsum_error(
+                    f"subscript {label} has size {size} for operand {i} which does not broadcast with previously "
+                    f"seen size {seen}"
+                )
+            sizes[label] = size if size != 1 else seen
+        present = [label for label in layout if label in labels]
+        operand = PERMUTE.apply(operand, tuple(labels.index(label) for label in present))
+        full = tuple(shape[labels.index(label)] if label in labels else 1 for label in layout)
+        if len(present) != len(layout):
+            operand = VIEW.apply(operand, full)
+        permuted.append((operand, set(labels)))
+    last_use = {label: max(i for i, (_, labels) in enumerate(permuted) if label in labels) for label in contracted}
+    out_size = len(output)
+    result = permuted[0][0]
+    from .reduction import sum as reduce_sum
+
+    if len(permuted) == 1:
+        if contracted:
+            result = reduce_sum(result, tuple(range(out_size, len(layout))))
+        return result
+    only_first = tuple(out_size + k for k, label in enumerate(contracted) if last_use[label] == 0)
+    if only_first:
+        result = reduce_sum(result, only_first, True)
+    for i in range(1, len(permuted)):
+        operand = permuted[i][0]
+        sum_dims = [out_size + k for k, label in enumerate(contracted) if last_use[label] == i]
+        for d in list(sum_dims):  # a dim of size 1 on one side is summed on the other first
+            if result._data.shape[d] == 1 or operand._data.shape[d] == 1:
+                if result._data.shape[d] == 1:
+                    operand = reduce_sum(operand, (d,), True)
+                else:
+                    result = reduce_sum(result, (d,), True)
+                sum_dims.remove(d)
+        result = result * operand if not sum_dims else _sumproduct_pair(result, operand, sum_dims)
+    if contracted:
+        result = VIEW.apply(result, tuple(result._data.shape[:out_size]))
+    return result
