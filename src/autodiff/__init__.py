@@ -78,11 +78,11 @@ def numel(input: Tensor):
 
 
 def __getattr__(name: str):
-    """`autodiff.nn` loads on first use: importing autodiff stays as quick as it was."""
-    if name == "nn":
+    """`autodiff.nn` and `autodiff.func` load on first use: importing autodiff stays as quick as it was."""
+    if name in ("nn", "func"):
         from importlib import import_module
 
-        module = import_module(".nn", __name__)
-        globals()["nn"] = module
+        module = import_module(f".{name}", __name__)
+        globals()[name] = module
         return module
     raise AttributeError(f"module 'autodiff' has no attribute {name!r}")

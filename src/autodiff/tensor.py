@@ -385,7 +385,7 @@ class Tensor(TensorMethods):
 
     @property
     def T(self):
-        return self.permute(tuple(reversed(range(self._data.ndim))))
+        return self.permute(tuple(reversed(range(self.ndim))))
 
     @property
     def mT(self):

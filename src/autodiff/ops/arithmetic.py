@@ -10,6 +10,7 @@ import math
 
 from ..tensor import Tensor
 from .pointwise import LOG
+from .batching import ELEMENTWISE
 from .registry import defop, nondiff, zeros_as
 from .surface import bind_operators, public
 from .selection import WHERE
@@ -19,18 +20,21 @@ ADD = defop(  # the public add(), with alpha, is below
     lambda xp, input, other: input + other, operators=("__add__", "__radd__"),
     input=lambda grad: grad,
     other=lambda grad: grad,
+    batch=ELEMENTWISE,
 )
 SUB = defop(
     "sub",
     lambda xp, input, other: input - other, operators=("__sub__",),
     input=lambda grad: grad,
     other=lambda grad: -grad,
+    batch=ELEMENTWISE,
 )
 RSUB = defop(  # `10 - x`: the number is a constant, so only x has an edge
     "rsub",
     lambda xp, input, other: other - input, grad_fn="RsubBackward1",
     operators=("__rsub__",),  # only ever called with a number on the left
     input=lambda grad: -grad,
+    batch=ELEMENTWISE,
 )
 MUL = defop(
     "mul",
@@ -38,6 +42,7 @@ MUL = defop(
     operators=("__mul__", "__rmul__"), aliases=("multiply",),
     input=lambda grad, other: grad * other,
     other=lambda grad, input: grad * input,
+    batch=ELEMENTWISE,
 )
 DIV = defop(
     "div",
@@ -46,6 +51,7 @@ DIV = defop(
     domain=True,
     input=lambda grad, other: grad / other,
     other=lambda grad, input, other: -grad * input / (other * other),
+    batch=ELEMENTWISE,
 )
 
 
@@ -58,13 +64,14 @@ def _negative(xp, input):
     return -input
 
 
-NEG = defop("neg", _negative, doc="-input", method=True, inplace=True, operators=("__neg__",),
+NEG = defop("neg", _negative, batch=ELEMENTWISE, doc="-input", method=True, inplace=True, operators=("__neg__",),
              aliases=("negative",), input=lambda grad: -grad)
 RECIPROCAL = defop(
     "reciprocal",
     lambda xp, input: 1 / input, doc="1 / input", method=True, inplace=True,
     domain=True,
     input=lambda grad, result: -grad * result * result,
+    batch=ELEMENTWISE,
 )
 
 
@@ -72,26 +79,30 @@ FLOOR = defop(
     "floor", lambda xp, input: xp.floor(input), doc="The largest integer <= input (gradient zero everywhere).",
     method=True, inplace=True,
     input=lambda grad: zeros_as(grad),
+    batch=ELEMENTWISE,
 )
 CEIL = defop(
     "ceil", lambda xp, input: xp.ceil(input), doc="The smallest integer >= input (gradient zero everywhere).",
     method=True, inplace=True,
     input=lambda grad: zeros_as(grad),
+    batch=ELEMENTWISE,
 )
 # input % other takes the sign of other, as Python's %: input - floor(input / other) * other.
 REMAINDER = defop(
     "remainder", lambda xp, input, other: xp.remainder(input, other), grad_fn="RemainderBackward1", domain=True,
     input=lambda grad: grad,
     other=lambda grad, input, other: -grad * FLOOR.apply(input / other),
+    batch=ELEMENTWISE,
 )
 REMAINDER_SCALAR = defop(  # x % 2
     "remainder_scalar", lambda xp, input, other: xp.remainder(input, other), grad_fn="RemainderBackward0",
     domain=True,
     input=lambda grad: grad,
+    batch=ELEMENTWISE,
 )
 # 2 % x: PyTorch records it without a derivative.
 _remainder_of_number = nondiff("remainder_of_number", lambda xp, input, other: xp.remainder(other, input),
-                               unimplemented="aten::remainder")
+                               unimplemented="aten::remainder", batch=ELEMENTWISE)
 
 
 def _pow_grad_by_scalar_exponent(grad, input, exponent):
@@ -124,6 +135,7 @@ POW = defop(  # x ** 2
     lambda xp, input, exponent: input ** exponent,
     domain=True,
     input=_pow_grad_by_scalar_exponent,
+    batch=ELEMENTWISE,
 )
 POW_TENSOR = defop(  # x ** y
     "pow_tensor",
@@ -131,28 +143,30 @@ POW_TENSOR = defop(  # x ** y
     domain=True,
     input=_pow_grad_base,
     exponent=_pow_grad_exponent,
+    batch=ELEMENTWISE,
 )
 POW_SCALAR_BASE = defop(  # 2 ** x
     "pow_scalar_base",
     lambda xp, exponent, input: input ** exponent, grad_fn="PowBackward2",
     domain=True,
     exponent=_pow_grad_scalar_base,
+    batch=ELEMENTWISE,
 )
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, batch=ELEMENTWISE)
 def add(input, other, *, alpha=1):
     """input + alpha * other"""
     return ADD.apply(input, other if alpha == 1 else other * alpha)
 
 
-@public(method=True, inplace=True, aliases=("subtract",))
+@public(method=True, inplace=True, aliases=("subtract",), batch=ELEMENTWISE)
 def sub(input, other, *, alpha=1):
     """input - alpha * other"""
     return SUB.apply(input, other if alpha == 1 else other * alpha)
 
 
-@public
+@public(batch=ELEMENTWISE)
 def rsub(input, other):
     """other - input (what `10 - x` computes)."""
     if isinstance(other, Tensor):
@@ -167,7 +181,7 @@ def rdiv(input, other):
     return MUL.apply(RECIPROCAL.apply(input), other)
 
 
-@public(method=True, inplace=True, operators=("__mod__",))
+@public(method=True, inplace=True, operators=("__mod__",), batch=ELEMENTWISE)
 def remainder(input, other):
     """input % other, with the sign of other (as Python); its gradient is 1 for input and
     -floor(input / other) for other."""
@@ -178,7 +192,7 @@ def remainder(input, other):
     return REMAINDER_SCALAR.apply(input, other)
 
 
-@public(method=True, inplace=True, operators=("__pow__",))
+@public(method=True, inplace=True, operators=("__pow__",), batch=ELEMENTWISE)
 def pow(input, exponent):
     """input ** exponent; either may be a number."""
     if not isinstance(input, Tensor):
@@ -195,12 +209,12 @@ def rpow(input, base):
     return POW_SCALAR_BASE.apply(input, base)
 
 
-@public(method=True, inplace=True)
+@public(method=True, inplace=True, batch=ELEMENTWISE)
 def square(input):
     """input ** 2"""
     return POW.apply(input, 2)
 
 
-bind_operators(rdiv, ("__rtruediv__",))
-bind_operators(_remainder_of_number, ("__rmod__",))
-bind_operators(rpow, ("__rpow__",))
+bind_operators(rdiv, ("__rtruediv__",), batch=ELEMENTWISE)
+bind_operators(_remainder_of_number, ("__rmod__",), batches_itself=True)
+bind_operators(rpow, ("__rpow__",), batch=ELEMENTWISE)

@@ -2,34 +2,35 @@
 
 from __future__ import annotations
 
+from .batching import ELEMENTWISE
 from .registry import nondiff
 from .surface import bind_operators
 
 eq = nondiff("eq", lambda xp, input, other: xp.equal(input, other), doc="input == other, elementwise.",
-             method=True, operators=("__eq__",))
+             method=True, operators=("__eq__",), batch=ELEMENTWISE)
 ne = nondiff("ne", lambda xp, input, other: xp.not_equal(input, other), doc="input != other, elementwise.",
-             method=True, operators=("__ne__",))
+             method=True, operators=("__ne__",), batch=ELEMENTWISE)
 lt = nondiff("lt", lambda xp, input, other: xp.less(input, other), doc="input < other, elementwise.",
-             method=True, operators=("__lt__",))
+             method=True, operators=("__lt__",), batch=ELEMENTWISE)
 le = nondiff("le", lambda xp, input, other: xp.less_equal(input, other), doc="input <= other, elementwise.",
-             method=True, operators=("__le__",))
+             method=True, operators=("__le__",), batch=ELEMENTWISE)
 gt = nondiff("gt", lambda xp, input, other: xp.greater(input, other), doc="input > other, elementwise.",
-             method=True, operators=("__gt__",))
+             method=True, operators=("__gt__",), batch=ELEMENTWISE)
 ge = nondiff("ge", lambda xp, input, other: xp.greater_equal(input, other), doc="input >= other, elementwise.",
-             method=True, operators=("__ge__",))
-isnan = nondiff("isnan", lambda xp, input: xp.isnan(input), doc="True where input is nan.", method=True)
-isinf = nondiff("isinf", lambda xp, input: xp.isinf(input), doc="True where input is inf or -inf.", method=True)
+             method=True, operators=("__ge__",), batch=ELEMENTWISE)
+isnan = nondiff("isnan", lambda xp, input: xp.isnan(input), doc="True where input is nan.", method=True, batch=ELEMENTWISE)
+isinf = nondiff("isinf", lambda xp, input: xp.isinf(input), doc="True where input is inf or -inf.", method=True, batch=ELEMENTWISE)
 isfinite = nondiff("isfinite", lambda xp, input: xp.isfinite(input), doc="True where input is neither nan nor "
-                   "infinite.", method=True)
+                   "infinite.", method=True, batch=ELEMENTWISE)
 logical_and = nondiff("logical_and", lambda xp, input, other: xp.logical_and(input, other),
-                      doc="True where both are nonzero.", method=True, operators=("__and__",))
+                      doc="True where both are nonzero.", method=True, operators=("__and__",), batch=ELEMENTWISE)
 logical_or = nondiff("logical_or", lambda xp, input, other: xp.logical_or(input, other),
-                     doc="True where either is nonzero.", method=True, operators=("__or__",))
+                     doc="True where either is nonzero.", method=True, operators=("__or__",), batch=ELEMENTWISE)
 logical_not = nondiff("logical_not", lambda xp, input: xp.logical_not(input), doc="True where input is zero.",
-                      method=True, operators=("__invert__",))
+                      method=True, operators=("__invert__",), batch=ELEMENTWISE)
 floor_divide = nondiff("floor_divide", lambda xp, input, other: xp.floor_divide(input, other),
                        doc="input // other, rounded towards minus infinity (PyTorch has no derivative for it).",
-                       method=True, operators=("__floordiv__",), unimplemented="aten::floor_divide")
+                       method=True, operators=("__floordiv__",), unimplemented="aten::floor_divide", batch=ELEMENTWISE)
 _all = nondiff("all", lambda xp, input: xp.all(input), doc="True where every element is nonzero.", method=True)
 _any = nondiff("any", lambda xp, input: xp.any(input), doc="True where some element is nonzero.", method=True)
 
@@ -53,4 +54,4 @@ def _reflected_floor_divide(input, other):
     return floor_divide(other, input)
 
 
-bind_operators(_reflected_floor_divide, ("__rfloordiv__",))
+bind_operators(_reflected_floor_divide, ("__rfloordiv__",), batch=ELEMENTWISE)

@@ -12,6 +12,7 @@ from .. import backend
 from ..backend import contiguous
 from ..tensor import Tensor
 from .dims import normalize_dim
+from .batching import dims, indexing
 from .registry import defop
 from .surface import bind_operators, public, tensor_method
 from .shape import ALIAS, UNSQUEEZE, VIEW
@@ -223,7 +224,7 @@ def _advanced(input: Tensor, parts: tuple) -> Tensor:
     return INDEX.apply(input, key)
 
 
-@public(method=True)
+@public(method=True, batch=dims("dim"))
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at `index` along `dim`, which disappears."""
     dim = normalize_dim(dim, input._data.ndim)
@@ -233,7 +234,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     return SELECT.apply(input, dim, index + size if index < 0 else index)
 
 
-@public(method=True)
+@public(method=True, batch=dims("dim"))
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """Elements start..start+length-1 along `dim`."""
     dim = normalize_dim(dim, input._data.ndim)
@@ -261,7 +262,7 @@ def index_put(input: Tensor, key, values) -> Tensor:
     return INDEX_PUT.apply(input, values, parts)
 
 
-bind_operators(getitem, ("__getitem__",))
+bind_operators(getitem, ("__getitem__",), batch=indexing)
 
 
 @tensor_method("__setitem__")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from ..tensor import Tensor
+from .batching import matrix_product
 from .registry import ShapeError, defop
 from .surface import bind_operators, public
 from .shape import (
@@ -47,7 +48,7 @@ def _shape_text(shape) -> str:
     return "x".join(str(s) for s in shape)
 
 
-@public(method=True)
+@public(method=True, batch=matrix_product)
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Matrix product of two 2-D tensors."""
     if input._data.ndim != 2:
@@ -62,7 +63,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return MM.apply(input, mat2)
 
 
-@public(method=True)
+@public(method=True, batch=matrix_product)
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Matrix-vector product."""
     a, b = input._data.shape, vec._data.shape
@@ -73,7 +74,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return MV.apply(input, vec)
 
 
-@public(method=True)
+@public(method=True, batch=matrix_product)
 def dot(input: Tensor, other: Tensor) -> Tensor:
     """Inner product of two 1-D tensors."""
     a, b = input._data.shape, other._data.shape
@@ -103,7 +104,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return BMM.apply(input, mat2)
 
 
-@public(method=True, operators=("__matmul__",))
+@public(method=True, operators=("__matmul__",), batch=matrix_product)
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """`input @ other` with NumPy's rules for 1-D and batched operands."""
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
@@ -155,7 +156,7 @@ def _reflected_matmul(input, other):
     return matmul(other, input)
 
 
-bind_operators(_reflected_matmul, ("__rmatmul__",))
+bind_operators(_reflected_matmul, ("__rmatmul__",), batch=matrix_product)
 
 
 # -- einsum -------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from ..tensor import Tensor
 from .comparison import isnan, nondiff_argmax, nondiff_argmin
 from .dims import kept_shape, normalize_dim, normalize_dims
 from .pointwise import EXP
+from .batching import ELEMENTWISE, dims
 from .registry import array_of, defop, like
 from .surface import public
 from .selection import MAXIMUM, MINIMUM, WHERE
@@ -68,7 +69,7 @@ def _reduction_dims(input: Tensor, dim) -> tuple:
     return () if ndim == 0 else dims
 
 
-@public(method=True)
+@public(method=True, batch=dims("dim", every=True))
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum of all elements, or along `dim` (an int or a tuple of ints)."""
     if dtype is not None:
@@ -81,7 +82,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
 _SCALAR_TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
 
 
-@public(method=True)
+@public(method=True, batch=dims("dim", every=True))
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of all elements, or along `dim`."""
     if dtype is not None:
@@ -149,7 +150,7 @@ PROD_DIM = defop(
 )
 
 
-@public(method=True)
+@public(method=True, batch=dims("dim", none_by_example=True))
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Product of all elements, or along one `dim`."""
     if dtype is not None:
@@ -182,7 +183,7 @@ def _reversed_cumsum(grad, dim):
 
 
 CUMSUM = defop(
-    "cumsum", _cumsum, doc="Running sums along `dim`: out[i] = input[0] + ... + input[i].", method=True,
+    "cumsum", _cumsum, batch=dims("dim"), doc="Running sums along `dim`: out[i] = input[0] + ... + input[i].", method=True,
     inplace=True,
     input=_reversed_cumsum,
 )
@@ -228,6 +229,14 @@ MIN_DIM = defop(
 )
 
 
+def _extremes_rule(function, args, kwargs):
+    """max(a, b) is elementwise; max(x, dim) moves dim past the batch; max(x) runs per example."""
+    other = args[1] if len(args) > 1 else kwargs.get("dim")
+    if isinstance(other, Tensor):
+        return ELEMENTWISE(function, args, kwargs)
+    return dims("dim", none_by_example=True)(function, args, kwargs)
+
+
 def _extreme(name, full_op, dim_op, pick_index, pairwise, input, dim, keepdim):
     if isinstance(dim, Tensor):  # max(a, b) is maximum(a, b), as in PyTorch
         return pairwise(input, dim)
@@ -251,19 +260,19 @@ def _extreme(name, full_op, dim_op, pick_index, pairwise, input, dim, keepdim):
     return getattr(return_types, name)(values, indices)
 
 
-@public(method=True)
+@public(method=True, batch=_extremes_rule)
 def max(input: Tensor, dim=None, keepdim: bool = False):
     """The largest element; with `dim`, `(values, indices)` along it; with a tensor, maximum."""
     return _extreme("max", MAX, MAX_DIM, nondiff_argmax, MAXIMUM.apply, input, dim, keepdim)
 
 
-@public(method=True)
+@public(method=True, batch=_extremes_rule)
 def min(input: Tensor, dim=None, keepdim: bool = False):
     """The smallest element; with `dim`, `(values, indices)` along it; with a tensor, minimum."""
     return _extreme("min", MIN, MIN_DIM, nondiff_argmin, MINIMUM.apply, input, dim, keepdim)
 
 
-@public(method=True)
+@public(method=True, batch=dims("dim", none_by_example=True))
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the largest element (of the flattened tensor when `dim` is None)."""
     if dim is not None:
@@ -271,7 +280,7 @@ def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return nondiff_argmax(input, dim, keepdim)
 
 
-@public(method=True)
+@public(method=True, batch=dims("dim", none_by_example=True))
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the smallest element (of the flattened tensor when `dim` is None)."""
     if dim is not None:
@@ -313,7 +322,7 @@ LOG_SOFTMAX = defop(
 )
 
 
-@public(method=True)
+@public(method=True, batch=dims("dim", every=True))
 def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input))) over `dim` (all dims when None), computed without overflow."""
     return LOGSUMEXP.apply(input, _reduction_dims(input, dim), keepdim)
@@ -325,7 +334,7 @@ def _one_dim(input: Tensor, dim):
     return None if ndim == 0 else dim
 
 
-@public(method=True)
+@public(method=True, batch=dims("dim"))
 def softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
     """exp(input) normalised to sum to 1 along `dim` (the last dim by default)."""
     if dtype is not None:
@@ -333,7 +342,7 @@ def softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
     return SOFTMAX.apply(input, _one_dim(input, dim))
 
 
-@public(method=True)
+@public(method=True, batch=dims("dim"))
 def log_softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
     """log(softmax(input)) along `dim`, computed stably."""
     if dtype is not None:

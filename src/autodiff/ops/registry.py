@@ -11,6 +11,8 @@ An op is one `defop(...)` call, the way PyTorch's `derivatives.yaml` has one ent
 - each other keyword names a differentiable input and gives its derivative formula: it receives
   `grad` and any of the names it lists, which the op then saves for backward: an argument
   (`other`), `result`, or an argument's `_shape`, `_dtype` or `_device` (`input_shape`);
+- `batch` is its rule for a batch of examples (`ELEMENTWISE`, `dims("dim")`...; see
+  batching.py): without one, batched tensors run example by example;
 - `doc`, `method`, `inplace`, `operators` and `aliases` declare its public surface: with a
   `doc`, `autodiff.mul`, the language's `mul` and (with `method`) `Tensor.mul` are the op
   itself (see surface.py);
@@ -43,6 +45,7 @@ from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import Node, _sequence, edge
 from ..tensor import InplaceClock, Tensor, _make, legacy_type_name
 from . import surface
+from .batching import Batched, dispatch
 
 REGISTRY: dict[str, OpDef] = {}
 
@@ -138,8 +141,9 @@ def _check_versions(node: OpNode, saved) -> None:
 class OpDef:
     """One operation: forward, derivative formulas, and the plan for what to save."""
 
-    def __init__(self, name, grad_fn, forward, derivatives, *, nondiff=(), domain=False, variadic=False):
+    def __init__(self, name, grad_fn, forward, derivatives, *, nondiff=(), domain=False, variadic=False, batch=None):
         self.name = name
+        self.batch = batch
         self.grad_fn_name = grad_fn or backward_name(name)
         self.forward = forward
         self.domain = domain  # may make nan/inf from finite inputs: silence NumPy's warnings
@@ -176,6 +180,7 @@ class OpDef:
             self.grad_fn_name, (OpNode,), {"__slots__": (), "op": self, "_frees": frees, "__module__": __name__}
         )
         self.apply = _compile_apply(self)
+        _describe(self.apply, ("xp",), forward, None)  # for batching rules that bind arguments by name
 
     def _wanted(self, formula) -> list:
         """The saved names a formula takes (after `grad`, and the index for variadic ops)."""
@@ -226,20 +231,21 @@ def backward_name(op_name: str) -> str:
 
 
 def defop(name: str, forward, *, grad_fn: str | None = None, doc: str | None = None, method=False,
-          inplace: bool = False, operators=(), aliases=(), nondiff=(), domain=False, variadic=False,
+          inplace: bool = False, operators=(), aliases=(), nondiff=(), domain=False, variadic=False, batch=None,
           **derivatives) -> OpDef:
     """Declare an operation; returns its OpDef, whose `apply` runs it and records it.
 
     With `doc`, `apply` is also the public function of that name (see surface.py)."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is declared twice")
-    op = OpDef(name, grad_fn, forward, derivatives, nondiff=nondiff, domain=domain, variadic=variadic)
+    op = OpDef(name, grad_fn, forward, derivatives, nondiff=nondiff, domain=domain, variadic=variadic, batch=batch)
     REGISTRY[name] = op
     if doc is not None:
-        surface.declare(_public_function(op, doc), method=method, inplace=inplace, operators=operators,
-                        aliases=aliases)
+        function = _public_function(op, doc)
+        surface.declare(function, method=method, inplace=inplace, operators=operators, aliases=aliases,
+                        batch=batch, batches_itself=function is op.apply)
     else:
-        surface.bind_operators(op.apply, operators)
+        surface.bind_operators(op.apply, operators, batches_itself=True)
     return op
 
 
@@ -258,7 +264,7 @@ def _public_function(op: OpDef, doc: str):
 
         function.__name__ = function.__qualname__ = op.name
     _describe(function, ("xp",), op.forward, doc)
-    return function
+    return function if function is op.apply else surface.following_batches(function, op.batch)
 
 
 def _describe(function, hidden, forward, doc: str) -> None:
@@ -267,7 +273,8 @@ def _describe(function, hidden, forward, doc: str) -> None:
     function.__signature__ = signature.replace(
         parameters=[p for p in signature.parameters.values() if p.name not in hidden]
     )
-    function.__doc__ = doc
+    if doc is not None:
+        function.__doc__ = doc
 
 
 # -- saving ----------------------------------------------------------------------------------
@@ -444,11 +451,14 @@ def _compile_apply(op: OpDef):
 
 def _unary_apply(op: OpDef):
     """One tensor input, maybe followed by plain parameters (a dim, a shape, an exponent)."""
-    forward, domain = op.forward, op.domain
+    forward, domain, batch = op.forward, op.domain, op.batch
 
     def apply(input, *params):
-        if input.__class__ is not Tensor and not isinstance(input, Tensor):
-            return forward(_module(input), input, *params)  # plain arrays: just compute
+        if input.__class__ is not Tensor:
+            if not isinstance(input, Tensor):
+                return forward(_module(input), input, *params)  # plain arrays: just compute
+            if input.__class__ is Batched:
+                return dispatch(batch, apply, (input, *params), {})
         data = input._data
         xp = _np if data.__class__ in _NUMPY_CLASSES else backend.array_module(data)
         if domain and xp is _np:
@@ -465,11 +475,13 @@ def _unary_apply(op: OpDef):
 
 
 def _binary_apply(op: OpDef):
-    forward, domain = op.forward, op.domain
+    forward, domain, batch = op.forward, op.domain, op.batch
 
     def apply(input, other):
         input_is_tensor = input.__class__ is Tensor or isinstance(input, Tensor)
         other_is_tensor = other.__class__ is Tensor or isinstance(other, Tensor)
+        if (input_is_tensor and input.__class__ is Batched) or (other_is_tensor and other.__class__ is Batched):
+            return dispatch(batch, apply, (input, other), {})
         if input_is_tensor:
             a = source = input._data
             needs = input._requires_grad
@@ -519,6 +531,8 @@ def _general_apply(op: OpDef):
         for i in tensor_positions:
             a = args[i]
             if isinstance(a, Tensor):
+                if a.__class__ is Batched:
+                    return dispatch(op.batch, apply, args, {})
                 arrays[i] = a._data
                 any_tensor = True
                 if a._requires_grad and i in diff_positions:
@@ -544,6 +558,8 @@ def _variadic_apply(op: OpDef):
         tensors = list(tensors)
         if not tensors:
             raise ValueError(f"autodiff.{op.name}(): expected a non-empty list of Tensors")
+        if any(t.__class__ is Batched for t in tensors):
+            return dispatch(op.batch, apply, (tensors, *params), {})
         if not any(isinstance(t, Tensor) for t in tensors):  # plain arrays: just compute
             return _run(op, _module(tensors[0]), (tensors, *params))
         if not all(isinstance(t, Tensor) for t in tensors):
@@ -564,7 +580,7 @@ def _variadic_apply(op: OpDef):
 
 
 def nondiff(name: str, forward, *, doc: str | None = None, method=False, operators=(), aliases=(),
-            unimplemented: str | None = None):
+            unimplemented: str | None = None, batch=None):
     """An operation without a gradient (comparisons, argmax...); with `doc`, public.
 
     Its result never requires grad, except where PyTorch records the op without a derivative
@@ -573,6 +589,8 @@ def nondiff(name: str, forward, *, doc: str | None = None, method=False, operato
     """
 
     def apply(*args):
+        if any(a.__class__ is Batched for a in args):
+            return dispatch(batch, apply, args, {})
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         wrap = any(isinstance(a, Tensor) for a in args)
         if wrap:
@@ -591,11 +609,11 @@ def nondiff(name: str, forward, *, doc: str | None = None, method=False, operato
         return _make(out)
 
     apply.__name__ = apply.__qualname__ = name
+    _describe(apply, ("xp",), forward, doc)
     if doc is not None:
-        _describe(apply, ("xp",), forward, doc)
-        surface.declare(apply, method=method, operators=operators, aliases=aliases)
+        surface.declare(apply, method=method, operators=operators, aliases=aliases, batch=batch, batches_itself=True)
     else:
-        surface.bind_operators(apply, operators)
+        surface.bind_operators(apply, operators, batches_itself=True)
     return apply
 
 

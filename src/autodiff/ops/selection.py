@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
+from .batching import ELEMENTWISE
 from .registry import defop
 from .surface import public
 
@@ -12,6 +13,7 @@ WHERE = defop(
     nondiff=("condition",),
     input=lambda grad, condition: WHERE.apply(condition, grad, 0.0),
     other=lambda grad, condition: WHERE.apply(condition, 0.0, grad),
+    batch=ELEMENTWISE,
 )
 
 
@@ -20,7 +22,7 @@ def _where_method(self, condition, other):
     return where(condition, self, other)
 
 
-@public(method=_where_method)
+@public(method=_where_method, batch=ELEMENTWISE)
 def where(condition, input, other):
     """Elements of `input` where `condition` holds, else of `other` (each may be a number)."""
     if isinstance(condition, Tensor) and condition.dtype.name != "bool":
@@ -46,10 +48,11 @@ CLAMP = defop(
     "clamp",
     lambda xp, input, min, max: xp.clip(input, min, max), grad_fn="ClampBackward1",
     input=lambda grad, input, min, max: WHERE.apply(_inside(input, min, max), grad, 0.0),
+    batch=ELEMENTWISE,
 )
 
 
-@public(method=True, inplace=True, aliases=("clip",))
+@public(method=True, inplace=True, aliases=("clip",), batch=ELEMENTWISE)
 def clamp(input, min=None, max=None):
     """Limit every element to [min, max] (the gradient is 1 inside, boundaries included)."""
     if min is None and max is None:
@@ -70,11 +73,13 @@ MAXIMUM = defop(
     lambda xp, input, other: xp.maximum(input, other), doc="The larger of each pair of elements.", method=True,
     input=lambda grad, input, other: WHERE.apply(input < other, 0.0, WHERE.apply(input == other, grad / 2, grad)),
     other=lambda grad, input, other: WHERE.apply(other < input, 0.0, WHERE.apply(input == other, grad / 2, grad)),
+    batch=ELEMENTWISE,
 )
 MINIMUM = defop(
     "minimum",
     lambda xp, input, other: xp.minimum(input, other), doc="The smaller of each pair of elements.", method=True,
     input=lambda grad, input, other: WHERE.apply(input > other, 0.0, WHERE.apply(input == other, grad / 2, grad)),
     other=lambda grad, input, other: WHERE.apply(other > input, 0.0, WHERE.apply(input == other, grad / 2, grad)),
+    batch=ELEMENTWISE,
 )
 

@@ -8,6 +8,7 @@ from .. import backend, dtypes
 from ..backend import contiguous
 from ..tensor import Tensor, _make, _sizes
 from .dims import normalize_dim, normalize_dims
+from .batching import ELEMENTWISE, Batched, by_example, dims, joins, shape_argument
 from .registry import defop
 from .surface import public, tensor_method
 
@@ -35,7 +36,7 @@ SUM_TO = defop(
 )
 
 
-@public(method=lambda self, *sizes: expand(self, _sizes(sizes)))
+@public(method=lambda self, *sizes: expand(self, _sizes(sizes)), batch=shape_argument("shape"))
 def expand(input: Tensor, shape) -> Tensor:
     """`input` broadcast to `shape` (-1 keeps a size), without copying."""
     shape = tuple(shape)
@@ -75,7 +76,7 @@ def sum_to(input: Tensor, shape) -> Tensor:
     return SUM_TO.apply(input, shape)
 
 
-@public
+@public(batch=None)
 def broadcast_shapes(*shapes) -> tuple:
     """The shape that tensors of these shapes broadcast to."""
     from .registry import broadcast_error
@@ -88,6 +89,33 @@ def broadcast_shapes(*shapes) -> tuple:
             raise broadcast_error(shapes)
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
+
+
+def _t_rule(function, args, kwargs):
+    """t() of a matrix example swaps its two dims; vectors and numbers stay (each example alone)."""
+    (input,) = args
+    if input.ndim == 2:
+        return Batched(TRANSPOSE.apply(input.physical, 1, 2))
+    return by_example(function, args, kwargs)
+
+
+def _permute_rule(function, args, kwargs):
+    input, order = args
+    if input.__class__ is not Batched:
+        return by_example(function, args, kwargs)
+    ndim = input.ndim
+    order = tuple(normalize_dim(d, ndim) + 1 for d in order)
+    return Batched(function(input.physical, (0,) + order))
+
+
+def _squeeze_rule(function, args, kwargs):
+    """squeeze() of an example removes its own size-1 dims, never the batch dim."""
+    input = args[0]
+    dim = args[1] if len(args) > 1 else kwargs.get("dim")
+    if dim is None and input.__class__ is Batched:
+        ones = tuple(i for i, size in enumerate(input.shape) if size == 1)
+        return Batched(function(input.physical, tuple(d + 1 for d in ones))) if ones else input
+    return dims("dim")(function, args, kwargs)
 
 
 # -- transposes -----------------------------------------------------------------------------------
@@ -112,7 +140,7 @@ def _inverse_permutation(dims) -> tuple:
     return tuple(inverse)
 
 
-@public(method=True)
+@public(method=True, batch=_t_rule)
 def t(input: Tensor) -> Tensor:
     """Transpose a matrix; 0-d and 1-d tensors come back as they are."""
     if input._data.ndim > 2:
@@ -120,7 +148,7 @@ def t(input: Tensor) -> Tensor:
     return T.apply(input)
 
 
-@public(method=True, aliases=("swapaxes",))
+@public(method=True, aliases=("swapaxes",), batch=dims("dim0", "dim1"))
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dimensions."""
     ndim = input._data.ndim
@@ -128,7 +156,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return TRANSPOSE.apply(input, dim0, dim1)
 
 
-@public(method=lambda self, *dims: permute(self, _sizes(dims)))
+@public(method=lambda self, *dims: permute(self, _sizes(dims)), batch=_permute_rule)
 def permute(input: Tensor, dims) -> Tensor:
     """Reorder the dimensions: output dimension i is input dimension dims[i]."""
     ndim = input._data.ndim
@@ -161,7 +189,7 @@ UNSAFE_VIEW = defop(
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
 )
 ALIAS = defop("alias", lambda xp, input: input, input=lambda grad: grad)  # x[:, :], x[...]
-CLONE = defop("clone", lambda xp, input: input.copy(order="K"),  # keeps the layout, as PyTorch's clone
+CLONE = defop("clone", lambda xp, input: input.copy(order="K"), batch=ELEMENTWISE,  # keeps the layout, as PyTorch's clone
               doc="A copy that stays in the graph.", method=True,
               input=lambda grad: grad)
 
@@ -196,7 +224,7 @@ def _viewable(array, shape) -> bool:
     return True
 
 
-@public(method=lambda self, *shape: view(self, _sizes(shape)))
+@public(method=lambda self, *shape: view(self, _sizes(shape)), batch=shape_argument("shape"))
 def view(input: Tensor, shape) -> Tensor:
     """The same values in a new shape; fails where the data would have to be copied."""
     shape = _infer_shape(shape, input._data.size)
@@ -208,7 +236,7 @@ def view(input: Tensor, shape) -> Tensor:
     return VIEW.apply(input, shape)
 
 
-@public(method=lambda self, *shape: reshape(self, _sizes(shape)))
+@public(method=lambda self, *shape: reshape(self, _sizes(shape)), batch=shape_argument("shape"))
 def reshape(input: Tensor, shape) -> Tensor:
     """The same values in a new shape (a view where possible, else a copy, as in PyTorch)."""
     data = input._data
@@ -222,7 +250,7 @@ def unsafe_view(input: Tensor, shape) -> Tensor:
     return UNSAFE_VIEW.apply(input, tuple(shape))
 
 
-@public(method=True)
+@public(method=True, batch=dims("start_dim", "end_dim"))
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions start_dim..end_dim into one."""
     shape = input._data.shape
@@ -264,13 +292,13 @@ SQUEEZE_DIMS = defop(
 )
 
 
-@public(method=True)
+@public(method=True, batch=dims("dim", new_dims=1))
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a dimension of size 1 at `dim`."""
     return UNSQUEEZE.apply(input, normalize_dim(dim, input._data.ndim + 1))
 
 
-@public(method=True)
+@public(method=True, batch=_squeeze_rule)
 def squeeze(input: Tensor, dim=None) -> Tensor:
     """Remove dimensions of size 1 (all of them, or those in `dim`)."""
     ndim = input._data.ndim
@@ -291,7 +319,7 @@ FLIP = defop(
 )
 
 
-@public(method=lambda self, *dims: flip(self, _sizes(dims)))
+@public(method=lambda self, *dims: flip(self, _sizes(dims)), batch=dims("dims"))
 def flip(input: Tensor, dims) -> Tensor:
     """Reverse the order of elements along `dims`."""
     return FLIP.apply(input, normalize_dims(dims, input._data.ndim))
@@ -326,7 +354,7 @@ def _select(grad, dim, i):
     return SELECT.apply(grad, dim, i)
 
 
-@public(aliases=("concat", "concatenate"))
+@public(aliases=("concat", "concatenate"), batch=joins(new_dim=False))
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension."""
     tensors = list(tensors)
@@ -354,7 +382,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
     return CAT.apply(tensors, dim)
 
 
-@public
+@public(batch=joins(new_dim=True))
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join tensors of equal shape along a new dimension."""
     tensors = list(tensors)
@@ -399,7 +427,7 @@ def to_device(input: Tensor, device) -> Tensor:
     return TO_DEVICE.apply(input, device)
 
 
-@tensor_method("to")
+@tensor_method("to", batch=ELEMENTWISE)
 def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False, non_blocking: bool = False) -> Tensor:
     """`to(dtype)`, `to(device)`, `to(device, dtype)` or `to(other_tensor)`, as in PyTorch."""
     for arg in args:
@@ -421,7 +449,7 @@ def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False, non_bl
     return result
 
 
-@public
+@public(batch=ELEMENTWISE)
 def detach(input: Tensor) -> Tensor:
     """The same values, cut from the graph: gradients do not flow through."""
     return _make(input._data)

@@ -20,6 +20,8 @@ functions, in declaration order: `autodiff` exports it and the language calls no
 
 from __future__ import annotations
 
+import functools
+
 PUBLIC: dict = {}  # name -> the function users call
 
 
@@ -29,9 +31,15 @@ class TensorMethods:
     __slots__ = ()
 
 
-def declare(function, *, name: str | None = None, method=False, inplace: bool = False, operators=(), aliases=()):
-    """Give `function` its public surface (see the module's docstring); returns it."""
+def declare(function, *, name: str | None = None, method=False, inplace: bool = False, operators=(), aliases=(),
+            batch=None, batches_itself: bool = False):
+    """Give `function` its public surface (see the module's docstring); returns what users call.
+
+    `batch` is its rule for batched tensors (ops/batching.py); a function that does not see to
+    batched tensors itself (as an op's `apply` does) is wrapped to follow its rule."""
     name = name or function.__name__
+    if not batches_itself:
+        function = following_batches(function, batch)
     if name in PUBLIC:
         raise ValueError(f"the public name {name!r} is declared twice")
     for public_name in (name, *aliases):
@@ -42,14 +50,38 @@ def declare(function, *, name: str | None = None, method=False, inplace: bool = 
             setattr(TensorMethods, method_name, bound)
     if inplace:
         setattr(TensorMethods, name + "_", _inplace(function, name + "_"))
-    bind_operators(function, operators)
+    bind_operators(function, operators, batches_itself=True)
     return function
 
 
-def bind_operators(function, operators) -> None:
-    """Python's operators (`__add__`...) call `function` directly: no wrapper in between."""
+def bind_operators(function, operators, *, batch=None, batches_itself: bool = False) -> None:
+    """Python's operators (`__add__`...) call `function` (an op's `apply` directly: no wrapper)."""
+    if operators and not batches_itself:
+        function = following_batches(function, batch)
     for operator in operators:
         setattr(TensorMethods, operator, function)
+
+
+def following_batches(function, rule):
+    """`function`, or `rule` when a batched tensor is among its arguments (see ops/batching.py).
+
+    The check costs one class comparison per argument; an op's `apply` makes it itself."""
+    from .batching import Batched, dispatch, has_batched
+
+    def public(*args, **kwargs):
+        for value in args:
+            kind = value.__class__
+            if kind is Batched or kind is list or kind is tuple:
+                if has_batched(args, kwargs):
+                    return dispatch(rule, function, args, kwargs)
+                break
+        else:
+            if kwargs and has_batched((), kwargs):
+                return dispatch(rule, function, args, kwargs)
+        return function(*args, **kwargs)
+
+    functools.update_wrapper(public, function)
+    return public
 
 
 def public(function=None, **surface):
@@ -59,11 +91,12 @@ def public(function=None, **surface):
     return lambda f: declare(f, **surface)
 
 
-def tensor_method(name: str):
-    """`@tensor_method("__setitem__")`: a Tensor method that is not a public function."""
+def tensor_method(name: str, *, batch=None):
+    """`@tensor_method("view_as")`: a Tensor method that is not a public function."""
 
     def bind(function):
-        setattr(TensorMethods, name, _named(function, name, function.__doc__))
+        method = following_batches(function, batch)
+        setattr(TensorMethods, name, _named(method, name, function.__doc__))
         return function
 
     return bind
