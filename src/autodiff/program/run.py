@@ -122,13 +122,15 @@ def _quantity(name: str, role: str, value, note: str = "") -> Quantity:
 
 def differentiate(source: Source | str, at: dict | None = None, *, program: Program | None = None, wrt=None,
                   retain=None, output: str | None = None, grad_output=None, order: int = 1, graph: bool = False,
-                  options: Options | None = None) -> Differentiation:
+                  options: Options | None = None, keep_graph: bool = False) -> Differentiation:
     """Run `source` (its text or Source; `program` when already parsed) at the point `at`
     ({name: number, list or tensor}) and differentiate its output.
 
     wrt: the inputs that require grad (None: all). retain: names of variables whose gradients
     are kept, or ["all"]. grad_output: None (a scalar output), "ones", or a value's text.
     order 2 adds the Hessian of a scalar output. graph: build the grad_fn graph model.
+    keep_graph: backward keeps the saved values (retain_graph), for callers that run the
+    nodes' formulas again (explain).
     Raises ProgramError, UsageProblem, GradientProblem (the engine's RuntimeError included).
     """
     if order not in (1, 2):
@@ -154,7 +156,7 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     differentiable = result.requires_grad
     if differentiable:
         try:
-            result.backward(seed, create_graph=order == 2, retain_graph=order == 2)
+            result.backward(seed, create_graph=order == 2, retain_graph=order == 2 or keep_graph)
         except RuntimeError as exc:
             raise GradientProblem(str(exc)) from None
     else:
