@@ -78,3 +78,13 @@ def numel(input: Tensor):
 
 
 
+
+
+def __getattr__(name: str):
+    # autodiff.explain loads on first use: the explanation is not needed to run a graph.
+    if name == "explain":
+        from .autograd.explain import explain
+
+        globals()["explain"] = explain
+        return explain
+    raise AttributeError(f"module 'autodiff' has no attribute {name!r}")

@@ -195,7 +195,7 @@ def number_text(value) -> str:
     return f"{value:.10g}"
 
 
-def values_text(value, limit: int = 6) -> str:
+def values_text(value, limit: int = 9) -> str:
     """A value short: a number, or a tensor's first elements."""
     if value is None:
         return "None"
@@ -236,7 +236,9 @@ class _Graph:
     def term(self, node) -> str:
         """The name as a term of a formula: in parentheses when it is an expression."""
         text = self.name(node)
-        return text if text.replace("_", "").replace(".", "").isalnum() else f"({text})"
+        if text.replace("_", "").replace(".", "").isalnum() or _enclosed(text):
+            return text
+        return f"({text})"
 
     def formula(self, node, position: int) -> str:
         """`∂(t * c)/∂t = c` for the edge from `node` to its input `position`."""
@@ -335,6 +337,20 @@ class _Graph:
                 local = diagonal.reshape(shape)
         self._locals[key] = local
         return local
+
+
+def _enclosed(text: str) -> bool:
+    """Whether `text` is one parenthesized or bracketed group: `(x - y)`, `[1, 2]`, `f(x)`."""
+    if not text or text[-1] not in ")]":
+        return False
+    depth = 0
+    for i, char in enumerate(text):
+        depth += char in "([" and 1 or (-1 if char in ")]" else 0)
+        if depth == 0 and i < len(text) - 1 and char in ")]":
+            return False
+    start = text.find("(") if text[-1] == ")" else text.find("[")
+    head = text[:start]
+    return start >= 0 and (not head or head.replace("_", "").isalnum())
 
 
 def _scalar(array):
@@ -632,10 +648,34 @@ def _zero_sentence(graph: _Graph, causes: list, name: str) -> str:
     parts = []
     for node, position, what in causes[:3]:
         info = graph.infos[node]
-        where = f" (line {info.line}: {info.text})" if info.line is not None and info.text else ""
-        parts.append(f"{what} at {graph.name(node)}{where}")
+        where = f" on line {info.line}" if info.line is not None else ""
+        parts.append(f"{what}: `{info.text or graph.name(node)}`{where}")
     more = f", and {len(causes) - 3} more" if len(causes) > 3 else ""
     return f"the gradient of {name} is 0: every path passes a zero local derivative — " + "; ".join(parts) + more
+
+
+def edge_labels(output: Tensor, namer=None) -> dict:
+    """{(node, input position): its local derivative as text, `∂u/∂a = b = 3`} for every edge of
+    `output`'s graph (for graph pictures). The graph must still hold its saved values."""
+    if output.grad_fn is None:
+        return {}
+    graph = _Graph(output.grad_fn, np.ones(tuple(output.shape)), namer or default_namer({}))
+    labels = {}
+    with no_grad(), np.errstate(all="ignore"):
+        for node in graph.order:
+            for position, (child, _) in enumerate(node.next_functions):
+                if child is None:
+                    continue
+                text = graph.formula(node, position)
+                scalar = int(np.prod(node._output_metadata(0)[0])) == 1 and int(np.prod(child._shape)) == 1
+                try:
+                    local = graph.locals_of(node)[position] if scalar else graph.tensor_local(node, position)
+                except RuntimeError:  # saved values freed, or no derivative
+                    local = None
+                if local is not None and not text.endswith(f" = {values_text(local)}"):
+                    text += f" = {values_text(local)}"
+                labels[(node, position)] = text
+    return labels
 
 
 def explain(output: Tensor, inputs, gradient=None, *, limit: int = LIMIT) -> Explanation:
@@ -657,6 +697,8 @@ def product_text(path: Path, scalar: bool) -> str:
     heads = " · ".join(e.formula.split(" = ")[0].split(":")[0] for e in path.edges) or f"∂{path.nodes[0]}/∂{path.nodes[0]}"
     if scalar:
         values = " × ".join(number_text(e.local) if e.local is not None else "?" for e in path.edges) or "1"
+        if len(path.edges) <= 1:
+            return f"{heads} = {number_text(path.product)}"
         return f"{heads} = {values} = {number_text(path.product)}"
     return f"{heads} → {values_text(path.product)}"
 

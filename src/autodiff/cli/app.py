@@ -48,6 +48,11 @@ class ExplainFormat(str, Enum):
     latex = "latex"
 
 
+class EdgeLabels(str, Enum):
+    none = "none"
+    local = "local"
+
+
 class DType(str, Enum):
     float64 = "float64"
     float32 = "float32"
@@ -288,6 +293,8 @@ def graph(
     grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
                                               help="With --backward: the gradient of a non-scalar output."),
     limit: int = typer.Option(500, "--limit", metavar="N", min=1, help="Show at most N nodes."),
+    edges: EdgeLabels = typer.Option(EdgeLabels.none, "--edges",
+                                     help="local: write each edge's local derivative on it (dot, mermaid)."),
     format: GraphFormat = typer.Option(GraphFormat.auto, "--format", "-f",
                                        help="rich (a tree), dot (Graphviz), mermaid, json or plain."),
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
@@ -298,7 +305,7 @@ def graph(
 
     source, values = _inputs(file, expr, at)
     result = record(source, values, wrt=parse_names(wrt, "--wrt"), output=output, backward=backward,
-                    grad_output=grad_output, options=options, limit=limit)
+                    grad_output=grad_output, options=options, limit=limit, edge_labels=edges is EdgeLabels.local)
     _emit("graph", result, format)
 
 

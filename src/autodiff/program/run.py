@@ -287,9 +287,10 @@ def forward(source: Source | str, at: dict | None = None, *, program: Program | 
 
 def record(source: Source | str, at: dict | None = None, *, program: Program | None = None, wrt=None,
            output: str | None = None, backward: bool = False, grad_output=None, options: Options | None = None,
-           limit: int = 500) -> Recorded:
+           limit: int = 500, edge_labels: bool = False) -> Recorded:
     """Run `source` at `at` and describe its recorded graph (at most `limit` nodes); with
-    `backward`, run backward too, every recorded tensor keeping its gradient."""
+    `backward`, run backward too, every recorded tensor keeping its gradient; with `edge_labels`,
+    each edge carries its local derivative (the node's own formula at this point)."""
     options = Options() if options is None else options
     options.keep_tensors = True
     source, program = _source_and_program(source, program)
@@ -297,6 +298,12 @@ def record(source: Source | str, at: dict | None = None, *, program: Program | N
     result = evaluation.output
     if not isinstance(result, Tensor):
         raise InputProblem(f"{the_output(evaluation.output_name)} is not a tensor: it has no graph")
+    labels = None
+    if edge_labels:
+        from ..autograd.explain import edge_labels as local_derivatives
+        from .explain import _namer
+
+        labels = local_derivatives(result, _namer(evaluation))
     if backward and result.requires_grad:
         for tensor in evaluation.tensors.values():
             if tensor.requires_grad:
@@ -306,4 +313,4 @@ def record(source: Source | str, at: dict | None = None, *, program: Program | N
         except RuntimeError as exc:
             raise GradientProblem(str(exc)) from None
     return Recorded(source.name, _quantity(evaluation.output_name, "output", result),
-                    build_graph(evaluation, result, limit), backward, list(evaluation.warnings), evaluation)
+                    build_graph(evaluation, result, limit, labels), backward, list(evaluation.warnings), evaluation)
