@@ -73,7 +73,7 @@ def markdown(explanation) -> str:
 
 _SYMBOLS = {"·": r" \cdot ", "×": r" \times ", "²": "^2", "σ": r"\sigma", "↦": r" \mapsto ", "ᵀ": r"^\top",
             "≤": r" \le ", "½": r"\tfrac12", "⊗": r" \otimes ", "Σ": r"\sum ", "∂": r"\partial ", "→": r" \to ",
-            "…": r"\dots", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "{": r"\{", "}": r"\}"}
+            "…": r"\dots", "*": r" \cdot ", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "{": r"\{", "}": r"\}"}
 _FUNCTIONS = {"exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "sign"}
 
 
