@@ -236,7 +236,7 @@ class _Graph:
     def term(self, node) -> str:
         """The name as a term of a formula: in parentheses when it is an expression."""
         text = self.name(node)
-        if text.replace("_", "").replace(".", "").isalnum() or _enclosed(text):
+        if text.replace("_", "").replace(".", "").isalnum() or _enclosed(text):  # x, x₃, f(x), (a + b)
             return text
         return f"({text})"
 

@@ -53,6 +53,10 @@ def explain(source, at: dict | None = None, *, program=None, wrt=None, why: str 
 def _namer(evaluation):
     source = evaluation.source
     leaves = {id(t): name for name, t in {**evaluation.constants, **evaluation.inputs}.items()}
+    uses: dict = {}
+    for label in evaluation.labels.values():
+        uses[label] = uses.get(label, 0) + 1
+    subscripts = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
     def namer(node) -> NodeInfo:
         if type(node) is AccumulateGrad:
@@ -62,7 +66,10 @@ def _namer(evaluation):
         if origin is not None:
             text = source.snippet(origin.start, origin.end)
             line = source.line_column(origin.start)[0]
-        return NodeInfo(evaluation.labels.get(node), text, line)
+        name = evaluation.labels.get(node)
+        if name is not None and uses[name] > 1 and line is not None:  # x assigned again: x₃ is line 3's
+            name += str(line).translate(subscripts)
+        return NodeInfo(name, text, line)
 
     namer.tensors = leaves  # constants a formula names
     return namer
