@@ -249,3 +249,13 @@ def test_autodiff_explain_from_python_leaves_grad_alone():
     assert "∂output/∂d = 0.5" in str(result) and repr(result) == str(result)
     assert result.to_dict()["inputs"]["a"]["paths_count"] == 1
     assert explain_graph(e, {"a": a}).inputs["a"].paths[0].product == pytest.approx(3)
+
+
+def test_a_tensor_graph_with_many_paths_is_searched_not_listed():
+    program = "x = a\n" + "x = x * a + x\n" * 30 + "y = sum(x)"
+    started = time.perf_counter()
+    item = explain(program, {"a": [0.5, -0.25, 0.1]}, limit=5).inputs["a"]
+    assert time.perf_counter() - started < 10  # generous: about 0.2 s here
+    assert item.paths_count == 2**31 - 1 and len(item.paths) == 5 and not item.exhaustive
+    grad = differentiate(program, {"a": [0.5, -0.25, 0.1]}).grads["a"]
+    np.testing.assert_allclose(sum(np.asarray(p.product) for p in item.paths) + item.rest, grad, rtol=1e-12)
