@@ -78,11 +78,17 @@ def numel(input: Tensor):
 
 
 def __getattr__(name: str):
-    """`autodiff.nn` and `autodiff.func` load on first use: importing autodiff stays as quick as it was."""
+    """`autodiff.nn`, `autodiff.func` and `autodiff.explain` load on first use: importing autodiff
+    stays as quick as it was."""
     if name in ("nn", "func"):
         from importlib import import_module
 
         module = import_module(f".{name}", __name__)
         globals()[name] = module
         return module
+    if name == "explain":
+        from .autograd.explain import explain
+
+        globals()["explain"] = explain
+        return explain
     raise AttributeError(f"module 'autodiff' has no attribute {name!r}")

@@ -22,7 +22,7 @@ FORMATS = ("plain", "json", "rich")
 
 def header_command(path) -> list:
     """The command an example's comments tell its reader to run."""
-    pattern = re.compile(rf"^#\s+autodiff (grad|eval|graph) examples/{re.escape(path.name)}(.*)$", re.MULTILINE)
+    pattern = re.compile(rf"^#\s+autodiff (grad|eval|graph|explain) examples/{re.escape(path.name)}(.*)$", re.MULTILINE)
     match = pattern.search(path.read_text())
     assert match, f"{path.name} has no '#   autodiff grad examples/{path.name} ...' line to show how it runs"
     return [match.group(1), f"examples/{path.name}", *shlex.split(match.group(2))]

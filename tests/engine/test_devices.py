@@ -160,7 +160,7 @@ def test_the_commands_run_on_the_device(capsys):
         assert main(["grad", "examples/tutorial.expr", "--at", "a=2,b=3,c=5,d=10", "--device", "cuda"]) == 0
         assert capsys.readouterr().out == "e\t17.51292546497023\na\t3.0\nb\t2.0\nc\t2.302585092994046\nd\t0.5\n"
         assert main(["test", "examples", "--device", "cuda", "-j", "1"]) == 0
-        assert capsys.readouterr().out.endswith("summary\tpassed 6\tfailed 0\terrored 0\tnew 0\n")
+        assert capsys.readouterr().out.endswith("summary\tpassed 7\tfailed 0\terrored 0\tnew 0\n")
 
 
 def test_cupy_is_never_imported_unless_asked_for():

@@ -123,7 +123,7 @@ def test_junit_xml_is_valid_and_says_what_failed(suite):
 def test_the_examples_suite_passes():
     result = run_autodiff("test", "examples")
     assert result.code == 0, result.stdout
-    assert result.stdout.splitlines()[-1] == "summary\tpassed 6\tfailed 0\terrored 0\tnew 0"
+    assert result.stdout.splitlines()[-1] == "summary\tpassed 7\tfailed 0\terrored 0\tnew 0"
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX terminals")

@@ -39,6 +39,20 @@ class GraphFormat(str, Enum):
     mermaid = "mermaid"
 
 
+class ExplainFormat(str, Enum):
+    auto = "auto"
+    rich = "rich"
+    plain = "plain"
+    json = "json"
+    markdown = "markdown"
+    latex = "latex"
+
+
+class EdgeLabels(str, Enum):
+    none = "none"
+    local = "local"
+
+
 class DType(str, Enum):
     float64 = "float64"
     float32 = "float32"
@@ -279,6 +293,8 @@ def graph(
     grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
                                               help="With --backward: the gradient of a non-scalar output."),
     limit: int = typer.Option(500, "--limit", metavar="N", min=1, help="Show at most N nodes."),
+    edges: EdgeLabels = typer.Option(EdgeLabels.none, "--edges",
+                                     help="local: write each edge's local derivative on it (dot, mermaid)."),
     format: GraphFormat = typer.Option(GraphFormat.auto, "--format", "-f",
                                        help="rich (a tree), dot (Graphviz), mermaid, json or plain."),
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
@@ -289,8 +305,48 @@ def graph(
 
     source, values = _inputs(file, expr, at)
     result = record(source, values, wrt=parse_names(wrt, "--wrt"), output=output, backward=backward,
-                    grad_output=grad_output, options=options, limit=limit)
+                    grad_output=grad_output, options=options, limit=limit, edge_labels=edges is EdgeLabels.local)
     _emit("graph", result, format)
+
+
+@app.command(epilog="""[bold]Examples[/]
+
+  autodiff explain examples/tutorial.expr --at a=2,b=3,c=5,d=10 --wrt d
+
+  autodiff explain examples/explain.expr --why b
+
+  autodiff explain -e "x = a; x = x * a + x; x = x * a + x" --at a=2 --limit 3
+
+  autodiff explain examples/tutorial.expr --at a=2,b=3,c=5,d=10 --format json | jq .inputs.d.paths""")
+@_runs_programs
+def explain(
+    file: Optional[str] = FILE,
+    expr: Optional[str] = EXPR,
+    at: List[str] = AT,
+    wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b",
+                                      help="Explain only these inputs (the others are constants)."),
+    why: Optional[str] = typer.Option(None, "--why", metavar="NAME",
+                                      help="Say why this input's gradient is what it is (None or zero)."),
+    output: Optional[str] = OUTPUT,
+    grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
+                                              help="The gradient to start backward from, for a non-scalar output."),
+    limit: int = typer.Option(10, "--limit", metavar="N", min=1, help="Show the N largest paths per input."),
+    format: ExplainFormat = typer.Option(ExplainFormat.auto, "--format", "-f",
+                                         help="rich, plain, json, markdown or latex; auto is rich on a terminal."),
+    options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
+) -> None:
+    """The chain rule, made visible: each gradient as a sum over paths, and backward step by step."""
+    from ..program.explain import explain as explain_program
+    from .messages import line_for
+    from .program_input import parse_names
+    from .render import explain as render
+
+    source, values = _inputs(file, expr, at)
+    result = explain_program(source, values, wrt=parse_names(wrt, "--wrt"), why=why, output=output,
+                             grad_output=grad_output, options=options, limit=limit)
+    for warning in result.warnings:
+        print(line_for(warning), file=sys.stderr)
+    _output(format, lambda console: render.rich(result, console), lambda fmt: getattr(render, fmt)(result))
 
 
 @app.command("test", epilog="""[bold]Examples[/]

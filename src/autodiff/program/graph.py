@@ -32,12 +32,15 @@ class GraphModel:
     edges: list = field(default_factory=list)  # (parent id, child id, input position), towards the leaves
     root: int | None = None
     left_out: int = 0  # nodes beyond the limit
+    edge_labels: dict = field(default_factory=dict)  # (parent id, child id, position) -> local derivative text
 
     def children(self, node_id: int) -> list:
         return [child for parent, child, _ in self.edges if parent == node_id]
 
 
-def build_graph(evaluation, output, limit: int = 500) -> GraphModel:
+def build_graph(evaluation, output, limit: int = 500, labels: dict | None = None) -> GraphModel:
+    """The graph of `output`; `labels` ({(node, position): text}, from autograd.explain.edge_labels)
+    are written on the edges."""
     model = GraphModel()
     root = output.grad_fn if output is not None else None
     if root is None:
@@ -68,6 +71,8 @@ def build_graph(evaluation, output, limit: int = 500) -> GraphModel:
         for position, (child, _) in enumerate(node.next_functions):
             if child is not None and child in ids:
                 model.edges.append((ids[node], ids[child], position))
+                if labels and (node, position) in labels:
+                    model.edge_labels[(ids[node], ids[child], position)] = labels[(node, position)]
     model.root = 0
     return model
 

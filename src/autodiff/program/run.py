@@ -122,13 +122,15 @@ def _quantity(name: str, role: str, value, note: str = "") -> Quantity:
 
 def differentiate(source: Source | str, at: dict | None = None, *, program: Program | None = None, wrt=None,
                   retain=None, output: str | None = None, grad_output=None, order: int = 1, graph: bool = False,
-                  options: Options | None = None) -> Differentiation:
+                  options: Options | None = None, keep_graph: bool = False) -> Differentiation:
     """Run `source` (its text or Source; `program` when already parsed) at the point `at`
     ({name: number, list or tensor}) and differentiate its output.
 
     wrt: the inputs that require grad (None: all). retain: names of variables whose gradients
     are kept, or ["all"]. grad_output: None (a scalar output), "ones", or a value's text.
     order 2 adds the Hessian of a scalar output. graph: build the grad_fn graph model.
+    keep_graph: backward keeps the saved values (retain_graph), for callers that run the
+    nodes' formulas again (explain).
     Raises ProgramError, UsageProblem, GradientProblem (the engine's RuntimeError included).
     """
     if order not in (1, 2):
@@ -154,7 +156,7 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     differentiable = result.requires_grad
     if differentiable:
         try:
-            result.backward(seed, create_graph=order == 2, retain_graph=order == 2)
+            result.backward(seed, create_graph=order == 2, retain_graph=order == 2 or keep_graph)
         except RuntimeError as exc:
             raise GradientProblem(str(exc)) from None
     else:
@@ -285,9 +287,10 @@ def forward(source: Source | str, at: dict | None = None, *, program: Program | 
 
 def record(source: Source | str, at: dict | None = None, *, program: Program | None = None, wrt=None,
            output: str | None = None, backward: bool = False, grad_output=None, options: Options | None = None,
-           limit: int = 500) -> Recorded:
+           limit: int = 500, edge_labels: bool = False) -> Recorded:
     """Run `source` at `at` and describe its recorded graph (at most `limit` nodes); with
-    `backward`, run backward too, every recorded tensor keeping its gradient."""
+    `backward`, run backward too, every recorded tensor keeping its gradient; with `edge_labels`,
+    each edge carries its local derivative (the node's own formula at this point)."""
     options = Options() if options is None else options
     options.keep_tensors = True
     source, program = _source_and_program(source, program)
@@ -295,6 +298,12 @@ def record(source: Source | str, at: dict | None = None, *, program: Program | N
     result = evaluation.output
     if not isinstance(result, Tensor):
         raise InputProblem(f"{the_output(evaluation.output_name)} is not a tensor: it has no graph")
+    labels = None
+    if edge_labels:
+        from ..autograd.explain import edge_labels as local_derivatives
+        from .explain import _namer
+
+        labels = local_derivatives(result, _namer(evaluation))
     if backward and result.requires_grad:
         for tensor in evaluation.tensors.values():
             if tensor.requires_grad:
@@ -304,4 +313,4 @@ def record(source: Source | str, at: dict | None = None, *, program: Program | N
         except RuntimeError as exc:
             raise GradientProblem(str(exc)) from None
     return Recorded(source.name, _quantity(evaluation.output_name, "output", result),
-                    build_graph(evaluation, result, limit), backward, list(evaluation.warnings), evaluation)
+                    build_graph(evaluation, result, limit, labels), backward, list(evaluation.warnings), evaluation)

@@ -60,8 +60,9 @@ def dot(report) -> str:
         label = "\\n".join(quote(line) for line in _label_lines(node))
         style = ', style=rounded' if node.op == "AccumulateGrad" else ""
         out.append(f'  n{node.id} [label="{label}"{style}];')
-    for parent, child, _ in model.edges:
-        out.append(f"  n{child} -> n{parent};")
+    for parent, child, position in model.edges:
+        label = model.edge_labels.get((parent, child, position))
+        out.append(f'  n{child} -> n{parent} [label="{quote(label)}"];' if label else f"  n{child} -> n{parent};")
     if model.left_out:
         out.append(f'  more [label="… {model.left_out} more nodes", shape=plaintext];')
     out.append("}")
@@ -79,8 +80,9 @@ def mermaid(report) -> str:
         label = "<br/>".join(escape(line) for line in _label_lines(node))
         shape = ("([", "])") if node.op == "AccumulateGrad" else ("[", "]")
         out.append(f'  n{node.id}{shape[0]}"{label}"{shape[1]}')
-    for parent, child, _ in model.edges:
-        out.append(f"  n{child} --> n{parent}")
+    for parent, child, position in model.edges:
+        label = model.edge_labels.get((parent, child, position))
+        out.append(f'  n{child} -->|"{escape(label)}"| n{parent}' if label else f"  n{child} --> n{parent}")
     if model.left_out:
         out.append(f'  more["… {model.left_out} more nodes"]')
     return "\n".join(out) + "\n"

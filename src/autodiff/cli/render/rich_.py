@@ -136,7 +136,9 @@ def _node_label(node, reference: bool = False):
         details.append(f"value {human_text(node.value)}")
     text.append("  (" + ", ".join(details) + ")", style="dim")
     if node.grad is not None:
-        text.append(f"  grad {human_text(node.grad) if node.grad.size == 1 else list(node.grad.shape)}", style="magenta")
+        from ...autograd.explain import values_text  # one line: the numbers (the first few of a large tensor)
+
+        text.append(f"  grad {values_text(node.grad)}", style="magenta")
     if reference:
         text.append("  ↑ shown above", style="dim italic")
     return text

@@ -1,0 +1,174 @@
+"""`autodiff explain` as text: rich (a terminal, down to 60 columns), plain, JSON, Markdown, LaTeX.
+
+The plain text is the engine's own (autograd/explain.py), so `print(autodiff.explain(...))`
+and `--format plain` agree."""
+
+from __future__ import annotations
+
+import json as _json
+import re
+
+from ...autograd.explain import number_text, plain as plain_text, product_text, step_lines, values_text
+from ...program.values import for_json
+
+_HOW = "Multiply the local derivatives along each path from the output to the input, then add up the paths."
+
+
+def plain(explanation) -> str:
+    return plain_text(explanation)
+
+
+def json_(explanation) -> str:
+    return _json.dumps(explanation.to_dict(for_json), allow_nan=False, separators=(", ", ": "), ensure_ascii=False) + "\n"
+
+
+globals()["json"] = json_  # the format's name, as the command looks renderers up
+
+
+def _paths_note(item, output: str) -> str:
+    count = f"{item.paths_count:,} path{'s' if item.paths_count != 1 else ''}"
+    shown = f"; the {len(item.paths)} largest shown" if len(item.paths) < item.paths_count else ""
+    return f"{count} from {output} to {item.name}{shown}"
+
+
+def _rest_note(item) -> str | None:
+    if len(item.paths) >= item.paths_count:
+        return None
+    note = "" if item.exhaustive else " (found by a heuristic search: not certainly the largest)"
+    return f"the other {item.paths_count - len(item.paths):,} paths add up to {values_text(item.rest)}{note}"
+
+
+# -- Markdown ------------------------------------------------------------------------------------------------
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def markdown(explanation) -> str:
+    out = [f"**{explanation.output} = {values_text(explanation.value)}**", "", _HOW]
+    for name, item in explanation.inputs.items():
+        out += ["", f"### ∂{explanation.output}/∂{name} = {values_text(item.grad)}", ""]
+        if item.why:
+            out += [f"*Why:* {item.why}", ""]
+        if item.grad is None:
+            continue
+        out += [_paths_note(item, explanation.output) + ".", "", "| # | path | share |", "|---|---|---|"]
+        for k, path in enumerate(item.paths, 1):
+            formulas = "<br>".join(f"`{_cell(e.formula)}`" for e in path.edges)
+            out.append(f"| {k} | {_cell(product_text(path, item.scalar))}<br>{formulas} | "
+                       f"{_cell(values_text(path.product))} |")
+        rest = _rest_note(item)
+        if rest:
+            out += ["", rest[0].upper() + rest[1:] + "."]
+    if explanation.steps:
+        out += ["", "### Backward, step by step", ""]
+        for line in step_lines(explanation.steps):
+            stripped = line.strip()
+            out.append(f"{stripped}" if re.match(r"\d+\.", stripped) else f"   - {stripped}")
+    return "\n".join(out) + "\n"
+
+
+# -- LaTeX -----------------------------------------------------------------------------------------------------
+
+_SYMBOLS = {"·": r" \cdot ", "×": r" \times ", "²": "^2", "σ": r"\sigma", "↦": r" \mapsto ", "ᵀ": r"^\top",
+            "≤": r" \le ", "½": r"\tfrac12", "⊗": r" \otimes ", "Σ": r"\sum ", "∂": r"\partial ", "→": r" \to ",
+            "…": r"\dots", "*": r" \cdot ", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "{": r"\{", "}": r"\}"}
+_FUNCTIONS = {"exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "sign"}
+
+
+def _math(text: str) -> str:
+    """Formula text as LaTeX math: symbols as commands, functions upright, words as text."""
+    pieces = []
+    for token in re.findall(r"[A-Za-z_][A-Za-z0-9_]*|\s+|.", text):
+        if token in _FUNCTIONS:
+            pieces.append(f"\\operatorname{{{token}}}")
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", token):
+            escaped = token.replace("_", r"\_")
+            pieces.append(escaped if len(token) == 1 else f"\\mathit{{{escaped}}}")
+        elif token.isspace():
+            pieces.append(" ")
+        else:
+            pieces.append(_SYMBOLS.get(token, token))
+    return "".join(pieces)
+
+
+def _fraction(head: str) -> str:
+    """`∂(t * c)/∂t` as \\frac{\\partial (t * c)}{\\partial t}."""
+    top, _, bottom = head.partition("/∂")
+    return f"\\frac{{{_math(top)}}}{{\\partial {_math(bottom)}}}"
+
+
+def latex(explanation) -> str:
+    output = explanation.output
+    out = [f"% autodiff explain: {explanation.source}", f"$${_math(output)} = {_math(values_text(explanation.value))}$$"]
+    for name, item in explanation.inputs.items():
+        head = _fraction(f"∂{output}/∂{name}")
+        if item.grad is None or not item.paths:
+            out.append(f"$${head} = {_math(values_text(item.grad))}$$")
+            if item.why:
+                out.append(item.why.replace("_", r"\_").replace("`", ""))
+            continue
+        out.append(f"% {_paths_note(item, output)}")
+        out.append("\\begin{align*}")
+        terms = []
+        for path in item.paths:
+            factors = " ".join(_fraction(e.formula.split(" = ")[0].split(":")[0]) for e in path.edges)
+            terms.append(factors or "1")
+        rows = [f"{head} &= " + " \\\\\n  &\\quad + ".join(terms)]
+        if item.scalar:
+            numbers = " + ".join(" \\times ".join(number_text(e.local) for e in p.edges) or "1" for p in item.paths)
+            rows.append(f"  &= {numbers}")
+        rest = " + \\text{(the other paths: }" + _math(values_text(item.rest)) + ")" if _rest_note(item) else ""
+        rows.append(f"  &= {_math(values_text(item.grad))}" if not rest else f"  &= {_math(values_text(item.grad))}")
+        if rest:
+            rows[-2] += rest
+        out.append(" \\\\\n".join(rows))
+        out.append("\\end{align*}")
+        locals_ = sorted({e.formula for p in item.paths for e in p.edges if " = " in e.formula})
+        if locals_:
+            out.append("where")
+            out.append("\\begin{align*}")
+            out.append(" \\\\\n".join(f"{_fraction(f.split(' = ')[0])} &= {_math(f.split(' = ', 1)[1])}" for f in locals_))
+            out.append("\\end{align*}")
+    return "\n".join(out) + "\n"
+
+
+# -- Rich ----------------------------------------------------------------------------------------------------
+
+
+def rich(explanation, console) -> None:
+    from rich.text import Text
+
+    console.print(Text.assemble((explanation.output, "bold"), " = ", (values_text(explanation.value), "bold"),
+                                (f"   ({explanation.source})" if explanation.source else "", "dim")))
+    console.print(Text(_HOW, style="dim"))
+    for name, item in explanation.inputs.items():
+        console.print()
+        console.print(Text.assemble((f"∂{explanation.output}/∂{name}", "bold cyan"), " = ",
+                                    (values_text(item.grad), "bold magenta")))
+        if item.why:
+            console.print(Text(f"why: {item.why}", style="yellow"))
+        if item.grad is None:
+            continue
+        console.print(Text(_paths_note(item, explanation.output), style="dim"))
+        for k, path in enumerate(item.paths, 1):
+            text = Text(f"{k}. ", style="bold")
+            text.append(product_text(path, item.scalar))
+            console.print(text)
+            for e in path.edges:
+                line = Text("     ")
+                line.append(e.formula, style="green")
+                if e.local is not None and not e.formula.endswith(f" = {values_text(e.local)}"):
+                    line.append(f" = {values_text(e.local)}")
+                line.append(f"  {e.op}", style="dim")
+                console.print(line)
+        rest = _rest_note(item)
+        if rest:
+            console.print(Text(rest, style="dim"))
+    if explanation.steps:
+        console.print()
+        console.print(Text("backward, step by step (the engine's order)", style="bold"))
+        for line in step_lines(explanation.steps):
+            console.print(Text(line.strip() if re.match(r"\s*\d+\.", line) else "   " + line.strip(),
+                               style="" if re.match(r"\s*\d+\.", line) else "dim"))

@@ -1,0 +1,101 @@
+"""Local derivatives as text, one row per op and one entry per differentiable input.
+
+The numbers always come from the registry's own formulas (run by the node); this table only
+says in words what they compute, for `autodiff explain`. A placeholder `{name}` stands for the
+op's argument of that name (`{input}`, `{other}`, `{exponent}`) or `{result}`, its output; the
+explanation writes each as its variable, its source text or its value. Entries of the form
+`g ↦ ...` are vector-Jacobian products (the gradient `g` arriving, mapped to what passes on),
+for ops whose derivative is not one number per element. An op missing here is shown by its
+node's name (`∂ MulBackward0`).
+"""
+
+from __future__ import annotations
+
+_ONE = "1"
+_EACH = "1 for each element"
+
+FORMULAS: dict[str, dict[str, str]] = {
+    "add": {"input": _ONE, "other": _ONE},
+    "sub": {"input": _ONE, "other": "-1"},
+    "rsub": {"input": "-1"},
+    "mul": {"input": "{other}", "other": "{input}"},
+    "div": {"input": "1/{other}", "other": "-{input}/{other}²"},
+    "neg": {"input": "-1"},
+    "reciprocal": {"input": "-1/{input}²"},
+    "pow": {"input": "{exponent}·{input}^({exponent} - 1)"},
+    "pow_tensor": {"input": "{exponent}·{input}^({exponent} - 1)", "exponent": "{input}^{exponent}·log({input})"},
+    "pow_scalar_base": {"exponent": "{input}^{exponent}·log({input})"},
+    "exp": {"input": "exp({input})"},
+    "log": {"input": "1/{input}"},
+    "sqrt": {"input": "1/(2·sqrt({input}))"},
+    "sin": {"input": "cos({input})"},
+    "cos": {"input": "-sin({input})"},
+    "tan": {"input": "1 + tan²({input})"},
+    "tanh": {"input": "1 - tanh²({input})"},
+    "sigmoid": {"input": "σ({input})·(1 - σ({input}))"},
+    "relu": {"input": "1 if {input} > 0 else 0"},
+    "abs": {"input": "sign({input})"},
+    "log1p": {"input": "1/(1 + {input})"},
+    "expm1": {"input": "exp({input})"},
+    "sign": {"input": "0"},
+    "floor": {"input": "0"},
+    "ceil": {"input": "0"},
+    "clamp": {"input": "1 where {min} ≤ {input} ≤ {max}, else 0"},
+    "maximum": {"input": "1 where {input} > {other}, ½ at a tie, else 0",
+                "other": "1 where {other} > {input}, ½ at a tie, else 0"},
+    "minimum": {"input": "1 where {input} < {other}, ½ at a tie, else 0",
+                "other": "1 where {other} < {input}, ½ at a tie, else 0"},
+    "where": {"input": "1 where the condition holds, else 0", "other": "0 where the condition holds, else 1"},
+    "sum": {"input": _EACH},
+    "sum_dim": {"input": _EACH},
+    "sum_to": {"input": _EACH},
+    "expand": {"input": "g ↦ g summed over the copies"},
+    "mean": {"input": "1/n for each of the n elements"},
+    "mean_dim": {"input": "1/n for each of the n elements"},
+    "prod": {"input": "the product of the other elements"},
+    "max": {"input": "1 at the largest element (shared at a tie), else 0"},
+    "min": {"input": "1 at the smallest element (shared at a tie), else 0"},
+    "max_dim": {"input": "1 at the largest element of each slice, else 0"},
+    "min_dim": {"input": "1 at the smallest element of each slice, else 0"},
+    "logsumexp": {"input": "softmax({input})"},
+    "softmax": {"input": "g ↦ {result}·(g - Σ g·{result})"},
+    "log_softmax": {"input": "g ↦ g - softmax({input})·Σ g"},
+    "mm": {"input": "g ↦ g @ {mat2}ᵀ", "mat2": "g ↦ {input}ᵀ @ g"},
+    "bmm": {"input": "g ↦ g @ {mat2}ᵀ", "mat2": "g ↦ {input}ᵀ @ g"},
+    "mv": {"input": "g ↦ g ⊗ {vec}", "vec": "g ↦ {input}ᵀ @ g"},
+    "dot": {"input": "{other}", "other": "{input}"},
+    "t": {"input": "g ↦ gᵀ"},
+    "transpose": {"input": "g ↦ gᵀ"},
+    "view": {"input": "g ↦ g in the input's shape"},
+    "reshape_alias": {"input": "g ↦ g in the input's shape"},
+    "unsafe_view": {"input": "g ↦ g in the input's shape"},
+    "to_dtype": {"input": _ONE},
+    "clone": {"input": _ONE},
+    "alias": {"input": _ONE},
+    "select": {"input": "1 at the selected elements, else 0"},
+    "slice": {"input": "1 at the selected elements, else 0"},
+    "index": {"input": "1 at the selected elements, else 0"},
+    "cumsum": {"input": "g ↦ reversed cumulative sum of g"},
+}
+
+# Why an op may pass on a zero gradient: the sentence `--why` uses, by node name.
+ZERO_CAUSES: dict[str, str] = {
+    "ReluBackward0": "relu at a value that is not positive",
+    "AbsBackward0": "abs at 0",
+    "MaximumBackward0": "the losing side of maximum",
+    "MinimumBackward0": "the losing side of minimum",
+    "MaxBackward0": "an element that is not the largest of max",
+    "MaxBackward1": "an element that is not the largest of max",
+    "MinBackward0": "an element that is not the smallest of min",
+    "MinBackward1": "an element that is not the smallest of min",
+    "ClampBackward1": "clamp outside its range",
+    "SignBackward0": "sign, whose derivative is 0",
+    "FloorBackward0": "floor, whose derivative is 0",
+    "CeilBackward0": "ceil, whose derivative is 0",
+    "WhereBackward0": "the branch of where not taken",
+}
+
+
+def formula_text(op_name: str, input_name: str) -> str | None:
+    """The template for the derivative of op `op_name` by its argument `input_name`, or None."""
+    return FORMULAS.get(op_name, {}).get(input_name)

@@ -1,0 +1,133 @@
+"""`autodiff explain`: a program's gradients as the chain rule, named from its source.
+
+The engine explains the graph (autograd/explain.py: paths, their count, the steps backward,
+all from the nodes' own formulas); this adds what only the program knows: each node's variable
+or source text and line, and, for `--why`, the sentence that says why an input's gradient is
+None or zero, pointing at the line (not used; used only under no_grad; cut by detach; a
+constant or not in --wrt; every path through a zero local derivative).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.explain import LIMIT, Explanation, InputExplanation, NodeInfo, explain_graph
+from ..autograd.node import AccumulateGrad
+from ..language import ast
+from ..language.builtins import suggestion
+from .errors import UsageProblem
+from .run import differentiate
+
+
+def explain(source, at: dict | None = None, *, program=None, wrt=None, why: str | None = None,
+            output: str | None = None, grad_output=None, options=None, limit: int = LIMIT) -> Explanation:
+    """Run `source` at `at`, differentiate it, and explain each asked-for input's gradient
+    (those of `wrt`, else every input that requires grad; `why` adds its own)."""
+    run = differentiate(source, at, program=program, wrt=wrt, output=output, grad_output=grad_output,
+                        options=options, keep_graph=True)
+    evaluation = run.evaluation
+    names = [q.name for q in run.inputs if q.requires_grad] if wrt is None else list(wrt)
+    known = set(evaluation.inputs) | set(evaluation.constants)
+    if why is not None and why not in known:
+        raise UsageProblem(f"--why names {why!r}, which is not an input of the program"
+                           f"{suggestion(why, sorted(known))}")
+    if why is not None and why not in names:
+        names.append(why)
+    targets = {n: evaluation.inputs[n] for n in names if n in evaluation.inputs}
+    explanation = explain_graph(run.tensor, targets, seed=None if run.seed is None else run.seed,
+                                namer=_namer(evaluation), limit=limit, output_name=run.output.name)
+    explanation.source = run.source
+    explanation.warnings = run.warnings
+    grads = run.grads
+    for name in names:
+        item = explanation.inputs.get(name)
+        if item is None:
+            item = explanation.inputs[name] = InputExplanation(name, None, 0, [], None, True)
+        if name in grads and grads[name] is not None:
+            item.grad = grads[name]  # what `grad` prints (the steps reproduce it exactly)
+        if item.why is None and (item.grad is None or name == why):
+            item.why = why_sentence(name, run, item)
+    return explanation
+
+
+def _namer(evaluation):
+    source = evaluation.source
+    leaves = {id(t): name for name, t in {**evaluation.constants, **evaluation.inputs}.items()}
+    uses: dict = {}
+    for label in evaluation.labels.values():
+        uses[label] = uses.get(label, 0) + 1
+    subscripts = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+    def namer(node) -> NodeInfo:
+        if type(node) is AccumulateGrad:
+            return NodeInfo(leaves.get(id(node.variable)), None, None)
+        origin = evaluation.origins.get(node)
+        text = line = None
+        if origin is not None:
+            text = source.snippet(origin.start, origin.end)
+            line = source.line_column(origin.start)[0]
+        name = evaluation.labels.get(node)
+        if name is not None and uses[name] > 1 and line is not None:  # x assigned again: x₃ is line 3's
+            name += str(line).translate(subscripts)
+        return NodeInfo(name, text, line)
+
+    namer.tensors = leaves  # constants a formula names
+    return namer
+
+
+# -- why ---------------------------------------------------------------------------------------------------
+
+
+def _uses(program, source, name: str) -> list:
+    """Each use of `name`: (line, the statement's text, the no_grad line or None, the detach line or None)."""
+    uses = []
+    stack = [(statement, None, None, statement) for statement in reversed(program.body)]
+    while stack:
+        node, no_grad_line, detach_line, statement = stack.pop()
+        if isinstance(node, ast.Name) and node.id == name:
+            line = source.line_column(node.start)[0]
+            text = source.snippet(statement.start, statement.end)
+            uses.append((line, text, no_grad_line, detach_line))
+            continue
+        if isinstance(node, ast.With) and isinstance(node.context, ast.Name) and node.context.id == "no_grad":
+            no_grad_line = source.line_column(node.start)[0]
+        if isinstance(node, ast.Call) and (
+                (isinstance(node.func, ast.Name) and node.func.id == "detach")
+                or (isinstance(node.func, ast.Attribute) and node.func.name == "detach")):
+            detach_line = source.line_column(node.start)[0]
+        statements, others = ast.children(node)
+        for child in reversed(others):
+            stack.append((child, no_grad_line, detach_line, statement))
+        for child in reversed(statements):
+            stack.append((child, no_grad_line, detach_line, child))
+    return sorted(uses)
+
+
+def why_sentence(name: str, run, item: InputExplanation) -> str:
+    """Why `name`'s gradient is what it is, in a sentence that points at the line."""
+    evaluation = run.evaluation
+    output = run.output.name
+    grad = item.grad
+    if name in evaluation.constants:
+        return f"{name} is a constant: it does not require grad, so it has no gradient"
+    if not evaluation.inputs[name].requires_grad:
+        return f"{name} is not in --wrt: it does not require grad, so it has no gradient"
+    if grad is not None and np.any(np.asarray(grad) != 0):
+        return f"{name} has a gradient: {item.paths_count:,} path(s) lead from {output} to it"
+    if grad is not None:
+        return item.why or f"the gradient of {name} is 0"
+    if not run.differentiable:
+        return f"{output} does not depend on any input that requires grad"
+    uses = _uses(run.program, evaluation.source, name)
+    if not uses:
+        return f"{name} is not used by the program"
+    for line, text, no_grad_line, _ in uses:
+        if no_grad_line is not None:
+            return (f"{name} is used only under no_grad (line {no_grad_line}): `{text}` on line {line} is not "
+                    f"recorded, so no gradient flows back to {name}")
+    for line, text, _, detach_line in uses:
+        if detach_line is not None:
+            return f"{name} is cut by detach (line {detach_line}): `{text}` passes its value but not its gradient"
+    line, text, _, _ = uses[0]
+    return (f"{output} does not use {name}: it is used on line {line} (`{text}`), which {output} does not "
+            "depend on")

@@ -1,0 +1,113 @@
+"""`autodiff explain`: golden output per format, the JSON contract, narrow terminals, and the
+graph views that agree with it (`grad --tree`, `graph --edges local`)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+PROGRAM = ("-e", "y = 3 * log(x)", "--at", "x=2")
+
+GOLDEN = {
+    "plain": "y = 2.079441542\n\n∂y/∂x = 1.5\n  1 path from y to x:\n  1. ∂y/∂log(x) · ∂log(x)/∂x = 3 × 0.5 = 1.5\n       ∂y/∂log(x) = 3   [MulBackward0]\n       ∂log(x)/∂x = 1/x = 0.5   [LogBackward0]\n\nbackward, step by step (the engine's order):\n  1. y (line 1)   [MulBackward0] receives 1\n       to log(x): 1 × 3 = 3   (∂y/∂log(x) = 3)\n  2. log(x) (line 1)   [LogBackward0] receives 3\n       to x: 3 × 0.5 = 1.5   (∂log(x)/∂x = 1/x)\n  3. x.grad += 1.5   [AccumulateGrad]\n",
+    "markdown": '**y = 2.079441542**\n\nMultiply the local derivatives along each path from the output to the input, then add up the paths.\n\n### ∂y/∂x = 1.5\n\n1 path from y to x.\n\n| # | path | share |\n|---|---|---|\n| 1 | ∂y/∂log(x) · ∂log(x)/∂x = 3 × 0.5 = 1.5<br>`∂y/∂log(x) = 3`<br>`∂log(x)/∂x = 1/x` | 1.5 |\n\n### Backward, step by step\n\n1. y (line 1)   [MulBackward0] receives 1\n   - to log(x): 1 × 3 = 3   (∂y/∂log(x) = 3)\n2. log(x) (line 1)   [LogBackward0] receives 3\n   - to x: 3 × 0.5 = 1.5   (∂log(x)/∂x = 1/x)\n3. x.grad += 1.5   [AccumulateGrad]\n',
+    "latex": '% autodiff explain: <expr>\n$$y = 2.079441542$$\n% 1 path from y to x\n\\begin{align*}\n\\frac{\\partial y}{\\partial x} &= \\frac{\\partial y}{\\partial \\operatorname{log}(x)} \\frac{\\partial \\operatorname{log}(x)}{\\partial x} \\\\\n  &= 3 \\times 0.5 \\\\\n  &= 1.5\n\\end{align*}\nwhere\n\\begin{align*}\n\\frac{\\partial \\operatorname{log}(x)}{\\partial x} &= 1/x \\\\\n\\frac{\\partial y}{\\partial \\operatorname{log}(x)} &= 3\n\\end{align*}\n',
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(GOLDEN))
+def test_golden_output(autodiff, fmt):
+    result = autodiff("explain", *PROGRAM, "--format", fmt)
+    assert result.code == 0, result.stderr
+    assert result.stdout == GOLDEN[fmt]
+
+
+def test_json_follows_the_contract(autodiff):
+    result = autodiff("explain", "examples/tutorial.expr", "--at", "a=2,b=3,c=5,d=10", "--format", "json")
+    assert result.code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["output"] == "e" and data["value"] == pytest.approx(17.512925464970227)
+    grads = json.loads(autodiff("grad", "examples/tutorial.expr", "--at", "a=2,b=3,c=5,d=10", "-f", "json").stdout)["grads"]
+    assert set(data["inputs"]) == set(grads)
+    for name, item in data["inputs"].items():
+        assert item["grad"] == grads[name]
+        assert isinstance(item["paths_count"], int)
+        total = item["rest"]
+        for path in item["paths"]:
+            assert path["product"] == pytest.approx(math.prod(e["local"] for e in path["edges"]))
+            assert len(path["nodes"]) == len(path["edges"]) + 1
+            assert all(set(e) >= {"op", "formula", "local"} for e in path["edges"])
+            total += path["product"]
+        assert total == pytest.approx(grads[name])
+    d = data["inputs"]["d"]["paths"][0]
+    assert d["nodes"] == ["e", "t * c", "t", "d"]
+    assert [e["formula"] for e in d["edges"]] == ["∂e/∂(t * c) = 1", "∂(t * c)/∂t = c", "∂t/∂d = 1/d"]
+    assert [s["op"] for s in data["steps"]][0] == "AddBackward0"
+    assert {s["leaf"]: s["total"] for s in data["steps"] if "leaf" in s} == grads
+
+
+def test_json_counts_paths_beyond_floats_and_spells_non_finite_numbers(autodiff):
+    program = "x = a\n" + "x = x * a + x\n" * 70
+    data = json.loads(autodiff("explain", "-", "--at", "a=1", "-f", "json", "--limit", "2", stdin=program).stdout)
+    assert data["inputs"]["a"]["paths_count"] == 2**71 - 1 and len(data["inputs"]["a"]["paths"]) == 2
+    data = json.loads(autodiff("explain", "-e", "y = log(x)", "--at", "x=0", "-f", "json").stdout)
+    assert data["value"] == "-inf" and data["inputs"]["x"]["grad"] == "inf"
+
+
+def test_tensor_paths_are_tensors_in_the_inputs_shape(autodiff):
+    result = autodiff("explain", "examples/matrix.expr", "-f", "json")
+    x = json.loads(result.stdout)["inputs"]["x"]
+    assert x["grad"] == [[-2.0] * 3] * 3 and x["paths"][0]["product"] == x["grad"]
+    assert x["paths"][0]["edges"][2]["local"] == [[2.0] * 3] * 3
+
+
+def test_rich_fits_a_60_column_terminal(autodiff):
+    result = autodiff("explain", "examples/explain.expr", "--why", "b", "--format", "rich", COLUMNS="60")
+    assert result.code == 0
+    assert max(len(line) for line in result.stdout.splitlines()) <= 60
+    assert "relu" in result.stdout and "3 paths from y to x" in result.stdout
+
+
+def test_why_and_wrt(autodiff):
+    result = autodiff("explain", "-e", "y = a * detach(b)", "--at", "a=1,b=2", "--why", "b", "-f", "plain")
+    assert "b is cut by detach (line 1)" in result.stdout
+    result = autodiff("explain", "-e", "y = a * b", "--at", "a=1,b=2", "--wrt", "a", "-f", "plain")
+    assert "∂y/∂a = 2" in result.stdout and "∂y/∂b" not in result.stdout
+    result = autodiff("explain", "-e", "y = a * 2", "--at", "a=1", "--why", "q")
+    assert result.code == 2 and "not an input" in result.stderr
+
+
+def test_options_shared_with_grad(autodiff):
+    result = autodiff("explain", "examples/nonscalar.expr", "--grad-output", "ones", "-f", "json", "--dtype", "float32")
+    x = json.loads(result.stdout)["inputs"]["x"]
+    assert x["grad"] == [2.0, 4.0, 6.0]
+    result = autodiff("explain", "examples/nonscalar.expr")
+    assert result.code == 4 and "grad can be implicitly created only for scalar outputs" in result.stderr
+    result = autodiff("explain", "examples/matrix.expr", "--output", "d", "--grad-output", "ones", "-f", "plain")
+    assert result.code == 0 and result.stdout.startswith("d = ")
+
+
+def test_grad_tree_shows_a_vector_leafs_gradient_values(autodiff):
+    result = autodiff("grad", "examples/matrix.expr", "--tree", "-f", "rich", COLUMNS="200")
+    assert "grad [[-2, -2, -2], [-2, -2, -2], [-2, -2, -2]]" in result.stdout
+
+
+def test_graph_views_label_the_same_nodes(autodiff):
+    args = ("examples/tutorial.expr", "--at", "a=2,b=3,c=5,d=10", "-f", "plain")
+    tree = [line for line in autodiff("grad", *args, "--tree").stdout.splitlines() if line.startswith("node")]
+    graph = [line for line in autodiff("graph", *args, "--backward").stdout.splitlines() if line.startswith("node")]
+    assert tree == graph and len(tree) == 8
+
+
+@pytest.mark.parametrize("fmt, edge", [
+    ("dot", 'n6 -> n5 [label="∂t/∂d = 1/d = 0.1"];'),
+    ("mermaid", 'n2 -->|"∂u/∂a = b = 3"| n1'),
+])
+def test_graph_edges_local(autodiff, fmt, edge):
+    result = autodiff("graph", "examples/tutorial.expr", "--at", "a=2,b=3,c=5,d=10", "--backward", "-f", fmt,
+                      "--edges", "local")
+    assert result.code == 0 and edge in result.stdout
+    plain = autodiff("graph", "examples/tutorial.expr", "--at", "a=2,b=3,c=5,d=10", "-f", fmt)
+    assert "∂" not in plain.stdout

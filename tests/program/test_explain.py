@@ -1,0 +1,261 @@
+"""`autodiff explain` at the program level: every number from the engine's own formulas.
+
+The paths add up to the gradient `grad` prints (to rounding), the steps reproduce it exactly,
+the path count is exact without listing, and --why names the cause with its line."""
+
+from __future__ import annotations
+
+import math
+import pathlib
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import autodiff
+from autodiff.autograd.explain import count_paths, explain_graph
+from autodiff.program import differentiate
+from autodiff.program.explain import explain
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
+TUTORIAL = {"a": 2.0, "b": 3.0, "c": 5.0, "d": 10.0}
+
+
+def example(name: str) -> str:
+    return (EXAMPLES / name).read_text()
+
+
+def leaf_totals(explanation) -> dict:
+    return {s.leaf: s.total for s in explanation.steps if s.leaf is not None}
+
+
+# -- the tutorials' examples ----------------------------------------------------------------------------------
+
+
+def test_the_tutorial_graph_as_paths_and_steps():
+    result = explain(example("tutorial.expr"), TUTORIAL)
+    d = result.inputs["d"]
+    assert d.paths_count == 1 and d.grad == pytest.approx(0.5)
+    (path,) = d.paths
+    assert path.nodes == ["e", "t * c", "t", "d"]
+    assert [e.formula for e in path.edges] == ["∂e/∂(t * c) = 1", "∂(t * c)/∂t = c", "∂t/∂d = 1/d"]
+    assert [e.local for e in path.edges] == pytest.approx([1, 5, 0.1])
+    assert [e.op for e in path.edges] == ["AddBackward0", "MulBackward0", "LogBackward0"]
+    assert path.product == pytest.approx(0.5) and d.rest == pytest.approx(0)
+    assert result.inputs["a"].paths[0].edges[-1].formula == "∂u/∂a = b"
+    # steps: newest node first, as the engine runs them; each leaf accumulates once
+    assert [s.op for s in result.steps][:3] == ["AddBackward0", "MulBackward0", "AccumulateGrad"] or \
+        result.steps[0].op == "AddBackward0"
+    assert leaf_totals(result) == pytest.approx({"a": 3.0, "b": 2.0, "c": math.log(10), "d": 0.5})
+    step = next(s for s in result.steps if s.node == "t")
+    assert step.line == 4 and step.grad == pytest.approx(5) and step.passes[0].value == pytest.approx(0.5)
+    assert "∂e/∂(t * c) · ∂(t * c)/∂t · ∂t/∂d = 1 × 5 × 0.1 = 0.5" in str(result)
+
+
+def test_the_linear_example():
+    result = explain(example("linear.expr"), {"x": 1.0, "y": 2.0, "z": 5.0})
+    assert {n: float(i.grad) for n, i in result.inputs.items()} == {"x": 2.0, "y": -2.0, "z": 1.0}
+    y = result.inputs["y"].paths[0]
+    assert [e.local for e in y.edges] == [1, 2, -1]
+    assert y.edges[-1].formula == "∂(x - y)/∂y = -1"
+
+
+def test_the_matrix_network_example():
+    result = explain(example("matrix.expr"))
+    x = result.inputs["x"]
+    assert x.paths_count == 1 and not x.scalar
+    np.testing.assert_array_equal(x.grad, np.full((3, 3), -2.0))
+    np.testing.assert_array_equal(x.paths[0].product, x.grad)
+    locals_ = [e.local for e in x.paths[0].edges]
+    assert locals_[0] is None  # sum: a formula, not elementwise
+    np.testing.assert_array_equal(locals_[1], np.full((3, 3), -1.0))
+    np.testing.assert_array_equal(locals_[2], np.full((3, 3), 2.0))
+    assert x.paths[0].edges[0].formula == "∂total/∂L = 1 for each element"
+
+
+def test_a_seed_other_than_one_is_an_edge_of_its_own():
+    result = explain("y = x * 3", {"x": 2.0}, grad_output="2")
+    (path,) = result.inputs["x"].paths
+    assert [e.local for e in path.edges] == [2.0, 3.0] and path.product == 6.0
+
+
+# -- paths -----------------------------------------------------------------------------------------------------
+
+
+EXPONENTIAL = "x = a\n" + "x = x * a + x\n" * 40
+
+
+def test_an_exponential_number_of_paths_is_counted_and_searched_quickly():
+    started = time.perf_counter()
+    result = explain(EXPONENTIAL, {"a": 1.5}, limit=10)
+    elapsed = time.perf_counter() - started
+    a = result.inputs["a"]
+    assert a.paths_count == 2**41 - 1
+    assert len(a.paths) == 10 and a.exhaustive
+    products = [p.product for p in a.paths]
+    assert products == sorted(products, key=abs, reverse=True)
+    assert sum(products) + a.rest == pytest.approx(float(a.grad), rel=1e-9)
+    assert elapsed < 5  # generous: about 0.05 s here
+
+
+def test_the_largest_paths_come_first_as_a_full_listing_says():
+    program = "x = a * b\ny = x * a + sin(x) * b\nz = y * x - exp(a) * y"
+    few = explain(program, {"a": 0.7, "b": -1.3}, limit=3).inputs["a"]
+    every = explain(program, {"a": 0.7, "b": -1.3}, limit=1000).inputs["a"]
+    assert len(every.paths) == every.paths_count > 3
+    ranked = sorted((abs(p.product) for p in every.paths), reverse=True)
+    assert [abs(p.product) for p in few.paths] == pytest.approx(ranked[:3])
+    assert math.fsum(p.product for p in every.paths) == pytest.approx(float(every.grad), rel=1e-12)
+    assert every.rest == pytest.approx(0, abs=1e-12)
+
+
+def test_counting_paths_is_exact_and_needs_no_listing():
+    a = autodiff.tensor(1.0, requires_grad=True)
+    x = a
+    for _ in range(200):
+        x = x * a + x
+    from autodiff.autograd.explain import _Graph
+
+    graph = _Graph(x.grad_fn, np.ones(()), lambda node: None)
+    assert count_paths(graph, a.grad_fn if a.grad_fn else next(iter(
+        n for n in graph.order if type(n).__name__ == "AccumulateGrad"))) == 2**201 - 1
+
+
+# -- random programs ------------------------------------------------------------------------------------------
+
+NAMES = ("a", "b", "c")
+UNARY = ("sin({})", "tanh({})", "exp({} * 0.1)", "log({} * {} + 1)", "({}) ** 2", "-({})", "abs({})", "relu({})")
+BINARY = ("{} + {}", "{} - {}", "{} * {}", "{} / ({} * {} + 1)", "maximum({}, {})")
+
+
+@st.composite
+def programs(draw):
+    """A few statements over a, b, c, each reusing what came before (so paths multiply)."""
+    known = list(NAMES)
+    lines = []
+    for k in range(draw(st.integers(1, 5))):
+        if draw(st.booleans()):
+            form = draw(st.sampled_from(UNARY))
+            operand = draw(st.sampled_from(known))
+            text = form.format(*([operand] * form.count("{}")))
+        else:
+            form = draw(st.sampled_from(BINARY))
+            left, right = draw(st.sampled_from(known)), draw(st.sampled_from(known))
+            text = form.format(left, right, right) if form.count("{}") == 3 else form.format(left, right)
+        lines.append(f"v{k} = {text}")
+        known.append(f"v{k}")
+    lines.append(f"out = sum({' + '.join(known[-2:])})")
+    return "\n".join(lines)
+
+
+values = st.floats(-2, 2, allow_nan=False).filter(lambda v: abs(v) > 1e-3)
+
+
+def _check(program: str, point: dict) -> None:
+    grads = differentiate(program, point).grads
+    result = explain(program, point, limit=4)
+    totals = leaf_totals(result)
+    for name, item in result.inputs.items():
+        if grads[name] is None:
+            assert item.grad is None and name not in totals
+            continue
+        np.testing.assert_array_equal(totals[name], grads[name])  # the steps reproduce it exactly
+        shares = sum((np.asarray(p.product, dtype=float) for p in item.paths), np.zeros_like(grads[name]))
+        np.testing.assert_allclose(shares + item.rest, grads[name], rtol=1e-9, atol=1e-9)
+        if item.paths_count <= len(item.paths):  # every path shown: they alone add up to the gradient
+            np.testing.assert_allclose(shares, grads[name], rtol=1e-7, atol=1e-9)
+        if item.scalar:
+            for path in item.paths:
+                assert path.product == pytest.approx(math.prod(e.local for e in path.edges), rel=1e-12, abs=1e-300)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), values, values, values)
+def test_paths_add_up_to_the_gradient_on_random_scalar_programs(program, a, b, c):
+    _check(program, {"a": a, "b": b, "c": c})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), st.lists(values, min_size=3, max_size=3), values, st.lists(values, min_size=3, max_size=3))
+def test_paths_add_up_to_the_gradient_on_random_tensor_programs(program, a, b, c):
+    _check(program, {"a": a, "b": b, "c": c})
+
+
+def test_every_path_of_a_tensor_program_adds_up_exactly_enough():
+    program = "W: input = [[1, 2], [3, 4]]\nx: input = [0.5, -1]\nh = tanh(W @ x)\ny = sum(h * h + h * x)"
+    result = explain(program)
+    grads = differentiate(program).grads
+    for name in ("W", "x"):
+        item = result.inputs[name]
+        assert item.paths_count <= len(item.paths)
+        shares = sum(np.asarray(p.product) for p in item.paths)
+        np.testing.assert_allclose(shares, grads[name], rtol=1e-12)
+        assert all(np.shape(p.product) == np.shape(grads[name]) for p in item.paths)
+
+
+# -- why ------------------------------------------------------------------------------------------------------
+
+WHY = """\
+with no_grad:
+    s = a * 2
+u = detach(b) * 3
+v = relu(c) + abs(d) + maximum(f, 10)
+w = g * 2
+k: const = 4
+out = s + u + v + h + k
+"""
+POINT = {"a": 1.0, "b": 2.0, "c": -1.0, "d": 0.0, "f": 1.0, "g": 1.0, "h": 1.0}
+
+
+@pytest.mark.parametrize("name, words", [
+    ("a", "a is used only under no_grad (line 1): `s = a * 2` on line 2"),
+    ("b", "b is cut by detach (line 3)"),
+    ("c", "relu at a value that is not positive: `relu(c)` on line 4"),
+    ("d", "abs at 0: `abs(d)` on line 4"),
+    ("f", "the losing side of maximum: `maximum(f, 10)` on line 4"),
+    ("g", "out does not use g: it is used on line 5 (`w = g * 2`)"),
+    ("k", "k is a constant"),
+    ("h", "h has a gradient"),
+])
+def test_why_names_the_cause_and_its_line(name, words):
+    result = explain(WHY, POINT, why=name)
+    assert words in result.inputs[name].why
+
+
+def test_why_not_in_wrt_and_not_used():
+    assert "not in --wrt" in explain("y = a * b", {"a": 1.0, "b": 2.0}, wrt=["a"], why="b").inputs["b"].why
+    assert "cancel" in explain("y = a - a", {"a": 1.0}, why="a").inputs["a"].why
+
+
+def test_why_an_unknown_name_is_a_usage_error():
+    from autodiff.program import UsageProblem
+
+    with pytest.raises(UsageProblem, match="not an input"):
+        explain("y = a * 2", {"a": 1.0}, why="q")
+
+
+# -- from Python ----------------------------------------------------------------------------------------------
+
+
+def test_autodiff_explain_from_python_leaves_grad_alone():
+    a = autodiff.tensor(2.0, requires_grad=True)
+    d = autodiff.tensor(10.0, requires_grad=True)
+    e = a * 3 + autodiff.log(d) * 5
+    result = autodiff.explain(e, {"a": a, "d": d})
+    assert a.grad is None and d.grad is None
+    assert result.inputs["d"].grad == pytest.approx(0.5)
+    assert "∂output/∂d = 0.5" in str(result) and repr(result) == str(result)
+    assert result.to_dict()["inputs"]["a"]["paths_count"] == 1
+    assert explain_graph(e, {"a": a}).inputs["a"].paths[0].product == pytest.approx(3)
+
+
+def test_a_tensor_graph_with_many_paths_is_searched_not_listed():
+    program = "x = a\n" + "x = x * a + x\n" * 30 + "y = sum(x)"
+    started = time.perf_counter()
+    item = explain(program, {"a": [0.5, -0.25, 0.1]}, limit=5).inputs["a"]
+    assert time.perf_counter() - started < 10  # generous: about 0.2 s here
+    assert item.paths_count == 2**31 - 1 and len(item.paths) == 5 and not item.exhaustive
+    grad = differentiate(program, {"a": [0.5, -0.25, 0.1]}).grads["a"]
+    np.testing.assert_allclose(sum(np.asarray(p.product) for p in item.paths) + item.rest, grad, rtol=1e-12)
