@@ -37,7 +37,7 @@ import re
 import traceback
 from operator import itemgetter
 
-from .. import backend
+from .. import _limits, backend
 from ..autograd.anomaly import ANOMALY
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import Node, _sequence, edge
@@ -445,11 +445,15 @@ def _compile_apply(op: OpDef):
 def _unary_apply(op: OpDef):
     """One tensor input, maybe followed by plain parameters (a dim, a shape, an exponent)."""
     forward, domain = op.forward, op.domain
+    grows = op.name in _limits.GROWING_UNARY
+    limits = _limits.STATE
 
     def apply(input, *params):
         if input.__class__ is not Tensor and not isinstance(input, Tensor):
             return forward(_module(input), input, *params)  # plain arrays: just compute
         data = input._data
+        if grows and limits.limit is not None:
+            _limits.check_op(op.name, (data,), params)
         xp = _np if data.__class__ in _NUMPY_CLASSES else backend.array_module(data)
         if domain and xp is _np:
             with _np.errstate(all="ignore"):
@@ -466,6 +470,7 @@ def _unary_apply(op: OpDef):
 
 def _binary_apply(op: OpDef):
     forward, domain = op.forward, op.domain
+    limits = _limits.STATE
 
     def apply(input, other):
         input_is_tensor = input.__class__ is Tensor or isinstance(input, Tensor)
@@ -492,6 +497,8 @@ def _binary_apply(op: OpDef):
             xp = _np
         else:  # device data: both operands must be on one device
             xp = backend.common_module((a, b))
+        if limits.limit is not None and getattr(a, "shape", ()) != getattr(b, "shape", ()):
+            _limits.check_op(op.name, (a, b))
         try:
             if domain and xp is _np:
                 with _np.errstate(all="ignore"):
@@ -511,6 +518,8 @@ def _binary_apply(op: OpDef):
 
 def _general_apply(op: OpDef):
     tensor_positions, diff_positions = op.tensor_positions, op.diff_positions
+    limits = _limits.STATE
+    checked = len(tensor_positions) >= 2 or op.name in _limits.GROWING_UNARY
 
     def apply(*args):
         arrays = list(args)
@@ -529,6 +538,9 @@ def _general_apply(op: OpDef):
             first = next((arrays[i] for i in tensor_positions if hasattr(arrays[i], "shape")), 0.0)
             return _run(op, _module(first), arrays)
         xp = backend.common_module([arrays[i] for i in tensor_positions])
+        if checked and limits.limit is not None:
+            _limits.check_op(op.name, [arrays[i] for i in tensor_positions],
+                             [arrays[i] for i in range(len(arrays)) if i not in tensor_positions])
         out = _run(op, xp, arrays)
         if needs and GRAD_MODE.enabled:
             edges = tuple(edge(args[i]) if isinstance(args[i], Tensor) else (None, 0) for i in diff_positions)
@@ -550,6 +562,8 @@ def _variadic_apply(op: OpDef):
             raise TypeError(f"{op.name}(): expected a sequence of Tensors")
         arrays = [t._data for t in tensors]
         xp = backend.common_module(arrays)
+        if _limits.STATE.limit is not None:
+            _limits.check_op(op.name, arrays)
         out = _run(op, xp, (arrays, *params))
         if GRAD_MODE.enabled and any(t._requires_grad for t in tensors):
             edges = tuple(edge(t) for t in tensors)
@@ -577,6 +591,8 @@ def nondiff(name: str, forward, *, doc: str | None = None, method=False, operato
         wrap = any(isinstance(a, Tensor) for a in args)
         if wrap:
             xp = backend.common_module([a._data for a in args if isinstance(a, Tensor)])
+            if _limits.STATE.limit is not None and len(args) >= 2:
+                _limits.check_op(name, arrays)
         else:  # plain arrays: just compute
             xp = _module(next((a for a in arrays if hasattr(a, "shape")), 0.0))
         try:
