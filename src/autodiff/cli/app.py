@@ -72,7 +72,7 @@ _RUN_OPTIONS = [
         ("max_elements", int, typer.Option(50_000_000, "--max-elements", metavar="N", min=1,
                                            help="Largest tensor a program may create.")),
         ("max_iterations", int, typer.Option(1_000_000, "--max-iterations", metavar="N", min=0,
-                                             help="Most loop turns in one run.")),
+                                             help="Most loop turns and function calls in one run.")),
         # Accepted (and shown in --help) here; main.py reads it from the command line, before any command runs.
         ("debug", bool, typer.Option(False, "--debug", help="Show Python's traceback on errors.")),
     )
