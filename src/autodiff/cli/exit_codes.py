@@ -8,6 +8,7 @@ from ..backend import DeviceUnavailable
 from ..language import ErrorKind, ProgramError
 from ..program.errors import GradientProblem, UsageProblem
 from ..testing.discover import SuiteProblem
+from ..testing.files import WriteProblem
 
 
 class ExitCode(IntEnum):
@@ -29,6 +30,7 @@ STATUSES = {
     ErrorKind.WARNING: ExitCode.OK,
     UsageProblem: ExitCode.USAGE,
     SuiteProblem: ExitCode.USAGE,
+    WriteProblem: ExitCode.USAGE,
     DeviceUnavailable: ExitCode.USAGE,
     GradientProblem: ExitCode.EVALUATION,
     MemoryError: ExitCode.EVALUATION,

@@ -789,6 +789,7 @@ class _Located:
             raise LimitProblem(f"{exc} (--max-elements)", self.source, self.start, self.end) from None
         if issubclass(kind, MemoryError):
             what = f"out of memory {self.doing}" if self.doing else "out of memory"
+            what += " (a lower --max-elements refuses such tensors before allocating them)"
             raise LimitProblem(what, self.source, self.start, self.end) from None
         if issubclass(kind, ENGINE_ERRORS):
             prefix = self.prefix() if callable(self.prefix) else self.prefix
