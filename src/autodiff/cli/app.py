@@ -167,9 +167,16 @@ def _output(chosen, draw, text) -> None:
 def _write(text: str, piece: int = 1 << 16) -> None:
     """Write in pieces the size of a pipe's buffer. One large write() to a pipe whose reader has
     gone (`| head -c1`) can come back as a short write with no error; a later piece reports it."""
-    for start in range(0, len(text), piece):
-        sys.stdout.write(text[start : start + piece])
-    sys.stdout.flush()
+    from .main import OutputFailed
+
+    try:
+        for start in range(0, len(text), piece):
+            sys.stdout.write(text[start : start + piece])
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:  # a full disk or device (/dev/full), an I/O error
+        raise OutputFailed(error.strerror or str(error)) from None
 
 
 def _version(value: bool) -> None:
