@@ -17,6 +17,7 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad option, bad --at value, missing input value, unreadable file
     INVALID_PROGRAM = 3  # syntax error, unknown name or function, wrong arguments
     EVALUATION = 4  # shape mismatch, non-scalar backward without a gradient, a size limit
+    OUTPUT_FAILED = 74  # standard output closed or full (EX_IOERR); see main.py
     INTERRUPTED = 130  # Ctrl-C
     BROKEN_PIPE = 141  # the reader of our output went away (as SIGPIPE would end a C tool)
 

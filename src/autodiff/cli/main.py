@@ -16,7 +16,7 @@ import os
 import sys
 
 
-OUTPUT_FAILED = 74  # standard output closed or full (EX_IOERR)
+OUTPUT_FAILED = 74  # standard output closed or full (EX_IOERR); ExitCode.OUTPUT_FAILED
 
 
 class OutputFailed(Exception):
