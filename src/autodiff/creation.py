@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from . import backend, dtypes
+from . import _limits, backend, dtypes
 from .tensor import Tensor, _make, _sizes
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default seed: random numbers are reproducible from the start
@@ -141,32 +141,25 @@ def from_numpy(array) -> Tensor:
 # -- a limit on what one call may create ----------------------------------------------------------------
 
 
-class ElementLimitError(RuntimeError):
-    """A creation function was asked for more elements than the current limit allows."""
-
-
-_element_limit: int | None = None  # none for the library; the expression language sets one
+ElementLimitError = _limits.ElementLimitError  # defined with the limit, in _limits.py
 
 
 class element_limit:
-    """`with element_limit(n):` refuses, before allocating, tensors of more than n elements."""
+    """`with element_limit(n):` refuses, before allocating, results of more than n elements:
+    of creation functions and of every registry op (see _limits.py)."""
 
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
 
     def __enter__(self):
-        global _element_limit
-        self._previous, _element_limit = _element_limit, self.limit
+        self._previous, _limits.STATE.limit = _limits.STATE.limit, self.limit
         return self
 
     def __exit__(self, *exc_info) -> None:
-        global _element_limit
-        _element_limit = self._previous
+        _limits.STATE.limit = self._previous
 
 
-def check_elements(count: int, what: str) -> None:
-    if _element_limit is not None and count > _element_limit:
-        raise ElementLimitError(f"{what} would create {count:,} elements; the limit is {_element_limit:,}")
+check_elements = _limits.check_elements
 
 
 # -- filled -------------------------------------------------------------------------------------------
@@ -277,7 +270,13 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     integral = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, end, step))
     numpy_dtype = dtypes.to_numpy(dtype) if dtype is not None else (np.int64 if integral else _float_dtype(None))
-    count = max(0, math.ceil((end - start) / step))
+    try:
+        span = (end - start) / step
+    except OverflowError:
+        span = math.inf
+    if not math.isfinite(span):
+        raise RuntimeError(f"arange({start}, {end}, {step}) would have too many elements to count")
+    count = max(0, math.ceil(span))
     _shape((count,), "arange")
     array = np.arange(start, end, step, dtype=np.float64 if not integral else np.int64)[:count].astype(numpy_dtype)
     return _finish(as_array(array, device=device), requires_grad)

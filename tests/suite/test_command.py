@@ -81,7 +81,7 @@ def test_globs(suite):
     (["--shard", "4/3"], "autodiff: error: --shard 4/3: expected I/N with 1 <= I <= N, as 1/3\n"),
     (["--at", "a=1"], "autodiff: error: Invalid value for '--at': --at adds points to records, so it needs --update "
                       "(see autodiff test --help)\n"),
-    (["-j", "0"], "autodiff: error: Invalid value for '--jobs' / '-j': 0 is not in the range x>=1 "
+    (["-j", "0"], "autodiff: error: Invalid value for '--jobs' / '-j': 0 is not in the range 1<=x<=256 "
                   "(see autodiff test --help)\n"),
 ])
 def test_usage_errors(suite, args, message):

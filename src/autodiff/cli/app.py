@@ -86,7 +86,7 @@ _RUN_OPTIONS = [
         ("max_elements", int, typer.Option(50_000_000, "--max-elements", metavar="N", min=1,
                                            help="Largest tensor a program may create.")),
         ("max_iterations", int, typer.Option(1_000_000, "--max-iterations", metavar="N", min=0,
-                                             help="Most loop turns in one run.")),
+                                             help="Most loop turns and function calls in one run.")),
         # Accepted (and shown in --help) here; main.py reads it from the command line, before any command runs.
         ("debug", bool, typer.Option(False, "--debug", help="Show Python's traceback on errors.")),
     )
@@ -181,9 +181,16 @@ def _output(chosen, draw, text) -> None:
 def _write(text: str, piece: int = 1 << 16) -> None:
     """Write in pieces the size of a pipe's buffer. One large write() to a pipe whose reader has
     gone (`| head -c1`) can come back as a short write with no error; a later piece reports it."""
-    for start in range(0, len(text), piece):
-        sys.stdout.write(text[start : start + piece])
-    sys.stdout.flush()
+    from .main import OutputFailed
+
+    try:
+        for start in range(0, len(text), piece):
+            sys.stdout.write(text[start : start + piece])
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:  # a full disk or device (/dev/full), an I/O error
+        raise OutputFailed(error.strerror or str(error)) from None
 
 
 def _version(value: bool) -> None:
@@ -242,6 +249,8 @@ def grad(
     from ..program import differentiate
     from .program_input import parse_names
 
+    if check:
+        _check_tolerances(atol, rtol)
     source, values = _inputs(file, expr, at)
     result = differentiate(source, values, wrt=parse_names(wrt, "--wrt"), retain=parse_names(retain, "--retain"),
                            output=output, grad_output=grad_output, order=order, graph=tree, options=options)
@@ -371,8 +380,10 @@ def test(
                                    help="File names to take in directories (repeatable); default: *.expr and *.txt."),
     rtol: float = typer.Option(1e-9, "--rtol", min=0.0, metavar="TOL", help="Relative tolerance of comparisons."),
     atol: float = typer.Option(1e-12, "--atol", min=0.0, metavar="TOL", help="Absolute tolerance of comparisons."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, metavar="N",
-                                       help="Worker processes; default: one per CPU core."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, max=256, metavar="N",
+                                       help="Worker processes (at most 256); default: one per CPU core."),
+    timeout: float = typer.Option(60.0, "--timeout", min=0.0, metavar="SECONDS",
+                                  help="Most seconds one file may run before it is stopped and errored; 0: no limit."),
     shard: Optional[str] = typer.Option(None, "--shard", metavar="I/N",
                                         help="Run only the I-th of N equal slices of the files (for CI machines)."),
     junit: Optional[str] = typer.Option(None, "--junit", metavar="FILE", help="Also write a JUnit XML report."),
@@ -395,23 +406,43 @@ def test(
     files = finding.discover(paths or ["."], tuple(glob) or finding.DEFAULT_GLOBS)
     if shard is not None:
         files = finding.shard(files, *finding.parse_shard(shard))
+    _check_tolerances(atol, rtol)
+    if timeout != timeout or timeout == float("inf"):
+        timeout = 0.0 if timeout == float("inf") else _bad_number("--timeout", timeout)
     settings = Settings(rtol=rtol, atol=atol, update=update, extra_points=extra_points, options=options)
     progress = Progress(len(files), enabled=sys.stderr.isatty() and format is not Format.json)
     started = time.perf_counter()
     try:
-        results = run_files(files, settings, jobs or default_jobs(), on_result=progress.advance)
+        results = run_files(files, settings, jobs or default_jobs(), on_result=progress.advance, timeout=timeout)
     finally:
         progress.close()
     summary = RunSummary(results, time.perf_counter() - started, update)
     if junit:
+        from ..testing.files import WriteProblem
         from ..testing.junit import write_junit
 
-        write_junit(summary, junit)
+        try:
+            write_junit(summary, junit)
+        except WriteProblem:
+            _emit_suite(summary, format)  # the report is still shown; then the usage error (exit 2)
+            raise
     _emit_suite(summary, format)
     if not summary.succeeded:
         from .exit_codes import ExitCode
 
         raise typer.Exit(ExitCode.CHECK_FAILED)
+
+
+def _check_tolerances(atol: float, rtol: float) -> None:
+    """A NaN tolerance would pass every comparison (nan <= x is false, but numpy.isclose and
+    the checks' own tests differ on it): refused, as a usage error."""
+    for name, value in (("--atol", atol), ("--rtol", rtol)):
+        if value != value:
+            _bad_number(name, value)
+
+
+def _bad_number(name: str, value) -> float:
+    raise typer.BadParameter(f"{value} is not a number of the allowed range", param_hint=f"'{name}'")
 
 
 def _emit_suite(summary, chosen) -> None:

@@ -8,6 +8,7 @@ from ..backend import DeviceUnavailable
 from ..language import ErrorKind, ProgramError
 from ..program.errors import GradientProblem, UsageProblem
 from ..testing.discover import SuiteProblem
+from ..testing.files import WriteProblem
 
 
 class ExitCode(IntEnum):
@@ -16,6 +17,7 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad option, bad --at value, missing input value, unreadable file
     INVALID_PROGRAM = 3  # syntax error, unknown name or function, wrong arguments
     EVALUATION = 4  # shape mismatch, non-scalar backward without a gradient, a size limit
+    OUTPUT_FAILED = 74  # standard output closed or full (EX_IOERR); see main.py
     INTERRUPTED = 130  # Ctrl-C
     BROKEN_PIPE = 141  # the reader of our output went away (as SIGPIPE would end a C tool)
 
@@ -29,6 +31,7 @@ STATUSES = {
     ErrorKind.WARNING: ExitCode.OK,
     UsageProblem: ExitCode.USAGE,
     SuiteProblem: ExitCode.USAGE,
+    WriteProblem: ExitCode.USAGE,
     DeviceUnavailable: ExitCode.USAGE,
     GradientProblem: ExitCode.EVALUATION,
     MemoryError: ExitCode.EVALUATION,

@@ -3,6 +3,11 @@
 Errors become one message on standard error (with the source line and a caret where there
 is one) and the exit status of the spec; standard output stays empty. `--debug` shows
 Python's traceback instead. A closed pipe and Ctrl-C end quietly.
+
+Broken standard streams: standard output closed or full (ENOSPC, EIO) is one line on standard
+error and exit 74 (EX_IOERR of sysexits.h); standard error closed or full loses the messages,
+never the exit status, and nothing meant for it ever goes to standard output; a closed
+standard input read with `-` is a usage error (exit 2).
 """
 
 from __future__ import annotations
@@ -11,9 +16,63 @@ import os
 import sys
 
 
+OUTPUT_FAILED = 74  # standard output closed or full (EX_IOERR); ExitCode.OUTPUT_FAILED
+
+
+class OutputFailed(Exception):
+    """Standard output cannot be written: closed, or its device full."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Tolerant:
+    """Standard error that cannot fail: a closed or full one loses the messages, not the run."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is not None:
+            try:
+                self._stream.write(text)
+                if "\n" in text:
+                    self._stream.flush()
+            except (OSError, ValueError):
+                self._stream = None
+        return len(text)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._stream = None
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def fileno(self) -> int:
+        if self._stream is None:
+            raise OSError("standard error is closed")
+        return self._stream.fileno()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main(argv: list | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or bool(os.environ.get("AUTODIFF_DEBUG"))
+    if not isinstance(sys.stderr, _Tolerant):
+        sys.stderr = _Tolerant(sys.stderr)
+    if sys.stdout is None:  # started with standard output closed (`>&-`)
+        print("autodiff: error: standard output is closed", file=sys.stderr)
+        return OUTPUT_FAILED
     try:
         return _run(argv)
     except KeyboardInterrupt:
@@ -21,8 +80,27 @@ def main(argv: list | None = None) -> int:
         return 130
     except BrokenPipeError:
         return _closed_pipe()
+    except OutputFailed as failed:
+        return _output_failed(failed.reason)
+    except OSError as error:
+        if _is_output_error(error):
+            return _output_failed(error.strerror or str(error))
+        return _report(error, debug, argv)
     except Exception as error:  # one place turns every error into its message and status
         return _report(error, debug, argv)
+
+
+def _is_output_error(error: OSError) -> bool:
+    import errno
+
+    return error.errno in (errno.ENOSPC, errno.EIO, errno.EBADF, errno.EDQUOT, errno.EFBIG) and \
+        not getattr(error, "filename", None)
+
+
+def _output_failed(reason: str) -> int:
+    print(f"autodiff: error: cannot write to standard output ({reason})", file=sys.stderr)
+    _closed_pipe()  # nothing more is written there, not even at exit
+    return OUTPUT_FAILED
 
 
 def _run(argv: list) -> int:
@@ -47,6 +125,8 @@ def _run(argv: list) -> int:
         sys.stdout.flush()
     except BrokenPipeError:
         return _closed_pipe()
+    except OSError as error:
+        return _output_failed(error.strerror or str(error))
     return status if isinstance(status, int) else 0
 
 
@@ -57,7 +137,9 @@ def _usage(error, argv: list) -> int:
         return 0
     command = next((a for a in argv if not a.startswith("-")), None)
     where = f"autodiff {command} --help" if command in ("grad", "eval", "graph", "test") else "autodiff --help"
-    print(f"autodiff: error: {message} (see {where})", file=sys.stderr)
+    from .._text import escape
+
+    print(f"autodiff: error: {escape(message)} (see {where})", file=sys.stderr)
     return 2
 
 
@@ -66,6 +148,7 @@ def _first_line(message: str) -> str:
 
 
 def _report(error: Exception, debug: bool, argv: list) -> int:
+    from .._text import escape, escape_lines
     from ..language import ProgramError
     from .exit_codes import is_expected, status_for
     from .messages import line_for
@@ -79,11 +162,11 @@ def _report(error: Exception, debug: bool, argv: list) -> int:
     elif isinstance(error, MemoryError):
         print("autodiff: error: out of memory (lower --max-elements to stop such programs earlier)", file=sys.stderr)
     elif is_expected(error):  # usage, device, suite and gradient problems
-        print(f"autodiff: error: {error}", file=sys.stderr)
+        print(f"autodiff: error: {escape_lines(str(error))}", file=sys.stderr)
         if getattr(error, "hint", ""):
-            print(f"hint: {error.hint}", file=sys.stderr)
+            print(f"hint: {escape_lines(error.hint)}", file=sys.stderr)
     else:  # not ours: a bug, said in one line (with --debug, the traceback above)
-        print(f"autodiff: internal error: {type(error).__name__}: {error} (run with --debug for details)",
+        print(f"autodiff: internal error: {type(error).__name__}: {escape(str(error))} (run with --debug for details)",
               file=sys.stderr)
     return int(status_for(error))
 

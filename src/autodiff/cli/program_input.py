@@ -18,7 +18,12 @@ def read_program(file: str | None, expression: str | None) -> Source:
     if file is None:
         raise UsageProblem("give a FILE, - to read standard input, or -e EXPR")
     if file == "-":
-        return read_stream(sys.stdin.buffer, "<stdin>")
+        if sys.stdin is None:
+            raise UsageProblem("standard input is closed: give a FILE or -e EXPR")
+        try:
+            return read_stream(sys.stdin.buffer, "<stdin>")
+        except OSError as error:
+            raise UsageProblem(f"standard input cannot be read ({error.strerror or error})") from None
     return read_file(file)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from .._text import escape, escape_lines
+from .._text import shown as shown_name
 from .source import Source
 
 
@@ -50,20 +52,28 @@ class ProgramError(Exception):
 
 
 def render(kind: str, message: str, source: Source | None, start: int | None, end: int | None = None) -> str:
+    # Names, messages and quoted lines come from outside: control characters are shown escaped.
+    message = escape_lines(message)
     if source is None:
         return f"{kind}: {message}"
+    name = shown_name(source.name)
     if start is None:
-        return f"{source.name}: {kind}: {message}"
+        return f"{name}: {kind}: {message}"
     line, column = source.line_column(start)
-    text = source.line_text(line)
+    raw = source.line_text(line)
+    text = escape(raw, keep_tabs=True)
     # An option's value (`--at x`) is one short line: its name says where, without line:col.
-    head = f"{kind}: {source.name}: {message}" if source.name.startswith("--") else \
-        f"{source.name}:{line}:{column}: {kind}: {message}"
-    prefix = text[: column - 1]
+    head = f"{kind}: {name}: {message}" if source.name.startswith("--") else \
+        f"{name}:{line}:{column}: {kind}: {message}"
+    prefix = escape(raw[: column - 1], keep_tabs=True)
     width = 1
     if end is not None and end > start:
         end_line, end_column = source.line_column(end)
-        width = max(1, (end_column if end_line == line else len(text) + 1) - column)
+        if end_line == line:
+            width = max(1, len(escape(raw[column - 1 : end_column - 1], keep_tabs=True)))
+        else:
+            width = max(1, len(text) - len(prefix))
+    column = len(prefix) + 1  # where the place is in the line as shown
     if len(text) > WIDTH:  # a very long line: show a window around the place
         left = max(0, column - 1 - WIDTH // 3)
         shown = ("..." if left else "") + text[left : left + WIDTH] + ("..." if left + WIDTH < len(text) else "")

@@ -36,7 +36,7 @@ class Options:
     device: str = "cpu"
     seed: int = 0
     max_elements: int = 50_000_000  # per tensor created by a function call or a broadcast
-    max_iterations: int = 1_000_000  # loop turns in one run
+    max_iterations: int = 1_000_000  # loop turns and calls of the program's own functions, in one run
     max_call_depth: int = 100  # nested calls of the program's own functions
     check_finite: bool = True  # warn where nan or inf first appears
     keep_tensors: bool = False  # remember every recorded tensor (for showing a graph's values)
@@ -652,6 +652,10 @@ class _Runner:
                     raise NameProblem(f"{function.name}() is missing the argument {param.name!r}", self.source,
                                       node.start, node.end)
                 local[param.name] = function.defaults[param.name]
+        self.iterations += 1  # calls share the loop budget: a doubly recursive function ends too
+        if self.iterations > self.options.max_iterations:
+            raise LimitProblem(f"more than {self.options.max_iterations:,} loop turns and function calls "
+                               "(--max-iterations)", self.source, node.start, node.end)
         self.depth += 1
         try:
             self._execute(definition.body, local)
@@ -785,6 +789,7 @@ class _Located:
             raise LimitProblem(f"{exc} (--max-elements)", self.source, self.start, self.end) from None
         if issubclass(kind, MemoryError):
             what = f"out of memory {self.doing}" if self.doing else "out of memory"
+            what += " (a lower --max-elements refuses such tensors before allocating them)"
             raise LimitProblem(what, self.source, self.start, self.end) from None
         if issubclass(kind, ENGINE_ERRORS):
             prefix = self.prefix() if callable(self.prefix) else self.prefix

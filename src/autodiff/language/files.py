@@ -3,6 +3,7 @@ UTF-8 (a byte-order mark dropped); anything else is an InputProblem saying what 
 
 from __future__ import annotations
 
+from .._text import shown
 from .errors import InputProblem
 from .parser import MAX_SOURCE_CHARACTERS
 from .source import Source
@@ -12,17 +13,18 @@ MAX_FILE_BYTES = MAX_SOURCE_CHARACTERS  # a program file larger than this is ref
 
 def read_file(path) -> Source:
     name = str(path)
+    quoted = shown(name)  # as messages show it: escaped, a long name cut
     try:
         with open(path, "rb") as stream:
-            data = _read_limited(stream, name)
+            data = _read_limited(stream, quoted)
     except FileNotFoundError:
-        raise InputProblem(f"{name}: no such file") from None
+        raise InputProblem(f"{quoted}: no such file") from None
     except IsADirectoryError:
-        raise InputProblem(f"{name}: is a directory, not a program file") from None
+        raise InputProblem(f"{quoted}: is a directory, not a program file") from None
     except PermissionError:
-        raise InputProblem(f"{name}: permission denied") from None
+        raise InputProblem(f"{quoted}: permission denied") from None
     except OSError as exc:
-        raise InputProblem(f"{name}: cannot be read ({exc.strerror or exc})") from None
+        raise InputProblem(f"{quoted}: cannot be read ({exc.strerror or exc})") from None
     return decode(data, name)
 
 

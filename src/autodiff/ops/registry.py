@@ -39,7 +39,7 @@ import re
 import traceback
 from operator import itemgetter
 
-from .. import backend
+from .. import _limits, backend
 from ..autograd.anomaly import ANOMALY
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import Node, _sequence, edge
@@ -452,6 +452,8 @@ def _compile_apply(op: OpDef):
 def _unary_apply(op: OpDef):
     """One tensor input, maybe followed by plain parameters (a dim, a shape, an exponent)."""
     forward, domain, batch = op.forward, op.domain, op.batch
+    grows = op.name in _limits.GROWING_UNARY
+    limits = _limits.STATE
 
     def apply(input, *params):
         if input.__class__ is not Tensor:
@@ -460,6 +462,8 @@ def _unary_apply(op: OpDef):
             if input.__class__ is Batched:
                 return dispatch(batch, apply, (input, *params), {})
         data = input._data
+        if grows and limits.limit is not None:
+            _limits.check_op(op.name, (data,), params)
         xp = _np if data.__class__ in _NUMPY_CLASSES else backend.array_module(data)
         if domain and xp is _np:
             with _np.errstate(all="ignore"):
@@ -476,6 +480,7 @@ def _unary_apply(op: OpDef):
 
 def _binary_apply(op: OpDef):
     forward, domain, batch = op.forward, op.domain, op.batch
+    limits = _limits.STATE
 
     def apply(input, other):
         input_is_tensor = input.__class__ is Tensor or isinstance(input, Tensor)
@@ -504,6 +509,8 @@ def _binary_apply(op: OpDef):
             xp = _np
         else:  # device data: both operands must be on one device
             xp = backend.common_module((a, b))
+        if limits.limit is not None and getattr(a, "shape", ()) != getattr(b, "shape", ()):
+            _limits.check_op(op.name, (a, b))
         try:
             if domain and xp is _np:
                 with _np.errstate(all="ignore"):
@@ -523,6 +530,8 @@ def _binary_apply(op: OpDef):
 
 def _general_apply(op: OpDef):
     tensor_positions, diff_positions = op.tensor_positions, op.diff_positions
+    limits = _limits.STATE
+    checked = len(tensor_positions) >= 2 or op.name in _limits.GROWING_UNARY
 
     def apply(*args):
         arrays = list(args)
@@ -543,6 +552,9 @@ def _general_apply(op: OpDef):
             first = next((arrays[i] for i in tensor_positions if hasattr(arrays[i], "shape")), 0.0)
             return _run(op, _module(first), arrays)
         xp = backend.common_module([arrays[i] for i in tensor_positions])
+        if checked and limits.limit is not None:
+            _limits.check_op(op.name, [arrays[i] for i in tensor_positions],
+                             [arrays[i] for i in range(len(arrays)) if i not in tensor_positions])
         out = _run(op, xp, arrays)
         if needs and GRAD_MODE.enabled:
             edges = tuple(edge(args[i]) if isinstance(args[i], Tensor) else (None, 0) for i in diff_positions)
@@ -566,6 +578,8 @@ def _variadic_apply(op: OpDef):
             raise TypeError(f"{op.name}(): expected a sequence of Tensors")
         arrays = [t._data for t in tensors]
         xp = backend.common_module(arrays)
+        if _limits.STATE.limit is not None:
+            _limits.check_op(op.name, arrays)
         out = _run(op, xp, (arrays, *params))
         if GRAD_MODE.enabled and any(t._requires_grad for t in tensors):
             edges = tuple(edge(t) for t in tensors)
@@ -595,6 +609,8 @@ def nondiff(name: str, forward, *, doc: str | None = None, method=False, operato
         wrap = any(isinstance(a, Tensor) for a in args)
         if wrap:
             xp = backend.common_module([a._data for a in args if isinstance(a, Tensor)])
+            if _limits.STATE.limit is not None and len(args) >= 2:
+                _limits.check_op(name, arrays)
         else:  # plain arrays: just compute
             xp = _module(next((a for a in arrays if hasattr(a, "shape")), 0.0))
         try:

@@ -16,6 +16,7 @@ from ..language import Options, Warning_, evaluate
 from .values import host
 
 MAX_CHECKED_ELEMENTS = 2_000  # per input; beyond it a seeded sample of elements is checked
+MAX_CHECK_INPUT_ELEMENTS = 100_000  # input elements in all: more is a usage error (as --order 2's limit)
 
 
 @dataclass
@@ -91,6 +92,11 @@ def check(run, *, atol: float = 1e-5, rtol: float = 1e-3) -> CheckReport:
     quiet = Options(**{**vars(options), "check_finite": False, "keep_tensors": False})
     values = {name: host(t) for name, t in sorted(evaluation.inputs.items())}
     analytical = {name: host(t._grad) for name, t in evaluation.inputs.items() if t.requires_grad}
+    total = sum(int(np.size(values[name])) for name in analytical)
+    if total > MAX_CHECK_INPUT_ELEMENTS:
+        from .errors import UsageProblem
+
+        raise UsageProblem(f"--check is limited to {MAX_CHECK_INPUT_ELEMENTS:,} input elements (these have {total:,})")
     weights = 1.0 if run.seed is None else host(run.seed).astype(np.float64)
     output_name = evaluation.output_name if evaluation.output_name != "output" else None
 

@@ -8,12 +8,12 @@ record is a <failure> of type "new", since it does not pass.
 from __future__ import annotations
 
 import datetime
-import os
 import re
 import socket
 import xml.etree.ElementTree as ElementTree
 from pathlib import PurePath
 
+from .files import write_replacing
 from .one_file import ERRORED, FAILED, NEW, UPDATED
 from .reporting import RunSummary, point_text, value_text
 
@@ -60,9 +60,6 @@ def junit_xml(summary: RunSummary, suite_name: str = "autodiff") -> bytes:
 
 
 def write_junit(summary: RunSummary, destination) -> None:
-    """Write the report whole, replacing any earlier one in one step."""
-    data = junit_xml(summary)
-    temporary = f"{destination}.{os.getpid()}.tmp"
-    with open(temporary, "wb") as stream:
-        stream.write(data)
-    os.replace(temporary, destination)
+    """Write the report whole, replacing any earlier one in one step (see files.write_replacing);
+    WriteProblem when it cannot be written there."""
+    write_replacing(destination, junit_xml(summary), "--junit")

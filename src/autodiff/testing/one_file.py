@@ -13,10 +13,11 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..language import InputProblem, Options, ProgramError, Source, parse
+from ..language import InputProblem, LimitProblem, Options, ProgramError, Source, parse
 from ..language.analysis import analyze
 from ..language.files import read_file
 from ..program import GradientProblem, NotATensor, differentiate, to_python
+from .files import WriteProblem
 from .compare import DEFAULT_ATOL, DEFAULT_RTOL, Mismatch, compare_point
 from .records import (FORMAT, RECORD_SUFFIX, RecordProblem, as_floats, from_record, load, point_key, to_record,
                       write)
@@ -48,9 +49,24 @@ class FileResult:
 def run_file(path, settings: Settings) -> FileResult:
     """Evaluate one file at its points and compare (or record). Never raises for a bad file."""
     started = time.perf_counter()
-    result = _run(Path(path), settings)
+    try:
+        result = _run(Path(path), settings)
+    except NotAResult as stopped:
+        result = FileResult(str(path), ERRORED, str(stopped))
+    except RecursionError:
+        result = FileResult(str(path), ERRORED, "nested too deeply to run")
+    except MemoryError:
+        result = FileResult(str(path), ERRORED, "out of memory (--max-elements refuses large tensors before "
+                                                "allocating them)")
+    except Exception as error:  # a bug: it costs this file, never the run
+        result = FileResult(str(path), ERRORED, f"internal error: {type(error).__name__}: {error}")
     result.seconds = time.perf_counter() - started
     return result
+
+
+class NotAResult(Exception):
+    """A point stopped by the run, not by the program's meaning (a limit, no memory): the file is
+    errored, and such an outcome is never recorded as what the file is expected to do."""
 
 
 def _run(path: Path, settings: Settings) -> FileResult:
@@ -111,10 +127,19 @@ def _prepare(source: Source):
 
 def evaluate_point(program, source: Source, at: dict, options: Options) -> dict:
     """The results of the program at one point, as a record holds them."""
+    if isinstance(program, LimitProblem):
+        raise NotAResult(program.render().splitlines()[0])
     if isinstance(program, ProgramError):
         return _error(type(program).__name__, program.message)
     try:
         run = differentiate(source, {k: from_record(v) for k, v in at.items()}, program=program, options=options)
+    except LimitProblem as problem:  # --max-elements, --max-iterations, out of memory: not the program's result
+        raise NotAResult(f"at {_at_text(at)}: {problem.render().splitlines()[0]}") from None
+    except MemoryError:
+        raise NotAResult(f"at {_at_text(at)}: out of memory (--max-elements refuses large tensors before "
+                         "allocating them)") from None
+    except RecursionError:
+        raise NotAResult(f"at {_at_text(at)}: nested too deeply to run") from None
     except ProgramError as problem:
         return _error(type(problem).__name__, problem.message)
     except NotATensor as problem:
@@ -123,6 +148,12 @@ def evaluate_point(program, source: Source, at: dict, options: Options) -> dict:
         return _error("RuntimeError", str(problem).splitlines()[0] if str(problem) else "")
     grads = {q.name: None if q.grad is None else _plain(q.grad) for q in run.inputs if q.requires_grad}
     return {"output": run.output.name, "value": _plain(run.output.value), "grads": grads}
+
+
+def _at_text(at: dict) -> str:
+    from .reporting import point_text
+
+    return point_text(at)
 
 
 def _error(kind: str, message: str) -> dict:
@@ -145,6 +176,9 @@ def _record(path: Path, outcomes: list, needs_values: list) -> FileResult:
                                               f"{', '.join(needs_values)}; give them with --at, or list points in "
                                               f"its record ({path.name}{RECORD_SUFFIX})")
     record = {"format": FORMAT, "points": [{"at": to_record(as_floats(at)), **outcome} for at, outcome in outcomes]}
-    written = write(path, record)
+    try:
+        written = write(path, record)
+    except WriteProblem as problem:
+        return FileResult(str(path), ERRORED, str(problem), points=len(outcomes))
     message = f"recorded {len(outcomes)} point(s)" if written else "record unchanged"
     return FileResult(str(path), UPDATED if written else PASSED, message, points=len(outcomes))

@@ -5,6 +5,11 @@ imported; elsewhere they are spawned. Each takes a few files at a time and sends
 result per file as soon as it has it. When a worker dies (a crash in a native library, a
 kill), the file it was running is reported as errored, the files it had not started go back
 to the queue, and a new worker takes its place: no other file's result is lost.
+
+A file that runs longer than the time limit (`--timeout`, seconds; 0 for none) has its worker
+killed and is reported as errored; with a limit, even -j 1 runs files in a worker. Workers
+die with their parent: each asks Linux for SIGKILL when the parent dies (PR_SET_PDEATHSIG),
+and between files checks that its parent is still the one that started it.
 """
 
 from __future__ import annotations
@@ -13,12 +18,15 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 from collections import deque
 from multiprocessing.connection import wait
 
 from .one_file import ERRORED, FileResult, Settings, run_file
 
 FILES_PER_REQUEST = 8  # few enough to balance the workers, enough to keep messages rare
+MAX_JOBS = 256  # more worker processes than this is a usage error
+DEFAULT_TIMEOUT = 60.0  # seconds one file may run
 
 
 def default_jobs() -> int:
@@ -28,22 +36,49 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def run_files(files: list, settings: Settings, jobs: int = 1, on_result=None) -> list:
-    """The result of each file, in the order of `files`; on_result(result) as each arrives."""
-    if jobs <= 1 or len(files) <= 1:
+def run_files(files: list, settings: Settings, jobs: int = 1, on_result=None, timeout: float = 0.0) -> list:
+    """The result of each file, in the order of `files`; on_result(result) as each arrives.
+    timeout: seconds one file may run (0: no limit)."""
+    if timeout <= 0 and (jobs <= 1 or len(files) <= 1):
         results = []
         for path in files:
             results.append(run_file(path, settings))
             if on_result:
                 on_result(results[-1])
         return results
-    return _Pool(files, settings, min(jobs, len(files)), on_result).run()
+    if not files:
+        return []
+    return _Pool(files, settings, max(1, min(jobs, len(files))), on_result, timeout).run()
 
 
-def _worker(connection, settings: Settings) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux); elsewhere the
+    worker's own check of its parent between files is all there is."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            PR_SET_PDEATHSIG = 1
+            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _worker(connection, settings: Settings, parent: int) -> None:
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     while True:
-        request = connection.recv()
+        while not connection.poll(1.0):
+            if os.getppid() != parent:
+                os._exit(1)
+        try:
+            request = connection.recv()
+        except (EOFError, OSError):
+            os._exit(1)
         if request is None:
             return
         for index, path in request:
@@ -54,14 +89,17 @@ def _worker(connection, settings: Settings) -> None:
 class _Worker:
     def __init__(self, context, settings: Settings) -> None:
         self.connection, child_end = context.Pipe()
-        self.process = context.Process(target=_worker, args=(child_end, settings), daemon=True)
+        self.process = context.Process(target=_worker, args=(child_end, settings, os.getpid()), daemon=True)
         self.process.start()
         child_end.close()
         self.assigned: list = []  # (index, path) sent and not yet answered
+        self.since = time.monotonic()  # when the file it is running (assigned[0]) started
+        self.timed_out = False
 
 
 class _Pool:
-    def __init__(self, files: list, settings: Settings, jobs: int, on_result) -> None:
+    def __init__(self, files: list, settings: Settings, jobs: int, on_result, timeout: float = 0.0) -> None:
+        self.timeout = timeout
         self.files = files
         self.settings = settings
         self.jobs = jobs
@@ -81,16 +119,36 @@ class _Pool:
                 for worker in self.workers:
                     waitables[worker.connection] = worker
                     waitables[worker.process.sentinel] = worker
-                for ready in wait(list(waitables)):
+                for ready in wait(list(waitables), timeout=self._wait_time()):
                     worker = waitables[ready]
                     if worker in self.workers:
                         self._serve(worker, died=ready is worker.process.sentinel)
+                self._stop_late_workers()
         finally:
             for worker in self.workers:
-                worker.process.terminate()
+                worker.process.kill()
             for worker in self.workers:
                 worker.process.join()
         return self.results
+
+    def _wait_time(self):
+        if self.timeout <= 0:
+            return None
+        busy = [w.since for w in self.workers if w.assigned]
+        if not busy:
+            return self.timeout
+        return max(0.0, min(busy) + self.timeout - time.monotonic()) + 0.01
+
+    def _stop_late_workers(self) -> None:
+        """Kill a worker whose file has run past the time limit (hung, stopped or just slow)."""
+        if self.timeout <= 0:
+            return
+        now = time.monotonic()
+        for worker in list(self.workers):
+            if worker.assigned and now - worker.since >= self.timeout:
+                worker.timed_out = True
+                worker.process.kill()
+                self._lost(worker)
 
     def _start_worker(self) -> None:
         worker = _Worker(self.context, self.settings)
@@ -106,6 +164,7 @@ class _Pool:
             self.workers.remove(worker)
             return
         worker.assigned = request
+        worker.since = time.monotonic()
         worker.connection.send([(index, str(path)) for index, path in request])
 
     def _serve(self, worker: _Worker, died: bool) -> None:
@@ -117,6 +176,7 @@ class _Pool:
                     return
                 index, result = message
                 worker.assigned = [item for item in worker.assigned if item[0] != index]
+                worker.since = time.monotonic()
                 self._keep(index, result)
         except (EOFError, OSError):
             died = True
@@ -131,12 +191,19 @@ class _Pool:
     def _lost(self, worker: _Worker) -> None:
         """A worker died: blame the file it was running, requeue the rest, replace the worker."""
         worker.process.join()
+        worker.connection.close()
+        if worker not in self.workers:
+            return
         self.workers.remove(worker)
         if worker.assigned:
             (index, path), *rest = worker.assigned
             code = worker.process.exitcode
-            how = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
-            self._keep(index, FileResult(str(path), ERRORED, f"the worker process running this file died ({how})"))
+            if worker.timed_out:
+                message = f"timed out after {self.timeout:g} s (--timeout)"
+            else:
+                how = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+                message = f"the worker process running this file died ({how})"
+            self._keep(index, FileResult(str(path), ERRORED, message, seconds=time.monotonic() - worker.since))
             self.queue.extendleft(reversed(rest))
         if self.queue:
             self._start_worker()

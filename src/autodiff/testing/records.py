@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
+
+from .files import ReadProblem, read_regular, write_replacing
 
 RECORD_SUFFIX = ".golden.json"
 FORMAT = 1
@@ -51,19 +51,31 @@ def record_path(path) -> Path:
     return Path(str(path) + RECORD_SUFFIX)
 
 
+MAX_RECORD_BYTES = 16 * 1024 * 1024  # a record larger than this is refused unread
+MAX_NESTING = 64  # lists in a value nest at most this deep (a tensor's dimensions)
+
+
 def load(path) -> dict | None:
-    """The record of an expression file, or None when it has none."""
+    """The record of an expression file, or None when it has none. A record that is not a
+    regular file, too large, not JSON, or not shaped as a record in every field is a
+    RecordProblem with a one-line reason."""
     where = record_path(path)
     try:
-        text = where.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        data = read_regular(where, MAX_RECORD_BYTES)
+    except ReadProblem as exc:
+        raise RecordProblem(f"{where}: {exc}") from None
+    if data is None:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordProblem(f"{where}: cannot be read ({exc})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordProblem(f"{where}: not UTF-8 text (byte {exc.start})") from None
     try:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordProblem(f"{where}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise RecordProblem(f"{where}: not a record: JSON nested too deeply") from None
     _validate(record, where)
     return record
 
@@ -71,11 +83,89 @@ def load(path) -> dict | None:
 def _validate(record, where) -> None:
     if not isinstance(record, dict) or not isinstance(record.get("points", []), list):
         raise RecordProblem(f"{where}: a record is an object with a list of \"points\"")
-    if record.get("format", FORMAT) != FORMAT:
-        raise RecordProblem(f"{where}: record format {record.get('format')!r}; this autodiff reads format {FORMAT}")
+    if record.get("format", FORMAT) != FORMAT or isinstance(record.get("format"), bool):
+        raise RecordProblem(f"{where}: record format {_brief(record.get('format'))}; this autodiff reads format {FORMAT}")
     for number, point in enumerate(record.get("points", []), 1):
         if not isinstance(point, dict) or not isinstance(point.get("at", {}), dict):
             raise RecordProblem(f"{where}: point {number} must be an object with an \"at\" object of input values")
+        problem = _point_problem(point)
+        if problem:
+            raise RecordProblem(f"{where}: point {number}: {problem}")
+
+
+def _point_problem(point: dict) -> str:
+    """What is wrong with a point's fields ('' when nothing is)."""
+    for name, value in point.get("at", {}).items():
+        if not _text_ok(name) or not name.isidentifier():
+            return f"\"at\" has a key that is not an input name: {_brief(name)}"
+        problem = _value_problem(value, allow_null=False)
+        if problem:
+            return f"the value of {name} {problem}"
+    if "output" in point and not (isinstance(point["output"], str) and _text_ok(point["output"])):
+        return f"\"output\" must be a name, not {_brief(point['output'])}"
+    if "value" in point:
+        problem = _value_problem(point["value"], allow_null=True)
+        if problem:
+            return f"\"value\" {problem}"
+    if "grads" in point:
+        if not isinstance(point["grads"], dict):
+            return "\"grads\" must be an object of input names"
+        for name, value in point["grads"].items():
+            if not _text_ok(name) or not name.isidentifier():
+                return f"\"grads\" has a key that is not an input name: {_brief(name)}"
+            problem = _value_problem(value, allow_null=True)
+            if problem:
+                return f"the gradient of {name} {problem}"
+    if "error" in point:
+        error = point["error"]
+        if not (isinstance(error, dict) and all(isinstance(error.get(k), str) and _text_ok(error[k])
+                                                for k in ("class", "message"))):
+            return "\"error\" must be an object with the strings \"class\" and \"message\""
+    return ""
+
+
+def _value_problem(value, allow_null: bool) -> str:
+    """'' for a number, "nan"/"inf"/"-inf", or nested lists of them; else what is wrong."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return f"nests lists more than {MAX_NESTING} deep"
+        if isinstance(item, list):
+            stack.extend((x, depth + 1) for x in item)
+        elif isinstance(item, bool):
+            return "must be a number, not true or false"
+        elif isinstance(item, int):
+            try:
+                float(item)
+            except OverflowError:
+                return "is an integer too large for a float"
+        elif isinstance(item, float):
+            pass
+        elif isinstance(item, str):
+            if item not in ("nan", "inf", "-inf"):
+                return f"must be a number, not the string {_brief(item)}"
+        elif item is None:
+            if not (allow_null and depth == 0):
+                return "must be a number, not null"
+        else:
+            return f"must be a number or a list of numbers, not {type(item).__name__}"
+    return ""
+
+
+def _text_ok(text) -> bool:
+    """A string that can be written out again: no lone surrogates (JSON's "\\ud800")."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _brief(value) -> str:
+    """A value from a hostile record, as a message may quote it: short, ASCII, escaped."""
+    text = json.dumps(value, ensure_ascii=True) if not isinstance(value, (dict, list)) else type(value).__name__
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def point_key(at: dict) -> str:
@@ -100,18 +190,11 @@ def write(path, record: dict) -> bool:
     where = record_path(path)
     text = dumps(record)
     try:
-        if where.read_text(encoding="utf-8") == text:
+        if read_regular(where, MAX_RECORD_BYTES) == text.encode("utf-8"):
             return False
-    except (OSError, UnicodeDecodeError):
+    except ReadProblem:
         pass
-    handle, temporary = tempfile.mkstemp(prefix=where.name + ".", dir=where.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, where)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    write_replacing(where, text.encode("utf-8"), "record")
     return True
 
 

@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
+from .._text import escape, shown
 from .one_file import ERRORED, FAILED, NEW, PASSED, UPDATED
 from .records import to_record
 
@@ -55,17 +56,18 @@ def plain(summary: RunSummary) -> str:
     """
     lines = []
     for result in summary.results:
-        lines.append("\t".join(filter(None, (result.status, result.path, _clean(result.message)))))
+        lines.append("\t".join(filter(None, (result.status, shown(result.path), _clean(result.message)))))
     for result in summary.results:
         for m in result.mismatches:
-            lines.append("\t".join(("mismatch", result.path, point_text(m.point), m.quantity, _clean(value_text(m.expected)),
-                                    _clean(value_text(m.got)), m.difference)))
+            lines.append("\t".join(("mismatch", shown(result.path), _clean(point_text(m.point)), _clean(m.quantity),
+                                    _clean(value_text(m.expected)), _clean(value_text(m.got)), _clean(m.difference))))
     lines.append("\t".join(["summary"] + [f"{status} {count}" for status, count in summary.counts.items()]))
     return "\n".join(lines) + "\n"
 
 
 def _clean(text: str) -> str:
-    return " ".join(text.split()) if any(c in text for c in "\t\r\n") else text
+    """A field of a plain line: control characters escaped (a tab or newline stays in its field)."""
+    return escape(text)
 
 
 # -- JSON -------------------------------------------------------------------------------------------------
@@ -98,20 +100,23 @@ def rich(summary: RunSummary, console) -> None:
     for result in summary.results:
         if result.status == FAILED:
             table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left",
-                          title=Text.assemble(("FAILED ", "bold red"), (result.path, "bold")))
+                          title=Text.assemble(("FAILED ", "bold red"), (shown(result.path), "bold")))
             for column, justify in (("point", "left"), ("quantity", "left"), ("expected", "right"),
                                     ("got", "right"), ("difference", "left")):
                 # names and points stay whole; long numbers fold; the difference wraps at spaces
                 table.add_column(column, justify=justify, no_wrap=column in ("point", "quantity"),
                                  overflow="fold" if column in ("expected", "got") else "ellipsis")
             for m in result.mismatches:
-                table.add_row(point_text(m.point), m.quantity, _short(m.expected), _short(m.got), m.difference)
+                # cells are Text, never markup: a record's strings are shown as written
+                table.add_row(*(Text(escape(cell)) for cell in (point_text(m.point), m.quantity, _short(m.expected),
+                                                                _short(m.got), m.difference)))
             console.print(table)
             console.print()
             spaced = True
         elif result.status in (ERRORED, NEW, UPDATED):
             style = {"errored": "bold red", "new": "bold yellow", "updated": "bold cyan"}[result.status]
-            console.print(Text.assemble((f"{result.status.upper()} ", style), (result.path, "bold"), f"  {result.message}"))
+            console.print(Text.assemble((f"{result.status.upper()} ", style), (shown(result.path), "bold"),
+                                        f"  {escape(result.message)}"))
             spaced = False
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     styles = {"passed": "green", "failed": "red", "errored": "red", "new": "yellow", "updated": "cyan"}

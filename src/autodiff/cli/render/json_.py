@@ -39,8 +39,8 @@ def grad(report) -> str:
     if report.check is not None:
         check = report.check
         obj["check"] = {
-            "passed": check.passed, "max_abs_error": for_json(check.max_abs_error), "eps": check.eps,
-            "atol": check.atol, "rtol": check.rtol,
+            "passed": check.passed, "max_abs_error": for_json(check.max_abs_error), "eps": for_json(check.eps),
+            "atol": for_json(check.atol), "rtol": for_json(check.rtol),
             "inputs": {e.name: {"max_abs_error": for_json(e.max_abs_error), "checked": e.checked, "total": e.total,
                                 "passed": e.passed} for e in check.entries},
         }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..._text import shown
+
 from .values import human_text
 
 MAX_TREE_DEPTH = 60  # deeper chains are cut with a note: nobody reads further
@@ -16,7 +18,7 @@ def _heading(quantity, source: str, note: str = ""):
     details = [f"shape {list(quantity.shape)}", quantity.dtype]
     if quantity.grad_fn:
         details.append(f"grad_fn {quantity.grad_fn}")
-    text.append("   " + "   ".join(details) + f"   ({source}{note})", style="dim")
+    text.append("   " + "   ".join(details) + f"   ({shown(source)}{note})", style="dim")
     return text
 
 
