@@ -128,6 +128,113 @@ def _options(dtype: DType, seed: int, device: Device, max_elements: int, max_ite
                    max_iterations=max_iterations)
 
 
+class PointsIn(str, Enum):
+    csv = "csv"
+    tsv = "tsv"
+    jsonl = "jsonl"
+
+
+class PointsOut(str, Enum):
+    jsonl = "jsonl"
+    csv = "csv"
+    tsv = "tsv"
+
+
+class OnError(str, Enum):
+    stop = "stop"
+    skip = "skip"
+    null = "null"
+
+
+# --points and its companions, on grad and eval (see cli/points.py).
+POINTS = typer.Option(None, "--points", metavar="FILE|-",
+                      help="Many points in one run: CSV with a header of input names, or JSON Lines; one result each.")
+POINTS_IN = typer.Option(None, "--in", help="The points' format (default: from the file's extension; csv for -).")
+POINTS_OUT = typer.Option(None, "--out", help="The results' format (default: the points' own: jsonl, csv or tsv).")
+FLATTEN = typer.Option(False, "--flatten", help="With --out csv|tsv: a column per tensor element, grad_W[0,1].")
+NO_HEADER = typer.Option(False, "--no-header", help="With --out csv|tsv: no header line.")
+ON_ERROR = typer.Option(OnError.stop, "--on-error",
+                        help="A bad point: stop (exit 2 or 4), skip it (said on standard error), or null (a record "
+                             "with the error). With skip or null the exit status is 1 if any point failed.")
+
+
+def _run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fmt_out, flatten, no_header,
+                on_error) -> None:
+    """--points: read, evaluate as vectors and write, a chunk at a time (cli/points.py)."""
+    from .._text import shown
+    from ..language.analysis import analyze
+    from ..program.errors import UsageProblem
+    from ..program.points import Sweep
+    from . import points as io
+    from .exit_codes import ExitCode
+
+    if source.name == "<stdin>" and path == "-":
+        raise UsageProblem("the program and the points cannot both come from standard input: give the program "
+                           "as a FILE or with -e")
+    sweep = Sweep(source, wrt=wrt, output=output, options=options, gradients=gradients, fixed=at)
+    analysis = analyze(sweep.program, source)
+    defaults = [n for n, node in analysis.declared.items() if node.value is not None]
+    needed = [n for n in analysis.inputs if n not in at and n not in defaults]
+    optional = [n for n in analysis.inputs if n not in needed]
+    fmt = io.detect_format(path, fmt_in.value if fmt_in else None)
+    try:
+        stream = io.open_points(path)
+    except OSError as error:
+        raise UsageProblem(f"--points {shown(path)}: {error.strerror or error}") from None
+    warned = set()
+
+    def warn(text):
+        if text not in warned:
+            warned.add(text)
+            print(f"autodiff: warning: --points {shown(path)}: {text}", file=sys.stderr)
+
+    reader = io.PointReader(stream, fmt, needed, optional, warn)
+    grads = [n for n in analysis.inputs if n not in at and (wrt is None or n in wrt)] if gradients else None
+    grads = sorted(grads) if grads is not None else None
+    out = fmt_out.value if fmt_out else ("jsonl" if fmt == "jsonl" else fmt)
+    writer = io.PointWriter(sys.stdout, out, inputs=[], grads=grads, header=not no_header, flatten=flatten,
+                            errors=on_error is OnError.null, source_format=fmt)
+    failed = 0
+    notes_said = 0
+    try:
+        for entries, columns in reader.chunks():
+            if not writer.inputs and reader.header is not None:
+                writer.inputs = list(reader.header)
+            good = [e for e in entries if e.values is not None]
+            positions = {e.line: k for k, e in enumerate(good)}
+            results = sweep.run(columns, len(good)) if good else None
+            failures = {e.line: e.error for e in entries if e.error is not None}
+            if results is not None:
+                failures.update({good[i].line: message for i, message in results.errors.items()})
+                if results.groups and writer.output is None:
+                    writer.output = results.groups[0].output
+            for note in sweep.notes[notes_said:]:
+                print(f"autodiff: note: --points: {note}", file=sys.stderr)
+            notes_said = len(sweep.notes)
+            kept = []
+            for entry in entries:
+                problem = failures.get(entry.line)
+                if problem is not None:
+                    failed += 1
+                    where = f"{shown(path) if path != '-' else '<stdin>'}:{entry.line}"
+                    if on_error is OnError.stop:
+                        writer.write(kept, positions, results, {})
+                        print(f"autodiff: error: {where}: {problem}", file=sys.stderr)
+                        raise typer.Exit(ExitCode.USAGE if entry.error else ExitCode.EVALUATION)
+                    if on_error is OnError.skip:
+                        print(f"autodiff: warning: {where}: skipped: {problem}", file=sys.stderr)
+                        continue
+                kept.append(entry)
+            writer.write(kept, positions, results, failures if on_error is OnError.null else {})
+    except io.PointsProblem as problem:
+        raise UsageProblem(f"--points {shown(path)}: {problem}") from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    if failed:
+        raise typer.Exit(ExitCode.CHECK_FAILED)
+
+
 def _inputs(file, expr, at):
     from .program_input import parse_at, read_program
 
@@ -242,6 +349,12 @@ def grad(
     atol: float = typer.Option(1e-5, "--atol", min=0.0, metavar="TOL", help="Absolute tolerance of --check."),
     rtol: float = typer.Option(1e-3, "--rtol", min=0.0, metavar="TOL", help="Relative tolerance of --check."),
     format: Format = FORMAT,
+    points: Optional[str] = POINTS,
+    points_in: Optional[PointsIn] = POINTS_IN,
+    points_out: Optional[PointsOut] = POINTS_OUT,
+    flatten: bool = FLATTEN,
+    no_header: bool = NO_HEADER,
+    on_error: OnError = ON_ERROR,
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
 ) -> None:
     """Run a program forward and backward; show its output and the gradient of every input."""
@@ -252,6 +365,10 @@ def grad(
     if check:
         _check_tolerances(atol, rtol)
     source, values = _inputs(file, expr, at)
+    if points is not None:
+        return _run_points(source, values, points, wrt=parse_names(wrt, "--wrt"), output=output, gradients=True,
+                           options=options, fmt_in=points_in, fmt_out=points_out, flatten=flatten,
+                           no_header=no_header, on_error=on_error)
     result = differentiate(source, values, wrt=parse_names(wrt, "--wrt"), retain=parse_names(retain, "--retain"),
                            output=output, grad_output=grad_output, order=order, graph=tree, options=options)
     if check and result.differentiable:
@@ -275,12 +392,22 @@ def evaluate(
     at: List[str] = AT,
     output: Optional[str] = OUTPUT,
     format: Format = FORMAT,
+    points: Optional[str] = POINTS,
+    points_in: Optional[PointsIn] = POINTS_IN,
+    points_out: Optional[PointsOut] = POINTS_OUT,
+    flatten: bool = FLATTEN,
+    no_header: bool = NO_HEADER,
+    on_error: OnError = ON_ERROR,
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
 ) -> None:
     """Run a program forward only (nothing recorded); show its output and named values."""
     from ..program import forward
 
     source, values = _inputs(file, expr, at)
+    if points is not None:
+        return _run_points(source, values, points, wrt=None, output=output, gradients=False, options=options,
+                           fmt_in=points_in, fmt_out=points_out, flatten=flatten, no_header=no_header,
+                           on_error=on_error)
     _emit("evaluation", forward(source, values, output=output, options=options), format)
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import Tensor, creation, dtypes
+from ..ops.batching import Batched, DataDependent
 from ..ops.registry import ShapeError
 from . import ast, numbers
 from ._gc import collector_paused
@@ -208,6 +209,10 @@ class _Runner:
             self._bind_input(name, self.at[name], node, requires_grad=True)
 
     def _bind_input(self, name: str, value, node, requires_grad: bool) -> Tensor:
+        if value.__class__ is Batched:  # many points at once: the caller made the leaves
+            table = self.result.inputs if requires_grad else self.result.constants
+            table[name] = self.globals[name] = value
+            return value
         tensor = self._leaf(value, node, f"the value of {name!r}")
         if requires_grad and (self.wrt is None or name in self.wrt):
             if not tensor.dtype.is_floating_point:
@@ -568,7 +573,11 @@ class _Runner:
                 raise EvaluationProblem(
                     f"a condition must be a single value, but this one has {value.numel()} "
                     "(use all(...) or any(...))", self.source, node.start, node.end)
-            return bool(value.item())
+            try:
+                return bool(value.item())
+            except DataDependent as split:  # points that disagree here: the caller groups them
+                split.node = node
+                raise
         if value is None or isinstance(value, (bool, int, float, tuple)):
             return bool(value)
         raise EvaluationProblem(f"{_describe(value)} is not a condition", self.source, node.start, node.end)
@@ -783,7 +792,7 @@ class _Located:
         return None
 
     def __exit__(self, kind, exc, traceback) -> bool:
-        if kind is None:
+        if kind is None or issubclass(kind, DataDependent):  # many points: regrouped, not an error
             return False
         if issubclass(kind, creation.ElementLimitError):
             raise LimitProblem(f"{exc} (--max-elements)", self.source, self.start, self.end) from None
