@@ -153,7 +153,7 @@ def test_a_missing_input_value(autodiff):
 
 
 OPTIONS = [
-    (["--bogus"], "autodiff: error: No such option: --bogus (see autodiff grad --help)\n"),
+    (["--bogus"], "autodiff: error: No such option: --bogus (Possible options: --out) (see autodiff grad --help)\n"),
     (["--format", "xml"], "autodiff: error: Invalid value for '--format' / '-f': 'xml' is not one of 'auto', 'rich', "
                           "'plain', 'json' (see autodiff grad --help)\n"),
     (["--at"], "autodiff: error: Option '--at' requires an argument (see autodiff grad --help)\n"),
