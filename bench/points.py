@@ -115,16 +115,26 @@ def _csv(path: pathlib.Path, n: int) -> None:
         np.savetxt(f, data, delimiter=",", fmt="%.17g")
 
 
+# Started from a small process, so that the peak measured is the command's own, not this one's
+# (a child's peak includes what it inherited from its parent before exec).
+LAUNCHER = """
+import os, subprocess, sys, time
+start = time.perf_counter()
+with open(sys.argv[1], "w") as out:
+    child = subprocess.Popen(sys.argv[2:], stdout=out, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+print(time.perf_counter() - start, usage.ru_maxrss, status, child.stderr.read().decode()[:300].replace(chr(10), " "))
+"""
+
+
 def _run(command: list, stdout_path) -> tuple:
     """(wall seconds, peak resident memory in MiB) of one process."""
-    start = time.perf_counter()
-    with open(stdout_path, "w") as out:
-        child = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - start
-    if status:
-        raise SystemExit(f"{' '.join(command)} failed: {child.stderr.read().decode()}")
-    return wall, usage.ru_maxrss / 1024
+    done = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, str(stdout_path), *command], capture_output=True,
+                          text=True, check=True)
+    wall, peak, status, error = done.stdout.split(" ", 3)
+    if int(status):
+        raise SystemExit(f"{' '.join(command)} failed: {error}")
+    return float(wall), int(peak) / 1024
 
 
 def whole_process(n: int, repeat: int, work: pathlib.Path) -> None:

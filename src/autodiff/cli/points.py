@@ -286,11 +286,11 @@ class PointWriter:
         slot = {e.line: k for k, e in enumerate(entries)}
         by_index = {i: line for line, i in positions.items()}
         for group in (results.groups if results is not None else ()):
-            formatted = self._format(group)
-            for k, index in enumerate(group.indices.tolist()):
+            formatted = self._format(group)  # each point's part of its record, in the group's order
+            for index, part in zip(group.indices.tolist(), formatted):
                 where = slot.get(by_index[index])
                 if where is not None:
-                    cells[where] = [column[k] for column in formatted]
+                    cells[where] = part
         if self.fmt == "jsonl":
             text = "".join(self._json(entry, parts, failures.get(entry.line)) for entry, parts in zip(entries, cells))
         else:
@@ -309,7 +309,7 @@ class PointWriter:
                     1 + len(self.grads or ())
                 row.append(self.delimiter.join([""] * width))
             else:
-                row.append(self.delimiter.join(c for part in parts for c in part))
+                row.append(parts)
             if self.errors:
                 row.append(self._quoted(failures.get(entry.line, "")))
             lines.append(self.delimiter.join(row))
@@ -344,9 +344,11 @@ class PointWriter:
             self.columns = self._columns(quantities)
         size = len(group.indices)
         if self.fmt == "jsonl":
-            return [_json_cells(values, size) for _, values in quantities]
-        return [[[self._quoted(c) for c in row] if values is not None and values.ndim > 1 else row
-                 for row in _delimited_cells(values, size, self.flatten)] for _, values in quantities]
+            return list(zip(*[_json_cells(values, size) for _, values in quantities]))
+        columns = []  # one list of strings per output column
+        for _, values in quantities:
+            columns.extend(_delimited_columns(values, size, self.flatten, self._quoted))
+        return list(map(self.delimiter.join, zip(*columns)))
 
     def _columns(self, quantities) -> list:
         columns = list(self.inputs)
@@ -387,15 +389,16 @@ def _json_cells(values, size: int) -> list:
     return [(json.dumps(for_json(v)), shape) for v in values]
 
 
-def _delimited_cells(values, size: int, flatten: bool) -> list:
-    """Each point's cells for a CSV or TSV row (a tensor: a JSON list, or one cell per element)."""
+def _delimited_columns(values, size: int, flatten: bool, quoted) -> list:
+    """A quantity's output columns, each a list of every point's cell text (a tensor: a quoted
+    JSON list, or a column per element)."""
     if values is None:
-        return [[""]] * size
+        return [[""] * size]
     if values.ndim == 1:
-        return [[t] for t in map(repr, values.tolist())]
+        return [list(map(repr, values.tolist()))]
     if flatten:
-        return [list(map(repr, row)) for row in values.reshape(size, -1).tolist()]
-    return [[json.dumps(for_json(v))] for v in values]
+        return [list(map(repr, column)) for column in values.reshape(size, -1).T.tolist()]
+    return [[quoted(json.dumps(for_json(v))) for v in values]]
 
 
 def open_points(path: str):
