@@ -133,24 +133,34 @@ def _argnums(argnums, count: int) -> tuple:
     return tuple(n % count for n in nums)
 
 
+def _differentiated_call(func, args, kwargs, argnums, has_aux: bool, name: str):
+    """func called on differentiable copies of its `argnums` inputs, with grad mode on.
+
+    Returns (the positions, whether an outer transform differentiates through this one, the
+    arguments as func got them, its output, its aux)."""
+    nums = _argnums(argnums, len(args))
+    outer = any(_physical(args[n]).requires_grad for n in nums)
+    args = list(args)
+    for n in nums:
+        args[n] = _differentiable(args[n])
+    output = func(*args, **kwargs)
+    aux = None
+    if has_aux:
+        if not (isinstance(output, tuple) and len(output) == 2):
+            raise RuntimeError(f"{name}(f)(*args): output of function f should be a tuple: (output, aux) if "
+                               "has_aux is True")
+        output, aux = output
+    return nums, outer, args, output, aux
+
+
 def grad_and_value(func, argnums=0, has_aux: bool = False):
     """(gradient of func's one-number output with respect to the `argnums` inputs, the output)."""
 
     @functools.wraps(func)
     def run(*args, **kwargs):
-        nums = _argnums(argnums, len(args))
-        outer = any(_physical(args[n]).requires_grad for n in nums)
         with enable_grad():
-            args = list(args)
-            for n in nums:
-                args[n] = _differentiable(args[n])
-            output = func(*args, **kwargs)
-            aux = None
-            if has_aux:
-                if not (isinstance(output, tuple) and len(output) == 2):
-                    raise RuntimeError("grad_and_value(f)(*args): output of function f should be a tuple: "
-                                       "(output, aux) if has_aux is True")
-                output, aux = output
+            nums, outer, args, output, aux = _differentiated_call(func, args, kwargs, argnums, has_aux,
+                                                                  "grad_and_value")
             if not isinstance(output, Tensor):
                 raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(output)}")
             if output.numel() != 1:
@@ -169,6 +179,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
             grads = tuple(g.detach() if not isinstance(g, Batched) else Batched(g.physical.detach()) for g in grads)
         gradient = grads if isinstance(argnums, tuple) else grads[0]
         value = output if outer else (Batched(result.detach()) if isinstance(output, Batched) else output.detach())
+        aux = aux if outer else _detached(aux)
         return ((gradient, (value, aux)) if has_aux else (gradient, value))
 
     return run
@@ -229,16 +240,8 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None):
     def run(*args, **kwargs):
         from .ops.shape import stack
 
-        nums = _argnums(argnums, len(args))
-        outer = any(_physical(args[n]).requires_grad for n in nums)
         with enable_grad():
-            args = list(args)
-            for n in nums:
-                args[n] = _differentiable(args[n])
-            output = func(*args, **kwargs)
-            aux = None
-            if has_aux:
-                output, aux = output
+            nums, outer, args, output, aux = _differentiated_call(func, args, kwargs, argnums, has_aux, "jacrev")
             inputs = [args[n] for n in nums]
             flat = output.reshape(-1)
             rows = []

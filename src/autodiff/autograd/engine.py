@@ -162,11 +162,12 @@ def _count_dependencies(root_nodes) -> dict:
     return deps
 
 
-def _needed_nodes(root_nodes, deps, target_nodes) -> set:
-    """The nodes from which some target can be reached: the only ones worth running."""
-    remaining = dict(deps)
+def topological(root_nodes, deps=None) -> list:
+    """Every node reachable from the roots, each after all the nodes that lead into it (Kahn's
+    algorithm on the counted edges; `deps` as _count_dependencies gives them)."""
+    remaining = dict(deps if deps is not None else _count_dependencies(root_nodes))
     ready = [n for n in dict.fromkeys(root_nodes) if remaining.get(n, 0) == 0]
-    order = []  # topological, roots first (Kahn's algorithm on the counted edges)
+    order = []
     while ready:
         node = ready.pop()
         order.append(node)
@@ -175,6 +176,12 @@ def _needed_nodes(root_nodes, deps, target_nodes) -> set:
                 remaining[child] -= 1
                 if remaining[child] == 0:
                     ready.append(child)
+    return order
+
+
+def _needed_nodes(root_nodes, deps, target_nodes) -> set:
+    """The nodes from which some target can be reached: the only ones worth running."""
+    order = topological(root_nodes, deps)  # roots first
     needed = set()
     for node in reversed(order):
         if node in target_nodes or any(c in needed for c, _ in node.next_functions if c is not None):

@@ -359,28 +359,9 @@ def _scalar(array):
 
 def _topological(root) -> list:
     """Every node reachable from `root`, each after all the nodes that lead into it."""
-    deps: dict = {root: 0}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for child, _ in node.next_functions:
-            if child is None:
-                continue
-            if child in deps:
-                deps[child] += 1
-            else:
-                deps[child] = 1
-                stack.append(child)
-    order, ready = [], [root]
-    while ready:
-        node = ready.pop()
-        order.append(node)
-        for child, _ in node.next_functions:
-            if child is not None:
-                deps[child] -= 1
-                if deps[child] == 0:
-                    ready.append(child)
-    return order
+    from .engine import topological
+
+    return topological([root])
 
 
 def _is_number_graph(graph: _Graph, nodes) -> bool:
