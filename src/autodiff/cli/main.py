@@ -135,6 +135,12 @@ def _usage(error, argv: list) -> int:
     message = _first_line(error.format_message()).rstrip(".")
     if not message:  # `autodiff` alone shows the help, as asked for: not an error (as docker, cargo)
         return 0
+    from .program_input import looks_like_an_at_value, split_at_message
+
+    stray = next((i for i, a in enumerate(argv) if i and argv[i - 1].endswith(",") and looks_like_an_at_value(a)), None)
+    if stray is not None and "unexpected extra argument" in message:
+        before = argv[stray - 1].removeprefix("--at=")
+        message = split_at_message(argv[stray], before)
     command = next((a for a in argv if not a.startswith("-")), None)
     where = f"autodiff {command} --help" if command in ("grad", "eval", "graph", "test") else "autodiff --help"
     from .._text import escape
