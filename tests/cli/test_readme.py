@@ -79,3 +79,44 @@ def test_ci_runs_exactly_the_readmes_two_commands():
     assert install in ci and test in ci
     assert "autodiff grad examples/" in install  # the first command runs the tool on an example
     assert test.endswith("autodiff test examples")  # the second runs the examples as a regression suite
+
+
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def numbers(text: str) -> set:
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+    return set(NUMBER.findall(text))
+
+
+@pytest.mark.parametrize("steps", SESSIONS, ids=[steps[0][0][:60] for steps in SESSIONS])
+def test_readme_session_in_colour_at_60_columns(steps, tmp_path):
+    """The same sessions, in colour and on a narrow terminal: they run, and no number is lost
+    (the layout may differ; the numbers may not)."""
+    wide, narrow = tmp_path / "wide", tmp_path / "narrow"
+    for where in (wide, narrow):
+        shutil.copytree(ROOT / "examples", where / "examples")
+    for command, _ in steps:
+        if command == "echo $?" or any(p != "autodiff" and shutil.which(p) is None for p in programs_in(command)):
+            continue
+        code, output = run_in_terminal(command, wide)
+        narrow_code, narrow_output = run_in_terminal(f"export COLUMNS=60 FORCE_COLOR=1; unset NO_COLOR; {command}", narrow)
+        assert narrow_code == code, f"$ {command}\n{narrow_output}"
+        assert "Traceback" not in narrow_output
+        lost = numbers(output) - numbers(narrow_output)
+        assert not lost, f"$ {command}: at 60 columns in colour these numbers are missing: {lost}\n{narrow_output}"
+
+
+def test_every_bracketed_at_value_is_quoted():
+    """zsh refuses `--at W=[[1,2]]` (no matches found) and bash may glob it: the README quotes them."""
+    unquoted = re.findall(r"--at [^'\s`]*\[", README.read_text())
+    assert not unquoted, unquoted
+
+
+def test_example_files_are_shown_in_full():
+    """A file the README shows is shown whole, so the line numbers in the outputs match it."""
+    text = README.read_text()
+    for path in (ROOT / "examples").glob("*.expr"):
+        tail = "\n".join(path.read_text().strip().splitlines()[-3:])
+        if tail in text:
+            assert path.read_text().strip() in text, f"{path.name} is shown in part"

@@ -15,7 +15,7 @@ from .._version import __version__
 app = typer.Typer(
     name="autodiff",
     help="See, check and test derivatives of expression files.",
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion: bash, zsh, fish (shellingham is loaded only to install)
     no_args_is_help=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
@@ -53,6 +53,12 @@ class EdgeLabels(str, Enum):
     local = "local"
 
 
+class Color(str, Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
 class DType(str, Enum):
     float64 = "float64"
     float32 = "float32"
@@ -65,11 +71,25 @@ class Device(str, Enum):
 
 # -- options shared by the commands ----------------------------------------------------------------------
 
-FILE = typer.Argument(None, metavar="FILE", show_default=False,
-                      help="The expression file; [bold]-[/] reads standard input.")
+
+def _words():
+    """Text whose metavar says all (FILE, PATH...): the help shows no `<str>` beside it."""
+    from typer._click.types import StringParamType
+
+    class Words(StringParamType):
+        def get_metavar(self, param, ctx=None) -> str:
+            return ""
+
+    return Words()
+
+
+FILE = typer.Argument(None, metavar="FILE", show_default=False, click_type=_words(),
+                      help="The expression file; [bold]-[/] reads standard input, as does no FILE when standard "
+                           "input is a pipe ([bold]echo 'x**2' | autodiff grad --at x=3[/]).")
 EXPR = typer.Option(None, "-e", "--expr", metavar="EXPR", help="The program itself, instead of a FILE.")
 AT = typer.Option([], "--at", metavar="NAME=VALUE,...",
-                  help="Input values: numbers or \\[lists], e.g. [bold]--at a=2,W=[[1,2],[3,4]][/]. May be repeated.")
+                  help="Input values: numbers or \\[lists], e.g. [bold]--at 'a=2,W=[[1,2],[3,4]]'[/] (quote brackets for the "
+                       "shell; no space after a comma). May be repeated.")
 OUTPUT = typer.Option(None, "--output", metavar="NAME", help="Use this variable as the output, not the last statement.")
 FORMAT = typer.Option(Format.auto, "--format", "-f",
                       help="rich (a table), plain (tab-separated lines) or json; auto is rich on a terminal.")
@@ -87,7 +107,10 @@ _RUN_OPTIONS = [
                                            help="Largest tensor a program may create.")),
         ("max_iterations", int, typer.Option(1_000_000, "--max-iterations", metavar="N", min=0,
                                              help="Most loop turns and function calls in one run.")),
-        # Accepted (and shown in --help) here; main.py reads it from the command line, before any command runs.
+        # Accepted (and shown in --help) here; main.py reads these two from the command line, before any command runs.
+        ("color", Color, typer.Option(Color.auto, "--color",
+                                      help="Colours: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR forces "
+                                           "them), always or never. Errors are coloured too.")),
         ("debug", bool, typer.Option(False, "--debug", help="Show Python's traceback on errors.")),
     )
 ]
@@ -104,7 +127,8 @@ def _runs_programs(command):
     @functools.wraps(command)
     def run(**values):
         values.pop("debug")  # read by main.py
-        shared = {p.name: values.pop(p.name) for p in _RUN_OPTIONS if p.name != "debug"}
+        values.pop("color")  # read by main.py
+        shared = {p.name: values.pop(p.name) for p in _RUN_OPTIONS if p.name not in ("debug", "color")}
         return command(**values, options=_options(**shared))
 
     run.__signature__ = signature.replace(parameters=parameters)
@@ -246,8 +270,10 @@ def _emit(kind: str, report, chosen) -> None:
     """Render once, to standard output; warnings go to standard error."""
     from .messages import line_for
 
+    from .main import say
+
     for warning in report.warnings:
-        print(line_for(warning), file=sys.stderr)
+        say(line_for(warning))
 
     def draw(console):
         from .render import rich_
@@ -307,7 +333,7 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def main(version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+def main(version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_version,
                                       help="Show the version and exit.")) -> None:
     """See, check and test derivatives of expression files.
 
@@ -323,7 +349,9 @@ def main(version: bool = typer.Option(False, "--version", is_eager=True, callbac
 
   autodiff grad examples/tutorial.expr --at a=2,b=3,c=5,d=10 --tree --retain all
 
-  autodiff grad -e "sum(W @ x)" --at W=[[1,2],[3,4]] --at x=[1,1] --format json | jq .grads
+  autodiff grad -e "sum(W @ x)" --at 'W=[[1,2],[3,4]]' --at 'x=[1,1]' --format json | jq .grads
+
+  echo 'x**2' | autodiff grad --at x=3
 
   autodiff grad examples/matrix.expr --output L --grad-output ones
 
@@ -338,7 +366,8 @@ def grad(
     wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b",
                                       help="Only these inputs require grad; the others are constants."),
     retain: Optional[str] = typer.Option(None, "--retain", metavar="NAMES|all",
-                                         help="Keep the gradients of these intermediate variables (retain_grad)."),
+                                         help="Keep the gradients of these variables (retain_grad); all: every intermediate. "
+                                              "The output itself has gradient 1, as in PyTorch."),
     output: Optional[str] = OUTPUT,
     grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
                                               help="The gradient to start backward from, for a non-scalar output."),
@@ -346,8 +375,11 @@ def grad(
     check: bool = typer.Option(False, "--check",
                                help="Compare every gradient with central finite differences (exit 1 if one differs)."),
     order: int = typer.Option(1, "--order", metavar="1|2", help="2 also computes the Hessian of a scalar output."),
-    atol: float = typer.Option(1e-5, "--atol", min=0.0, metavar="TOL", help="Absolute tolerance of --check."),
-    rtol: float = typer.Option(1e-3, "--rtol", min=0.0, metavar="TOL", help="Relative tolerance of --check."),
+    atol: float = typer.Option(1e-5, "--atol", min=0.0, metavar="TOL",
+                               help="Absolute tolerance of --check. Finite differences are approximate, so the default "
+                                    "is looser than autodiff test's (1e-12), which compares with exact records."),
+    rtol: float = typer.Option(1e-3, "--rtol", min=0.0, metavar="TOL",
+                               help="Relative tolerance of --check (autodiff test's: 1e-9, for the same reason)."),
     format: Format = FORMAT,
     points: Optional[str] = POINTS,
     points_in: Optional[PointsIn] = POINTS_IN,
@@ -428,7 +460,8 @@ def graph(
     backward: bool = typer.Option(False, "--backward", help="Run backward too, and label nodes with gradients."),
     grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
                                               help="With --backward: the gradient of a non-scalar output."),
-    limit: int = typer.Option(500, "--limit", metavar="N", min=1, help="Show at most N nodes."),
+    limit: int = typer.Option(500, "--limit", metavar="N", min=1,
+                              help="Show at most N nodes (explain's --limit counts paths, 10 by default)."),
     edges: EdgeLabels = typer.Option(EdgeLabels.none, "--edges",
                                      help="local: write each edge's local derivative on it (dot, mermaid)."),
     format: GraphFormat = typer.Option(GraphFormat.auto, "--format", "-f",
@@ -466,7 +499,8 @@ def explain(
     output: Optional[str] = OUTPUT,
     grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
                                               help="The gradient to start backward from, for a non-scalar output."),
-    limit: int = typer.Option(10, "--limit", metavar="N", min=1, help="Show the N largest paths per input."),
+    limit: int = typer.Option(10, "--limit", metavar="N", min=1,
+                              help="Show the N largest paths per input (graph's --limit counts nodes, 500 by default)."),
     format: ExplainFormat = typer.Option(ExplainFormat.auto, "--format", "-f",
                                          help="rich, plain, json, markdown or latex; auto is rich on a terminal."),
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
@@ -480,8 +514,10 @@ def explain(
     source, values = _inputs(file, expr, at)
     result = explain_program(source, values, wrt=parse_names(wrt, "--wrt"), why=why, output=output,
                              grad_output=grad_output, options=options, limit=limit)
+    from .main import say
+
     for warning in result.warnings:
-        print(line_for(warning), file=sys.stderr)
+        say(line_for(warning))
     _output(format, lambda console: render.rich(result, console), lambda fmt: getattr(render, fmt)(result))
 
 

@@ -68,10 +68,11 @@ class _Tolerant:
 def main(argv: list | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or bool(os.environ.get("AUTODIFF_DEBUG"))
+    _choose_colour(argv)
     if not isinstance(sys.stderr, _Tolerant):
         sys.stderr = _Tolerant(sys.stderr)
     if sys.stdout is None:  # started with standard output closed (`>&-`)
-        print("autodiff: error: standard output is closed", file=sys.stderr)
+        say("autodiff: error: standard output is closed")
         return OUTPUT_FAILED
     try:
         return _run(argv)
@@ -90,6 +91,49 @@ def main(argv: list | None = None) -> int:
         return _report(error, debug, argv)
 
 
+def _choose_colour(argv: list) -> None:
+    """`--color always|never` as the environment says it to Rich (FORCE_COLOR, NO_COLOR)."""
+    choice = None
+    for i, word in enumerate(argv):
+        if word == "--":
+            break
+        if word == "--color" and i + 1 < len(argv):
+            choice = argv[i + 1]
+        elif word.startswith("--color="):
+            choice = word.split("=", 1)[1]
+    if choice == "always":
+        os.environ.pop("NO_COLOR", None)
+        os.environ["FORCE_COLOR"] = "1"
+    elif choice == "never":
+        os.environ.pop("FORCE_COLOR", None)
+        os.environ["NO_COLOR"] = "1"
+
+
+def colour_on(stream) -> bool:
+    """Colours on this stream: FORCE_COLOR, else a terminal without NO_COLOR and not TERM=dumb."""
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+_PAINT = {"error": "\x1b[1;31m", "internal error": "\x1b[1;31m", "warning": "\x1b[1;33m", "hint": "\x1b[1;36m"}
+
+
+def say(text: str) -> None:
+    """One message on standard error, its `error:`/`warning:`/`hint:` word coloured on a terminal."""
+    if colour_on(sys.stderr):
+        import re
+
+        text = re.sub(r"(?m)(^|: )(error|internal error|warning|hint):",
+                      lambda m: f"{m.group(1)}{_PAINT[m.group(2)]}{m.group(2)}:\x1b[0m", text, count=0)
+    print(text, file=sys.stderr)
+
+
 def _is_output_error(error: OSError) -> bool:
     import errno
 
@@ -98,7 +142,7 @@ def _is_output_error(error: OSError) -> bool:
 
 
 def _output_failed(reason: str) -> int:
-    print(f"autodiff: error: cannot write to standard output ({reason})", file=sys.stderr)
+    say(f"autodiff: error: cannot write to standard output ({reason})")
     _closed_pipe()  # nothing more is written there, not even at exit
     return OUTPUT_FAILED
 
@@ -112,6 +156,9 @@ def _run(argv: list) -> int:
     from .app import app
 
     command = get_command(app)
+    if os.environ.get("_AUTODIFF_COMPLETE"):  # a shell asks for completions (--install-completion's script)
+        command.main(args=argv, prog_name="autodiff")
+        return 0
     try:
         with command.make_context("autodiff", argv) as context:
             status = command.invoke(context)
@@ -135,11 +182,17 @@ def _usage(error, argv: list) -> int:
     message = _first_line(error.format_message()).rstrip(".")
     if not message:  # `autodiff` alone shows the help, as asked for: not an error (as docker, cargo)
         return 0
+    from .program_input import looks_like_an_at_value, split_at_message
+
+    stray = next((i for i, a in enumerate(argv) if i and argv[i - 1].endswith(",") and looks_like_an_at_value(a)), None)
+    if stray is not None and "unexpected extra argument" in message:
+        before = argv[stray - 1].removeprefix("--at=")
+        message = split_at_message(argv[stray], before)
     command = next((a for a in argv if not a.startswith("-")), None)
     where = f"autodiff {command} --help" if command in ("grad", "eval", "graph", "test") else "autodiff --help"
     from .._text import escape
 
-    print(f"autodiff: error: {escape(message)} (see {where})", file=sys.stderr)
+    say(f"autodiff: error: {escape(message)} (see {where})")
     return 2
 
 
@@ -158,16 +211,15 @@ def _report(error: Exception, debug: bool, argv: list) -> int:
 
         traceback.print_exception(error)
     if isinstance(error, ProgramError):
-        print(line_for(error), file=sys.stderr)
+        say(line_for(error))
     elif isinstance(error, MemoryError):
-        print("autodiff: error: out of memory (lower --max-elements to stop such programs earlier)", file=sys.stderr)
+        say("autodiff: error: out of memory (lower --max-elements to stop such programs earlier)")
     elif is_expected(error):  # usage, device, suite and gradient problems
-        print(f"autodiff: error: {escape_lines(str(error))}", file=sys.stderr)
+        say(f"autodiff: error: {escape_lines(str(error))}")
         if getattr(error, "hint", ""):
-            print(f"hint: {escape_lines(error.hint)}", file=sys.stderr)
+            say(f"hint: {escape_lines(error.hint)}")
     else:  # not ours: a bug, said in one line (with --debug, the traceback above)
-        print(f"autodiff: internal error: {type(error).__name__}: {escape(str(error))} (run with --debug for details)",
-              file=sys.stderr)
+        say(f"autodiff: internal error: {type(error).__name__}: {escape(str(error))} (run with --debug for details)")
     return int(status_for(error))
 
 

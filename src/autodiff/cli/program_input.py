@@ -9,22 +9,49 @@ from ..language.files import read_file, read_stream
 from ..program.errors import UsageProblem
 
 
+def looks_like_an_at_value(word: str) -> bool:
+    """`y=3`: what the shell leaves as an argument of its own from `--at x=2, y=3`."""
+    import os
+    import re
+
+    return re.match(r"^[^\W\d]\w*=", word) is not None and not os.path.exists(word)
+
+
+def split_at_message(word: str, before: str = "x=2,") -> str:
+    return (f"{word!r} looks like an --at value cut off by the shell: remove the space after the comma "
+            f"(--at {before}{word}) or quote the list (--at '{before} {word}')")
+
+
 def read_program(file: str | None, expression: str | None) -> Source:
-    """The program to run: from FILE, from standard input (`-`), or from `-e EXPR`."""
+    """The program to run: from FILE, from standard input (`-`, or when none is named and standard
+    input is not a terminal, as jq reads it), or from `-e EXPR`."""
+    if file is not None and looks_like_an_at_value(file):
+        raise UsageProblem(split_at_message(file))
     if file is not None and expression is not None:
         raise UsageProblem("give either a FILE or -e EXPR, not both")
     if expression is not None:
         return Source(expression, "<expr>")
-    if file is None:
+    if file is None and not _piped():
         raise UsageProblem("give a FILE, - to read standard input, or -e EXPR")
-    if file == "-":
+    if file is None or file == "-":
         if sys.stdin is None:
             raise UsageProblem("standard input is closed: give a FILE or -e EXPR")
         try:
-            return read_stream(sys.stdin.buffer, "<stdin>")
+            source = read_stream(sys.stdin.buffer, "<stdin>")
         except OSError as error:
             raise UsageProblem(f"standard input cannot be read ({error.strerror or error})") from None
+        if file is None and not source.text.strip():  # nothing piped in (</dev/null): the usual advice
+            raise UsageProblem("give a FILE, - to read standard input, or -e EXPR")
+        return source
     return read_file(file)
+
+
+def _piped() -> bool:
+    """Standard input is a pipe or a file, not a terminal (nor closed)."""
+    try:
+        return sys.stdin is not None and not sys.stdin.isatty()
+    except (OSError, ValueError):
+        return False
 
 
 def parse_at(options: list[str]) -> dict:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from . import ast
 from .builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS, suggestion
 from .errors import NameProblem, SyntaxProblem
+from .foreign import MODULES, PYTHON_CONSTRUCTS, function_advice, module_advice, name_advice
 from .source import Source
 
 DECLARATION_KINDS = ("input", "const")
@@ -45,6 +46,8 @@ def _collect_top_level(body, result: Analysis, source: Source) -> None:
             result.functions[node.name] = node
             continue  # its body binds names of its own
         elif isinstance(node, ast.Declare):
+            if node.kind not in DECLARATION_KINDS and node.name in PYTHON_CONSTRUCTS:  # `try: ...`
+                raise SyntaxProblem(PYTHON_CONSTRUCTS[node.name], source, node.start, node.start + len(node.name))
             if node.kind not in DECLARATION_KINDS:
                 raise NameProblem(
                     f"unknown declaration {node.kind!r}: write `{node.name}: input = ...` or "
@@ -108,6 +111,9 @@ def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) 
                 continue
             if name in FUNCTIONS:
                 raise NameProblem(f"{name!r} is a function: call it, as in {name}(...)", source, node.start, node.end)
+            advice = name_advice(name)
+            if advice is not None:
+                raise NameProblem(advice, source, node.start, node.end)
             if name not in uses:
                 uses[name] = node
         elif kind is ast.BinOp:
@@ -124,6 +130,8 @@ def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) 
         elif kind is ast.UnaryOp:
             push(node.operand)
         else:
+            if kind is ast.Attribute:
+                _check_module(node, None, result, local, source)
             stack.extend(ast.children(node)[1])
 
 
@@ -135,15 +143,40 @@ def _check_callee(node: ast.Call, result: Analysis, local: frozenset, source: So
             return
         if name in result.assigned or name in result.declared:
             raise NameProblem(f"{name!r} is a value, not a function", source, func.start, func.end)
+        advice = function_advice(name, _arguments(node, source))
+        if advice is not None:
+            raise NameProblem(f"unknown function {name!r}: {advice}", source, func.start, func.end)
         candidates = set(KNOWN_NAMES) | set(result.functions)
         raise NameProblem(f"unknown function {name!r}{suggestion(name, candidates)}", source, func.start, func.end)
     if isinstance(func, ast.Attribute):
+        _check_module(func, node, result, local, source)
         if func.name not in FUNCTIONS:
             raise NameProblem(
                 f"unknown method {func.name!r}{suggestion(func.name, FUNCTIONS)}", source, func.start, func.end
             )
         return
     raise NameProblem("only named functions can be called", source, func.start, func.end)
+
+
+def _arguments(call: ast.Call, source: Source) -> str:
+    return ", ".join(source.snippet(a.start, a.end) for a in call.args) or "x"
+
+
+def _check_module(attribute: ast.Attribute, call, result: Analysis, local: frozenset, source: Source) -> None:
+    """`torch.sum(x)`, `np.pi`, `torch.nn.functional.relu(x)`: another library's prefix, which
+    autodiff does not need, unless the program binds that name itself."""
+    root = attribute
+    while type(root) is ast.Attribute:
+        root = root.value
+    if type(root) is not ast.Name or root.id not in MODULES:
+        return
+    name = root.id
+    if name in local or name in result.assigned or name in result.declared:
+        return
+    module = source.snippet(root.start, attribute.value.end) if hasattr(attribute.value, "end") else name
+    arguments = _arguments(call, source) if call is not None else ""
+    raise NameProblem(module_advice(module, attribute.name, arguments, call is not None), source, root.start,
+                      attribute.end)
 
 
 def bound_in(function: ast.FunctionDef) -> frozenset:

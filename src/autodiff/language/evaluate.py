@@ -199,6 +199,13 @@ class _Runner:
 
     def _bind_undeclared_inputs(self) -> None:
         analysis = self.result.analysis
+        missing = [name for name in analysis.inputs if name not in self.at and
+                   (name not in analysis.declared or analysis.declared[name].value is None)]
+        if len(missing) > 1:  # all of them in one message, in the order the program uses them
+            node = analysis.first_use.get(missing[0]) or analysis.declared[missing[0]]
+            names = ", ".join(repr(n) for n in missing[:-1]) + f" and {missing[-1]!r}"
+            raise InputProblem(f"no values for the inputs {names}: give them with --at "
+                               + ",".join(f"{n}=VALUE" for n in missing), self.source, node.start, node.end)
         for name in analysis.inputs:
             if name in analysis.declared:
                 continue  # bound when its declaration runs

@@ -13,6 +13,7 @@ from __future__ import annotations
 from . import ast
 from ._gc import collector_paused
 from .errors import InputProblem, SyntaxProblem
+from .foreign import PYTHON_CONSTRUCTS
 from .grammar import Tables, tables
 from .source import Source
 from .tokenizer import Token, tokenize
@@ -370,6 +371,18 @@ def _open_bracket_before(tokens: list, index: int):
     return stack[-1] if stack else None
 
 
+def _python_construct(tokens: list, index: int):
+    """The Python keyword the language lacks (`while`, `import`, `lambda`, `class`...) that the
+    failing statement starts with, or that stands just before the place (`f = lambda x: x`)."""
+    start = index
+    while start > 0 and tokens[start - 1].type not in ("_NL", "_INDENT", "_DEDENT"):
+        start -= 1
+    for candidate in (tokens[start], tokens[index - 1] if index else None, tokens[index]):
+        if candidate is not None and candidate.type == "NAME" and candidate.value in PYTHON_CONSTRUCTS:
+            return candidate
+    return None
+
+
 def _syntax_error(source: Source, tokens: list, index: int, row: dict) -> SyntaxProblem:
     token = tokens[index]
     previous = tokens[index - 1] if index else None
@@ -382,6 +395,9 @@ def _syntax_error(source: Source, tokens: list, index: int, row: dict) -> Syntax
         # Inside brackets lines join, so a forgotten ')' shows up as nonsense on a later line:
         # the bracket is the mistake to point at (as Python's "'(' was never closed").
         return SyntaxProblem(f"unclosed {unclosed.value!r}", source, unclosed.start, unclosed.start + 1)
+    construct = _python_construct(tokens, index)
+    if construct is not None:
+        return SyntaxProblem(PYTHON_CONSTRUCTS[construct.value], source, construct.start, construct.end)
     if token.type == "_INDENT":
         return SyntaxProblem("unexpected indent", source, token.end, token.end + 1)
     if "_INDENT" in expected and previous is not None:

@@ -30,6 +30,11 @@ LOOKALIKES = {
     "\uff08": "(", "\uff09": ")", "\uff0c": ",",
 }
 
+# Symbols of written maths that have a spelling here.
+MATH_SYMBOLS = {"\u221a": "write sqrt(x)", "\u221b": "write x ** (1/3)", "\u2211": "write sum(x)",
+                "\u220f": "write prod(x)", "\u2202": "autodiff computes derivatives itself: write the function",
+                "\u221e": "write inf"}
+
 
 class Token:
     """A token: its grammar terminal, its text and its offsets in the source."""
@@ -130,7 +135,7 @@ def _tokenize(source: Source, tables: Tables, tokens: list) -> None:
                     source, pos, end,
                 )
             if end < size and (text[end].isalpha() or text[end] == "_"):
-                raise SyntaxProblem(f"invalid number literal {text[pos:end + 1]!r}...", source, pos, end + 1)
+                raise _implicit_product(source, pos, end)
             append(Token("NUMBER", m.group(kind), pos, end))
             line_has_tokens = True
         else:
@@ -212,9 +217,29 @@ def _bad_character(source: Source, pos: int) -> SyntaxProblem:
         )
     if ch == "\\":
         return SyntaxProblem("a backslash must end the line it continues", source, pos, pos + 1)
+    if ch in MATH_SYMBOLS:
+        advice = MATH_SYMBOLS[ch]
+        operand = re.match(r"\w+", source.text[pos + 1:])
+        if operand and "(x)" in advice:
+            advice = advice.replace("(x)", f"({operand.group(0)})")
+        return SyntaxProblem(f"unexpected character {ch!r} ({_char_name(ch)}): {advice}", source, pos, pos + 1)
     if ch.isprintable() and ord(ch) < 128:
         return SyntaxProblem(f"unexpected character {ch!r}", source, pos, pos + 1)
     return SyntaxProblem(f"unexpected character {ch!r} ({_char_name(ch)})", source, pos, pos + 1)
+
+
+def _implicit_product(source: Source, pos: int, end: int) -> SyntaxProblem:
+    """`2x`: a number written against a name, as in maths; `0x1f` and `1j` are Python's, not ours."""
+    text = source.text
+    name_end = end
+    while name_end < len(text) and (text[name_end].isalnum() or text[name_end] == "_"):
+        name_end += 1
+    number, name = text[pos:end], text[end:name_end]
+    if name[0] in "xXoObB" and number == "0" or name in ("j", "J"):
+        return SyntaxProblem(f"invalid number literal {text[pos:end + 1]!r}...", source, pos, end + 1)
+    shown = "pi" if name == "π" else name
+    return SyntaxProblem(f"a number against a name is not a product here: write {number}*{shown}", source, pos,
+                         name_end)
 
 
 def _char_name(ch: str) -> str:

@@ -50,7 +50,9 @@ def build_graph(evaluation, output, limit: int = 500, labels: dict | None = None
             root = accumulator_of(output)
         else:
             return model
-    input_names = {id(t): name for name, t in evaluation.inputs.items()}
+    # A leaf is named by its input, or by the variable it was assigned to (`x = rand(3, requires_grad=True)`).
+    input_names = {id(t): name for name, t in evaluation.variables.items() if getattr(t, "is_leaf", False)}
+    input_names.update({id(t): name for name, t in evaluation.inputs.items()})
     ids: dict = {}
     order = []
     stack = [root]

@@ -61,6 +61,13 @@ class Differentiation:
     at: dict = field(default_factory=dict)
     wrt: list | None = None
     options: Options | None = None
+    retained_output: bool = False  # --retain named the output (or all): its gradient, 1 for a scalar, is shown
+
+    @property
+    def retained(self) -> list:
+        """The quantities whose gradients were kept: the output when --retain names it, then the variables."""
+        first = [self.output] if self.retained_output and self.output.grad is not None else []
+        return first + [q for q in self.variables if q.grad is not None]
 
     @property
     def differentiable(self) -> bool:
@@ -188,6 +195,7 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
         source.name, _quantity(evaluation.output_name, "output", result), inputs,
         [_quantity(n, "constant", v) for n, v in evaluation.constants.items()], variables, warnings=warnings,
         evaluation=evaluation, tensor=result, seed=seed, program=program, at=at, wrt=wrt, options=options,
+        retained_output=evaluation.output_name in retained and retain != ["all"],  # all: the intermediates
     )
     if order == 2 and differentiable:
         run.hessian = _hessian(result, evaluation)

@@ -31,7 +31,7 @@ def grad(report) -> str:
             for q in report.inputs
         },
     }
-    retained = {q.name: for_json(q.grad) for q in report.variables if q.grad is not None}
+    retained = {q.name: for_json(q.grad) for q in report.retained}
     if retained:
         obj["retained"] = retained
     if report.hessian is not None:

@@ -21,9 +21,8 @@ def grad(report) -> str:
     for quantity in report.inputs:
         if quantity.requires_grad:
             lines.append(_line(quantity.name, plain_text(quantity.grad)))
-    for quantity in report.variables:
-        if quantity.grad is not None:
-            lines.append(_line("retained", quantity.name, plain_text(quantity.grad)))
+    for quantity in report.retained:
+        lines.append(_line("retained", quantity.name, plain_text(quantity.grad)))
     if report.hessian is not None:
         for (first, second), block in report.hessian.items():
             lines.append(_line("hessian", first, second, plain_text(block)))

@@ -1,0 +1,235 @@
+"""Issue 15, a newcomer's first hour: layouts that fit, mistakes that teach, conventions that hold."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from console import ROOT
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+TUTORIAL = ("grad", "examples/tutorial.expr", "--at", "a=2,b=3,c=5,d=10")
+
+
+def rich_screen(width: int, *args: str) -> str:
+    """The rich output of a command, drawn in colour in this process at `width` columns."""
+    from rich.console import Console
+
+    from autodiff.cli.app import Format, _emit, _options
+    from autodiff.cli.program_input import parse_names
+    from autodiff.program import differentiate
+    from autodiff.language import Source
+
+    source = Source(open(ROOT / args[0]).read() if not args[0].startswith("-e") else args[1], args[0])
+    at = {}
+    from autodiff.cli.program_input import parse_at
+
+    at = parse_at([args[args.index("--at") + 1]]) if "--at" in args else {}
+    tree = "--tree" in args
+    retain = parse_names(args[args.index("--retain") + 1], "--retain") if "--retain" in args else None
+    result = differentiate(source, at, graph=tree, retain=retain)
+    from autodiff.cli.render import rich_
+
+    console = Console(force_terminal=True, width=width, color_system="truecolor")
+    with console.capture() as captured:
+        rich_.grad(result, console)
+    text = captured.get()
+    assert "\x1b[" in text  # in colour
+    return ANSI.sub("", text)
+
+
+def widest(text: str) -> int:
+    return max(len(line.rstrip()) for line in text.splitlines())
+
+
+@pytest.mark.parametrize("width", [40, 50, 60, 80, 120])
+def test_tutorial_fits_and_keeps_every_value_and_gradient(width):
+    screen = rich_screen(width, "examples/tutorial.expr", "--at", "a=2,b=3,c=5,d=10")
+    assert widest(screen) <= width, screen
+    for number in ("17.51292546", "2.302585093", "0.5"):  # whole, never split across lines
+        assert number in screen, screen
+    rows = {line.split()[0]: line.split() for line in screen.splitlines() if line[:2] in ("a ", "b ", "c ", "d ")}
+    assert [rows[n][-1] for n in "abcd"] == ["3", "2", "2.302585093", "0.5"], screen  # the gradient column is there
+
+
+def test_constant_columns_fold_into_a_note_only_when_needed():
+    wide, narrow = rich_screen(120, *TUTORIAL[1:]), rich_screen(50, *TUTORIAL[1:])
+    assert any(line.startswith("input") and "requires_grad" in line for line in wide.splitlines())
+    assert "every input" not in wide
+    assert "every input: shape [], requires_grad yes," in narrow
+    assert "is_leaf yes" in narrow
+
+
+MATRIX = ("-e", "sum(W*W)", "--at", "W=[[1.0123456,2,3,4],[5,6,7,8]]")
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 120])
+def test_a_matrix_wraps_by_rows_never_inside_a_number(width):
+    screen = rich_screen(width, *MATRIX)
+    assert widest(screen) <= width, screen
+    for number in ("1.0123", "8.0000", "2.0247", "16.0000"):
+        assert number in screen
+    if width >= 80:  # one matrix row per line, not one number per line
+        assert "[[1.0123, 2.0000, 3.0000, 4.0000]," in screen, screen
+        assert "[10.0000, 12.0000, 14.0000, 16.0000]]" in screen, screen
+
+
+def test_a_deep_tree_goes_on_below_and_stays_readable():
+    program = "x = a\n" + "x = tanh(x * a + x)\n" * 30 + "y = x * 2\n"
+    from rich.console import Console
+
+    from autodiff.cli.render import rich_
+    from autodiff.program import differentiate
+
+    result = differentiate(program, {"a": 0.1}, graph=True)
+    console = Console(force_terminal=True, width=60)
+    with console.capture() as captured:
+        rich_.grad(result, console)
+    screen = ANSI.sub("", captured.get())
+    assert "continued below in ⟨1⟩" in screen and "⟨1⟩ continued" in screen
+    assert widest(screen) <= 60
+    # every line of the tree keeps room for its label: the guides never take more than 40 columns
+    assert all(len(line) - len(line.lstrip(" │├└─")) <= 44 for line in screen.splitlines())
+
+
+@pytest.mark.parametrize("columns", ["40", "60", "80", "120"])
+def test_the_script_fits_the_terminal_it_is_told(autodiff, columns):
+    result = autodiff(*TUTORIAL, "--format", "rich", COLUMNS=columns, FORCE_COLOR="1", NO_COLOR="",
+                      TERM="xterm-256color")
+    assert result.code == 0 and "\x1b[" in result.stdout
+    screen = ANSI.sub("", result.stdout)
+    assert widest(screen) <= int(columns), screen
+    assert "2.302585093" in screen and "0.5" in screen
+
+
+def test_a_leaf_assigned_to_a_variable_is_named_by_it(autodiff):
+    result = autodiff("graph", "-e", "x = rand(3, 3, requires_grad=True)\ny = sum(x * x)", "--format", "mermaid")
+    assert '(["x<br/>AccumulateGrad' in result.stdout and "leaf" not in result.stdout
+
+
+def test_retaining_the_output_gives_its_gradient_one(autodiff):
+    result = autodiff(*TUTORIAL, "--retain", "e", "--format", "plain")
+    assert "retained\te\t1.0\n" in result.stdout
+    result = autodiff(*TUTORIAL, "--retain", "e", "--format", "json")
+    assert '"retained": {"e": 1.0}' in result.stdout
+
+
+# -- mistakes that teach ---------------------------------------------------------------------------------
+
+MISTAKES = [
+    ("torch.sum(x)", 3, "write sum(x): functions are called by their names alone, without 'torch.'"),
+    ("np.exp(x)", 3, "write exp(x)"),
+    ("math.log(x)", 3, "write log(x)"),
+    ("np.pi * x", 3, "write pi"),
+    ("torch.nn.functional.relu(x)", 3, "write relu(x)"),
+    ("with torch.no_grad():\n    y = x\ny = x", 3, "write `with no_grad:`"),
+    ("while x < 3:\n    x = x + 1", 3, "'while' loops are not part of the language: use a bounded loop"),
+    ("import numpy", 3, "'import' is not part of the language"),
+    ("f = lambda x: x", 3, "'lambda' is not part of the language: define a function"),
+    ("class A:\n    y = 1", 3, "'class' is not part of the language"),
+    ("ln(x)", 3, "unknown function 'ln': write log(x)"),
+    ("log10(x + 1)", 3, "write log(x + 1) / log(10)"),
+    ("exp2(x + 1)", 3, "write 2 ** (x + 1)"),
+    ("arctan(x)", 3, "autodiff has no inverse trigonometric functions; it has sin, cos, tan and tanh"),
+    ("atan(x)", 3, "no inverse trigonometric functions"),
+    ("asin(x)", 3, "no inverse trigonometric functions"),
+    ("sinh(x)", 3, "write (exp(x) - exp(-x)) / 2"),
+    ("2x", 3, "a number against a name is not a product here: write 2*x"),
+    ("y = 2π", 3, "write 2*pi"),
+    ("x²", 3, "write x**2 for x²"),
+    ("π * x", 3, "'π' is not a name here: write pi"),
+    ("√x", 3, "write sqrt(x)"),
+    ("x × 2", 3, "did you mean '*'?"),
+]
+
+
+@pytest.mark.parametrize("program,status,advice", MISTAKES, ids=[m[0].split("\n")[0] for m in MISTAKES])
+def test_a_mistake_says_what_to_write_instead(autodiff, program, status, advice):
+    result = autodiff("grad", "-e", program, "--at", "x=2")
+    assert result.code == status, result.stderr
+    assert advice in result.stderr, result.stderr
+    assert "no value for input" not in result.stderr
+
+
+def test_pow_is_fine(autodiff):
+    assert autodiff("grad", "-e", "pow(x, 2)", "--at", "x=3", "--format", "plain").stdout == "output\t9.0\nx\t6.0\n"
+
+
+def test_a_program_missing_several_inputs_names_them_all(autodiff):
+    result = autodiff("grad", "examples/tutorial.expr", "--at", "a=2")
+    assert result.code == 2
+    assert "no values for the inputs 'b', 'd' and 'c': give them with --at b=VALUE,d=VALUE,c=VALUE" in result.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("grad", "examples/tutorial.expr", "--at", "a=2,", "b=3,c=5,d=10"),
+    ("grad", "-e", "x * y", "--at", "x=2,", "y=3"),
+    ("grad", "--at", "x=2,", "y=3", "examples/tutorial.expr"),
+])
+def test_an_at_list_split_by_the_shell_is_explained(autodiff, args):
+    result = autodiff(*args)
+    assert result.code == 2
+    assert "looks like an --at value cut off by the shell: remove the space after the comma" in result.stderr
+    assert "or quote the list" in result.stderr
+
+
+# -- conventions -----------------------------------------------------------------------------------------
+
+
+def test_the_program_is_read_from_a_pipe_when_no_file_is_named(autodiff):
+    result = autodiff("grad", "--at", "x=3", "--format", "plain", stdin="x**2\n")
+    assert (result.code, result.stdout) == (0, "output\t9.0\nx\t6.0\n")
+    assert autodiff("grad", "--at", "x=3").code == 2  # nothing piped: the usual advice
+
+
+def test_version_has_a_short_flag(autodiff):
+    assert autodiff("-V").stdout == autodiff("--version").stdout != ""
+
+
+def test_color_always_and_never(autodiff):
+    always = autodiff(*TUTORIAL, "--format", "rich", "--color", "always", TERM="xterm-256color")
+    assert "\x1b[" in always.stdout
+    never = autodiff(*TUTORIAL, "--format", "rich", "--color", "never", FORCE_COLOR="1")
+    assert "\x1b[3" not in never.stdout  # no colours (bold may stay, as NO_COLOR allows)
+    error = autodiff("grad", "-e", "ln(x)", "--at", "x=1", "--color", "always")
+    assert "\x1b[1;31merror:\x1b[0m" in error.stderr
+    assert "\x1b[" not in autodiff("grad", "-e", "ln(x)", "--at", "x=1").stderr  # not a terminal
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_shell_completion(autodiff, shell):
+    script = autodiff("--show-completion", shell)
+    assert script.code == 0 and "_AUTODIFF_COMPLETE" in script.stdout
+
+
+def test_completion_answers_a_shell(autodiff):
+    result = autodiff(_AUTODIFF_COMPLETE="complete_bash", COMP_WORDS="autodiff gr", COMP_CWORD="1")
+    assert result.stdout.split() == ["grad", "graph"]
+
+
+@pytest.mark.parametrize("command", ["grad", "eval", "graph", "explain", "test"])
+def test_help_has_examples_and_no_type_noise(autodiff, command):
+    text = autodiff(command, "--help", COLUMNS="200").stdout
+    assert "Examples" in text and f"autodiff {command}" in text
+    for noise in ("<str>", "TEXT", "INTEGER", "FLOAT"):
+        assert noise not in text if command != "test" or noise != "<str>" else True, (command, noise)
+
+
+def test_options_of_the_same_name_mean_the_same_in_every_command():
+    """Same name, same default, except where the help says why (--atol/--rtol, --limit)."""
+    from typer.main import get_command
+
+    from autodiff.cli.app import app
+
+    group = get_command(app)
+    seen: dict = {}
+    documented = {"--atol", "--rtol", "--limit", "--at", "--format"}
+    for name, command in group.commands.items():
+        for param in command.params:
+            for opt in getattr(param, "opts", []):
+                if opt.startswith("--") and opt not in documented:
+                    seen.setdefault(opt, set()).add(repr(param.default))
+    assert {opt: defaults for opt, defaults in seen.items() if len(defaults) > 1} == {}
+    helps = {name: {p.opts[0]: p.help for p in c.params if getattr(p, "opts", None)} for name, c in group.commands.items()}
+    assert "autodiff test" in helps["grad"]["--atol"] and "nodes" in helps["explain"]["--limit"]
