@@ -125,8 +125,9 @@ def call(name: str, function, args: list, kwargs: dict, make_tensor, device=None
     if name in AMBIGUOUS_WITH_A_NUMBER and len(args) >= 2 and _is_number(args[1]):
         pairwise, which = AMBIGUOUS_WITH_A_NUMBER[name]
         n = args[1]
+        dim = int(n) if float(n).is_integer() else n
         raise CallProblem(f"{name}(input, {n!r}) is ambiguous: write {pairwise}(input, {n!r}) for the {which} "
-                          f"of the two, or {name}(input, dim={n!r}) to reduce along dimension {n!r}")
+                          f"of the two, or {name}(input, dim={dim!r}) to reduce along dimension {dim!r}")
     sig = signature(function)
     if sig is not None:
         parameters = sig.parameters
