@@ -22,16 +22,16 @@ import numpy as np
 
 # Known wrong answers (issue 10 items), each a flag a generator can switch on.
 KNOWN = {
-    "closure": "item 1: a function defined inside a function reads a global, not the enclosing function's variable",
-    "default_once": "item 2: default arguments are evaluated at each call, not once at def",
-    "read_then_assign": "item 3: a name read then later assigned in a function is accepted (Python: UnboundLocalError)",
-    "view_after_copy": "item 4: view after flip / fancy indexing / cat of transposes is refused",
-    "mixed_index": "item 5: mixed advanced indexing x[i, a:, [j, k]] gives NumPy's axis order, not PyTorch's",
+    "closure": "item 2: a function defined inside a function read a global, not the enclosing function's variable",
+    "default_once": "item 2: default arguments were evaluated at each call, not once at def",
+    "read_then_assign": "item 2: a name read then later assigned in a function was accepted (Python: UnboundLocalError)",
+    "view_after_copy": "item 5: view after flip / fancy indexing / cat of transposes was refused",
+    "mixed_index": "item 6: mixed advanced indexing x[i, a:, [j, k]] gave NumPy's axis order, not PyTorch's",
     "max_two_args": "item 8: max(x, 0) reduced over dim 0 where a reader of Python means the larger value; now refused",
-    "multi_root_backward": "item 7: autograd.backward with one root depending on another loses gradients",
-    "narrow_negative": "item 8: narrow with a negative start",
-    "reshape_alias": "new (item 9): reshape of a non-contiguous tensor that PyTorch can still view is "
-                     "ReshapeAliasBackward0 there, ViewBackward0 here",
+    "multi_root_backward": "item 1: autograd.backward with one root depending on another lost gradients",
+    "narrow_negative": "item 3: narrow with a negative start",
+    "reshape_alias": "found by these tests: reshape of a non-contiguous tensor that PyTorch can still view is "
+                     "ReshapeAliasBackward0 there, was ViewBackward0 here",
 }
 
 TENSOR_CATEGORIES = ("elementwise", "reduction", "matmul", "indexing", "shape", "control", "function",
