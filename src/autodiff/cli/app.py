@@ -357,7 +357,9 @@ def main(version: bool = typer.Option(False, "--version", "-V", is_eager=True, c
 
   autodiff grad examples/linear.expr --at x=1,y=2,z=5 --check
 
-  autodiff grad -e "x**3 * y" --at x=2,y=3 --order 2""")
+  autodiff grad -e "x**3 * y" --at x=2,y=3 --order 2
+
+  autodiff grad examples/tutorial.expr --points points.csv > gradients.csv""")
 @_runs_programs
 def grad(
     file: Optional[str] = FILE,
