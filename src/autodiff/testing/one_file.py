@@ -279,7 +279,7 @@ def _record(path: Path, record, outcomes: list, needs_values: list, unused: list
         kept = {k: v for k, v in (before or {}).items() if k not in RESULT_KEYS and k != "at"}  # rtol, atol...
         if before is None or not ({"value", "error"} & set(before)):
             if record is not None:
-                added.append(at)
+                added.append(as_floats(at))
             points.append({"at": to_record(as_floats(at)), **kept, **outcome})
             continue
         moved = compare_point(at, before, outcome, settings.rtol, settings.atol, old)

@@ -84,7 +84,8 @@ def plain(summary: RunSummary) -> str:
             continue
         lines.append("\t".join(filter(None, (result.status, shown(result.path), _clean(result.message)))))
         for m in result.changes:  # --update: what moved, old then new
-            lines.append("\t".join(("changed", shown(result.path), _clean(point_text(m.point)), _clean(m.quantity),
+            where = "record" if m.quantity.startswith("setting ") else point_text(m.point)
+            lines.append("\t".join(("changed", shown(result.path), _clean(where), _clean(m.quantity),
                                     _clean(value_text(m.expected)), _clean(value_text(m.got)), _clean(m.difference))))
         for kind, points in (("added", result.added), ("dropped", result.dropped)):
             lines.extend("\t".join((kind, shown(result.path), _clean(point_text(at)))) for at in points)
