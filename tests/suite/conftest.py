@@ -24,3 +24,12 @@ def suite(tmp_path):
 
     return Suite()
 
+
+
+@pytest.fixture(autouse=True)
+def _no_ci_variables(monkeypatch):
+    """CI runs this suite with CI=true (.ci/run): tests that want CI or shard variables set them."""
+    from console import CI_VARIABLES
+
+    for name in CI_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
