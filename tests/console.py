@@ -33,8 +33,14 @@ class Result:
     stderr: str
 
 
+# Set by CI systems, read by `autodiff test` (CI: never record; the rest: shards): a test sets them itself.
+CI_VARIABLES = ("CI", "TEST_TOTAL_SHARDS", "TEST_SHARD_INDEX", "TEST_SHARD_STATUS_FILE", "CI_NODE_INDEX", "CI_NODE_TOTAL",
+                "CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL")
+
+
 def environment(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AUTODIFF_", "FORCE_COLOR", "CLICOLOR"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AUTODIFF_", "FORCE_COLOR", "CLICOLOR"))
+           and k not in CI_VARIABLES}
     env.update(NO_COLOR="1", COLUMNS="100", LINES="50", TERM="dumb", PYTHONIOENCODING="utf-8")
     env.update(extra)
     return env

@@ -18,7 +18,7 @@ SCHEMA = pathlib.Path(__file__).with_name("junit.xsd")
 def make(suite):
     suite.write("a/defaults.expr", WITH_DEFAULTS)
     suite.write("a/nonscalar.expr", NONSCALAR)
-    suite.write("b/tutorial.txt", TUTORIAL)
+    suite.write("b/tutorial.expr", TUTORIAL)
     return suite
 
 
@@ -32,23 +32,23 @@ def test_new_then_recorded_then_passing(suite):
     assert (result.code, result.stderr) == (0, "")
     assert result.stdout == (
         "updated\ta/defaults.expr\trecorded 1 point(s)\nupdated\ta/nonscalar.expr\trecorded 1 point(s)\n"
-        "updated\tb/tutorial.txt\trecorded 1 point(s)\nsummary\tpassed 0\tfailed 0\terrored 0\tnew 0\tupdated 3\n")
+        "updated\tb/tutorial.expr\trecorded 1 point(s)\nsummary\tpassed 0\tfailed 0\terrored 0\tnew 0\tupdated 3\n")
     result = run_autodiff("test", cwd=suite.root)  # the current directory by default
     assert (result.code, result.stdout) == (0, "passed\ta/defaults.expr\npassed\ta/nonscalar.expr\n"
-                                               "passed\tb/tutorial.txt\nsummary\tpassed 3\tfailed 0\terrored 0\tnew 0\n")
+                                               "passed\tb/tutorial.expr\nsummary\tpassed 3\tfailed 0\terrored 0\tnew 0\n")
 
 
 def test_a_failure_names_the_file_point_quantity_values_and_difference(suite):
     make(suite)
     run_autodiff("test", ".", "--update", "--at", "a=2,b=3,c=5,d=10", cwd=suite.root)
-    (suite.root / "b" / "tutorial.txt").write_text(TUTORIAL.replace("t * c", "t * c * 1.5"))
+    (suite.root / "b" / "tutorial.expr").write_text(TUTORIAL.replace("t * c", "t * c * 1.5"))
     result = run_autodiff("test", cwd=suite.root)
     assert result.code == 1
-    assert "failed\tb/tutorial.txt\n" in result.stdout
-    assert ("mismatch\tb/tutorial.txt\ta=2.0,b=3.0,c=5.0,d=10.0\tgrad c\t2.302585092994046\t3.453877639491069\t"
-            "max abs 1.15, rel 0.5\n") in result.stdout
+    assert "failed\tb/tutorial.expr\n" in result.stdout
+    assert ("mismatch\tb/tutorial.expr\ta=2.0,b=3.0,c=5.0,d=10.0\tgrad c\t2.302585092994046\t3.453877639491069\t"
+            "abs 1.15, rel 0.5, 2.59e+15 ulp\n") in result.stdout
     rich = run_autodiff("test", "--format", "rich", cwd=suite.root).stdout
-    assert "FAILED b/tutorial.txt" in rich and re.search(r"a=2.0,b=3.0,c=5.0,d=10.0 +grad c +2.302585092994046 +3.453877639491069", rich)
+    assert "FAILED b/tutorial.expr" in rich and re.search(r"a=2.0,b=3.0,c=5.0,d=10.0 +grad c +2.302585092994046 +3.453877639491069", rich)
     data = json.loads(run_autodiff("test", "--format", "json", cwd=suite.root).stdout)
     assert data["summary"] == {**data["summary"], "passed": 2, "failed": 1, "errored": 0, "new": 0, "files": 3,
                                "passed_all": False}
@@ -95,7 +95,7 @@ def test_a_broken_file_does_not_stop_the_run(suite):
     result = run_autodiff("test", "--update", "-j", "2", cwd=suite.root)
     assert result.code == 1
     assert result.stdout.startswith("errored\ta/bad.expr\ta/bad.expr:1:1: not UTF-8 text (byte 0xff); save the file as UTF-8\n")
-    assert "updated\tb/tutorial.txt" not in result.stdout  # no points: it needs values
+    assert "updated\tb/tutorial.expr" not in result.stdout  # no points: it needs values
     assert result.stdout.count("updated\t") == 2
 
 
@@ -111,13 +111,13 @@ def test_junit_xml_is_valid_and_says_what_failed(suite):
     document = etree.parse(str(suite.root / "report.xml"))
     schema.assertValid(document)
     suite_element = document.getroot()[0]
-    assert (suite_element.get("tests"), suite_element.get("failures"), suite_element.get("errors")) == ("4", "3", "0")
+    assert (suite_element.get("tests"), suite_element.get("failures"), suite_element.get("errors")) == ("4", "2", "1")
     cases = {case.get("name"): case for case in suite_element}
     failure = cases["defaults.expr"].find("failure")
     assert failure.get("type") == "mismatch" and "value at defaults: expected" in failure.text
     assert len(cases["nonscalar.expr"]) == 0  # passed: no child element
-    assert cases["tutorial.txt"].find("failure").get("type") == "new"  # no record: not a pass
-    assert cases["weird\ufffd.expr"].find("failure").get("type") == "new"
+    assert cases["tutorial.expr"].find("failure").get("type") == "new"  # no record: not a pass
+    assert cases["weird\ufffd.expr"].find("error").get("type") == "errored"  # a syntax error is never a result
 
 
 def test_the_examples_suite_passes():

@@ -14,10 +14,10 @@ def names(files, root):
 
 
 def test_directories_are_searched_below_with_the_default_globs(suite):
-    for name in ("a.expr", "b.txt", "deep/er/c.expr", "d.py", "a.expr.golden.json", ".hidden/e.expr",
-                 "__pycache__/f.expr", "deep/notes.md"):
+    for name in ("a.expr", "b.txt", "deep/er/c.expr", "d.py", "a.expr.golden.json", "a.expr.golden.new",
+                 ".hidden/e.expr", "__pycache__/f.expr", "deep/notes.md", "build/g.expr", "venv/h.expr"):
         suite.write(name, "x = 1\n")
-    assert names(discover([suite.root]), suite.root) == ["a.expr", "b.txt", "deep/er/c.expr"]
+    assert names(discover([suite.root]), suite.root) == ["a.expr", "deep/er/c.expr"]  # *.expr only
 
 
 def test_globs_replace_the_defaults(suite):
@@ -44,15 +44,18 @@ def test_shards_cover_every_file_exactly_once(count, slices):
     files = [f"f{i:03}.expr" for i in range(count)]
     parts = [shard(files, index, slices) for index in range(1, slices + 1)]
     assert sorted(f for part in parts for f in part) == files
-    assert max(map(len, parts)) - min(map(len, parts)) <= 1
 
 
-def test_shards_are_deterministic():
-    files = [f"f{i}.expr" for i in range(10)]
-    assert shard(files, 2, 3) == shard(list(files), 2, 3) == ["f1.expr", "f4.expr", "f7.expr"]
+def test_shards_are_deterministic_and_a_new_file_moves_no_other():
+    files = [f"f{i}.expr" for i in range(40)]
+    before = [shard(files, index, 3) for index in (1, 2, 3)]
+    assert before == [shard(list(reversed(files)), index, 3)[::-1] for index in (1, 2, 3)]
+    assert all(len(part) >= 5 for part in before)  # a hash spreads them
+    after = [shard(files + ["new.expr"], index, 3) for index in (1, 2, 3)]
+    assert [[f for f in part if f != "new.expr"] for part in after] == before
 
 
-@pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "a/b", "3", "1/3/4", ""])
+@pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "a/b", "3", "1/3/4", "", "auto/2"])
 def test_bad_shards(text):
     with pytest.raises(SuiteProblem, match="--shard"):
         parse_shard(text)

@@ -75,18 +75,22 @@ def test_an_expected_error_passes_while_it_stays_the_same(suite):
         "class": "RuntimeError", "message": "grad can be implicitly created only for scalar outputs"}
     assert run_file(path, CHECK).status == PASSED
     path.write_text(NONSCALAR.replace("y = x * x", "y = x * [1, 2]"))
+    result = run_file(path, CHECK)  # another error than the comment expects: an error, not a pass
+    assert result.status == ERRORED
+    assert result.message.startswith("EvaluationProblem: '*' of shapes [3] and [2]")
+    path.write_text(NONSCALAR.replace("y = x * x", "y = sum(x * x)"))
     result = run_file(path, CHECK)
     assert result.status == FAILED
-    assert result.mismatches[0].got.startswith("EvaluationProblem: '*' of shapes [3] and [2]")
-    path.write_text(NONSCALAR.replace("y = x * x", "y = sum(x * x)"))
-    assert run_file(path, CHECK).mismatches[0].difference == "results instead of the expected error"
+    assert result.mismatches[0].difference == "results instead of the error its expect-error comment expects"
 
 
-def test_a_syntax_error_can_be_the_expected_result(suite):
-    path = suite.write("s.expr", "x = (1 +\n")
-    run_file(path, UPDATE)
-    assert load(path)["points"] == [{"at": {}, "error": {"class": "SyntaxProblem", "message": "unclosed '('"}}]
-    assert run_file(path, CHECK).status == PASSED
+def test_a_syntax_error_is_never_an_expected_result(suite):
+    for text in ("x = (1 +\n", "# expect-error: SyntaxProblem\nx = (1 +\n", "# expect-error: NameProblem\ny = lgo(2)\n"):
+        path = suite.write("s.expr", text)
+        result = run_file(path, UPDATE)
+        assert result.status == ERRORED and "an invalid program never passes" in result.message
+        assert not record_path(path).exists()
+        assert run_file(path, CHECK).status == ERRORED
 
 
 def test_broken_files_and_records_are_errors_not_crashes(suite):

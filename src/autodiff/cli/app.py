@@ -523,65 +523,173 @@ def explain(
     _output(format, lambda console: render.rich(result, console), lambda fmt: getattr(render, fmt)(result))
 
 
-@app.command("test", epilog="""[bold]Examples[/]
+class Unused(str, Enum):
+    warn = "warn"
+    fail = "fail"
+    delete = "delete"
+
+
+_TEST_SUBCOMMANDS = ("review", "accept", "reject", "merge")
+
+
+def _test_group_class():
+    from typer._click import Context
+    from typer.core import TyperCommand, TyperGroup
+
+    class _Context(Context):
+        @property
+        def command_path(self) -> str:
+            return super().command_path.rstrip()
+
+    class RunCommand(TyperCommand):
+        """`autodiff test PATH...`: the default of the group, shown as `autodiff test`."""
+
+        context_class = _Context
+
+    class TestGroup(TyperGroup):
+        """`autodiff test PATH...` runs files; a first word review, accept, reject or merge is a
+        sub-command (a directory of that name is reached as ./review)."""
+
+        def parse_args(self, ctx, args):
+            if not args or args[0] not in _TEST_SUBCOMMANDS:
+                args = ["run", *args]
+            return super().parse_args(ctx, args)
+
+        def resolve_command(self, ctx, args):
+            name, command, rest = super().resolve_command(ctx, args)
+            return ("" if name == "run" else name), command, rest
+
+    return TestGroup, RunCommand
+
+
+_TestGroup, _RunCommand = _test_group_class()
+test_app = typer.Typer(cls=_TestGroup, add_completion=False, rich_markup_mode="rich",
+                       context_settings={"help_option_names": ["-h", "--help"]})
+app.add_typer(test_app, name="test", help="Compare expression files' values and gradients with their golden records.")
+
+
+@test_app.command("run", cls=_RunCommand, hidden=True, epilog="""[bold]Examples[/]
 
   autodiff test examples
 
-  autodiff test formulas/ --update
+  autodiff test formulas/ --update            [dim]# prints what changed in each record[/]
 
-  autodiff test examples/tutorial.expr --update --at a=2,b=3,c=5,d=10
+  autodiff test formulas/ --pending           [dim]# writes x.expr.golden.new files to review[/]
 
-  autodiff test suite/ -j 4 --shard 2/3 --junit report.xml
+  autodiff test review | accept | reject [PATH...]
+
+  autodiff test suite/ -k "matrix and not slow" -x -q
+
+  autodiff test suite/ -j 4 --shard 2/3 --junit report.xml     [dim]# or --shard auto in GitLab, CircleCI[/]
+
+  autodiff test merge shard-*.xml --expect suite/
 
   autodiff test suite/ --format json | jq .summary""")
 @_runs_programs
 def test(
+    ctx: typer.Context,
     paths: Optional[List[str]] = typer.Argument(None, metavar="PATH...", show_default=False,
                                                 help="Expression files and directories (searched below); default: ."),
-    update: bool = typer.Option(False, "--update", help="Write or refresh the golden records instead of comparing."),
+    update: bool = typer.Option(False, "--update", help="Write or refresh the golden records, showing what changed."),
+    pending: bool = typer.Option(False, "--pending", help="As --update, but write NAME.golden.new beside each record, "
+                                                          "for autodiff test review / accept / reject."),
     at: List[str] = typer.Option([], "--at", metavar="NAME=VALUE,...",
                                  help="With --update: one more point to record, for the files that take these inputs."),
     glob: List[str] = typer.Option([], "--glob", metavar="PATTERN",
-                                   help="File names to take in directories (repeatable); default: *.expr and *.txt."),
-    rtol: float = typer.Option(1e-9, "--rtol", min=0.0, metavar="TOL", help="Relative tolerance of comparisons."),
-    atol: float = typer.Option(1e-12, "--atol", min=0.0, metavar="TOL", help="Absolute tolerance of comparisons."),
+                                   help="File names to take in directories (repeatable); default: [tool.autodiff] "
+                                        "patterns in pyproject.toml, else *.expr."),
+    keyword: Optional[str] = typer.Option(None, "-k", metavar="EXPR",
+                                          help="Only files whose path contains these words (not, and, or, as pytest)."),
+    exitfirst: bool = typer.Option(False, "--exitfirst", "-x", help="Stop at the first file that does not pass."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="List only the files that do not pass."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every file, on a terminal too."),
+    unused: Unused = typer.Option(Unused.warn, "--unused",
+                                  help="Records without a file and points that no longer apply: warn, fail, or delete "
+                                       "them (not with -k, --shard, or a failing run)."),
+    rtol: Optional[float] = typer.Option(None, "--rtol", min=0.0, metavar="TOL",
+                                         help="Relative tolerance of comparisons (default 1e-9; a record's own wins)."),
+    atol: Optional[float] = typer.Option(None, "--atol", min=0.0, metavar="TOL",
+                                         help="Absolute tolerance of comparisons (default 1e-12; a record's own wins)."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, max=256, metavar="N",
                                        help="Worker processes (at most 256); default: one per CPU core."),
     timeout: float = typer.Option(60.0, "--timeout", min=0.0, metavar="SECONDS",
                                   help="Most seconds one file may run before it is stopped and errored; 0: no limit."),
-    shard: Optional[str] = typer.Option(None, "--shard", metavar="I/N",
-                                        help="Run only the I-th of N equal slices of the files (for CI machines)."),
+    shard: Optional[str] = typer.Option(None, "--shard", metavar="I/N|auto",
+                                        help="Run only the I-th of N shards (from 1); auto: from GitLab's or CircleCI's "
+                                             "variables. Bazel's TEST_SHARD_INDEX is honoured without it."),
     junit: Optional[str] = typer.Option(None, "--junit", metavar="FILE", help="Also write a JUnit XML report."),
     format: Format = FORMAT,
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
 ) -> None:
-    """Compare expression files' values and gradients with their golden records (x.expr.golden.json)."""
+    """Compare expression files' values and gradients with their golden records (x.expr.golden.json).
+
+    Sub-commands: [bold]autodiff test review[/], [bold]accept[/], [bold]reject[/] settle pending records;
+    [bold]autodiff test merge[/] checks that CI shards ran every file once.
+    """
+    import os
     import time
 
     from ..testing import discover as finding
+    from ..testing.compare import DEFAULT_ATOL, DEFAULT_RTOL
+    from ..testing.config import find_config
     from ..testing.one_file import Settings
     from ..testing.pool import default_jobs, run_files
     from ..testing.reporting import Progress, RunSummary
     from .program_input import parse_at
 
+    update = update or pending
     if at and not update:
         raise typer.BadParameter("--at adds points to records, so it needs --update", param_hint="'--at'")
     extra_points = [{name: getattr(value, "tolist", lambda: value)() for name, value in parse_at([option]).items()}
                     for option in at]
-    files = finding.discover(paths or ["."], tuple(glob) or finding.DEFAULT_GLOBS)
-    if shard is not None:
-        files = finding.shard(files, *finding.parse_shard(shard))
+    paths = paths or ["."]
+    config = find_config(paths[0])
+    globs = tuple(glob) or config.patterns
+    rtol = rtol if rtol is not None else (config.rtol if config.rtol is not None else DEFAULT_RTOL)
+    atol = atol if atol is not None else (config.atol if config.atol is not None else DEFAULT_ATOL)
     _check_tolerances(atol, rtol)
+    chosen_shard = finding.shard_from_environment(shard)
+    if unused is Unused.delete and (keyword or chosen_shard):
+        raise typer.BadParameter(f"deleting unused records needs the whole suite: not with "
+                                 f"{'-k' if keyword else 'a shard (' + chosen_shard[2] + ')'}", param_hint="'--unused'")
+    all_files = finding.discover(paths, globs)
+    files = finding.select(all_files, keyword, config.root) if keyword else all_files
+    if chosen_shard is not None:
+        finding.touch_shard_status_file()
+        files = finding.shard(files, chosen_shard[0], chosen_shard[1], config.root)
     if timeout != timeout or timeout == float("inf"):
         timeout = 0.0 if timeout == float("inf") else _bad_number("--timeout", timeout)
-    settings = Settings(rtol=rtol, atol=atol, update=update, extra_points=extra_points, options=options)
+    ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+    explicit = {name: True for name in ("seed", "dtype") if _from_command_line(ctx, name)}
+    settings = Settings(rtol=rtol, atol=atol, update=update, extra_points=extra_points, options=options,
+                        pending=pending, ci=ci, explicit=explicit)
+    if not files:
+        from .exit_codes import ExitCode
+
+        if all_files and chosen_shard is not None and not keyword:
+            print(f"autodiff: shard {chosen_shard[0]}/{chosen_shard[1]} has none of the {len(all_files)} file(s) "
+                  "collected: nothing to run here", file=sys.stderr)
+            _emit_suite(RunSummary([], 0.0, update, pending), format)
+            return
+        where = " ".join(paths)
+        why = f"none of the {len(all_files)} file(s) matches -k {keyword}" if all_files else \
+            f"no file under {where} matches {', '.join(globs)}"
+        print(f"autodiff: no files collected: {why}", file=sys.stderr)
+        raise typer.Exit(ExitCode.NO_TESTS)
     progress = Progress(len(files), enabled=sys.stderr.isatty() and format is not Format.json)
     started = time.perf_counter()
+    stop = (lambda result: result.status not in ("passed", "updated")) if exitfirst else None
     try:
-        results = run_files(files, settings, jobs or default_jobs(), on_result=progress.advance, timeout=timeout)
+        results = run_files(files, settings, jobs or default_jobs(), on_result=progress.advance, timeout=timeout,
+                            stop_when=stop)
     finally:
         progress.close()
-    summary = RunSummary(results, time.perf_counter() - started, update)
+    unused_records = [] if (keyword or chosen_shard or len(results) < len(files)) else \
+        finding.unused_records(paths, globs, files)
+    summary = RunSummary(results, time.perf_counter() - started, update, pending, unused_records,
+                         unused_fails=unused is Unused.fail, quiet=quiet, verbose=verbose)
+    if unused is Unused.delete and summary.unused_count:
+        _delete_unused(summary)
     if junit:
         from ..testing.files import WriteProblem
         from ..testing.junit import write_junit
@@ -596,6 +704,169 @@ def test(
         from .exit_codes import ExitCode
 
         raise typer.Exit(ExitCode.CHECK_FAILED)
+
+
+def _from_command_line(ctx, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
+def _delete_unused(summary) -> None:
+    """--unused delete: records no file owns are removed, points that no longer apply dropped;
+    refused (nothing deleted) when the run did not pass."""
+    from ..testing.one_file import drop_points
+
+    if not summary.succeeded:
+        print("autodiff: unused records and points were not deleted: the run did not pass", file=sys.stderr)
+        return
+    for path, reason in summary.unused_records:
+        try:
+            os_remove(path)
+            print(f"autodiff: deleted {path} ({reason})", file=sys.stderr)
+        except OSError as exc:
+            print(f"autodiff: cannot delete {path} ({exc.strerror or exc})", file=sys.stderr)
+    for result in summary.results:
+        if result.unused and drop_points(result.path, [at for at, _ in result.unused]):
+            print(f"autodiff: dropped {len(result.unused)} unused point(s) from the record of {result.path}",
+                  file=sys.stderr)
+    summary.unused_records = []
+    for result in summary.results:
+        result.unused = []
+
+
+def os_remove(path) -> None:
+    import os
+
+    os.remove(path)
+
+
+PATHS = typer.Argument(None, metavar="PATH...", show_default=False,
+                       help="Expression files, their records, pending records or directories; default: .")
+
+
+def _pending(paths) -> list:
+    from ..testing.discover import pending_records
+
+    return pending_records(paths or ["."])
+
+
+def _settle(pending, accept: bool) -> None:
+    from ..testing.records import PENDING_SUFFIX, RECORD_SUFFIX
+
+    import os
+
+    if accept:
+        os.replace(pending, str(pending)[: -len(PENDING_SUFFIX)] + RECORD_SUFFIX)
+    else:
+        os.remove(pending)
+
+
+@test_app.command("accept")
+def accept(paths: Optional[List[str]] = PATHS) -> None:
+    """Accept pending records (x.expr.golden.new): each replaces its record."""
+    from .._text import shown
+
+    found = _pending(paths)
+    for pending in found:
+        _settle(pending, accept=True)
+        print(f"accepted\t{shown(str(pending))}")
+    print(f"accepted {len(found)} pending record(s)" if found else "nothing pending", file=sys.stderr)
+
+
+@test_app.command("reject")
+def reject(paths: Optional[List[str]] = PATHS) -> None:
+    """Reject pending records (x.expr.golden.new): each is deleted; the records stay as they are."""
+    from .._text import shown
+
+    found = _pending(paths)
+    for pending in found:
+        _settle(pending, accept=False)
+        print(f"rejected\t{shown(str(pending))}")
+    print(f"rejected {len(found)} pending record(s)" if found else "nothing pending", file=sys.stderr)
+
+
+@test_app.command("review")
+def review(paths: Optional[List[str]] = PATHS) -> None:
+    """Review pending records one by one: what changed, then accept, reject or skip."""
+    from .._text import shown
+    from ..testing.review import describe
+
+    if not sys.stdin.isatty():
+        print("autodiff: error: autodiff test review asks at a terminal, and standard input is not one: use "
+              "autodiff test accept or autodiff test reject", file=sys.stderr)
+        raise typer.Exit(2)
+    found = _pending(paths)
+    if not found:
+        print("nothing pending")
+        return
+    counts = {"accepted": 0, "rejected": 0, "skipped": 0}
+    for number, pending in enumerate(found, 1):
+        print(f"[{number}/{len(found)}] {shown(str(pending))}")
+        for line in describe(pending):
+            print(f"  {line}")
+        while True:
+            answer = typer.prompt("accept, reject or skip? [a/r/s]", default="s", show_default=False).strip().lower()
+            if answer in ("a", "accept", "r", "reject", "s", "skip"):
+                break
+        if answer.startswith("a"):
+            _settle(pending, accept=True)
+            counts["accepted"] += 1
+        elif answer.startswith("r"):
+            _settle(pending, accept=False)
+            counts["rejected"] += 1
+        else:
+            counts["skipped"] += 1
+    print(", ".join(f"{what} {count}" for what, count in counts.items()))
+
+
+@test_app.command("merge")
+def merge(
+    reports: List[str] = typer.Argument(..., metavar="REPORT.xml...", help="The JUnit reports of the shards."),
+    expect: List[str] = typer.Option(..., "--expect", metavar="PATH",
+                                     help="The suite the shards split (repeatable): every file it collects must have "
+                                          "run exactly once."),
+    glob: List[str] = typer.Option([], "--glob", metavar="PATTERN", help="File names to take, as autodiff test."),
+) -> None:
+    """Check that the JUnit reports of CI shards together ran every file exactly once."""
+    from collections import Counter
+
+    from .._text import shown
+    from ..testing import discover as finding
+    from ..testing.config import find_config
+    from ..testing.files import ReadProblem, read_regular
+    from ..testing.junit import files_in_report
+    from ..testing.discover import SuiteProblem
+
+    def key(path: str) -> str:
+        import os
+
+        return finding.relative(path, os.getcwd())
+
+    ran: Counter = Counter()
+    for report in reports:
+        try:
+            data = read_regular(report, 256 * 1024 * 1024)
+        except ReadProblem as exc:
+            raise SuiteProblem(f"{report}: {exc}") from None
+        if data is None:
+            raise SuiteProblem(f"{report}: no such file")
+        try:
+            ran.update(key(path) for path in files_in_report(data, report))
+        except ValueError as exc:
+            raise SuiteProblem(str(exc)) from None
+    globs = tuple(glob) or find_config(expect[0]).patterns
+    expected = {key(str(path)) for path in finding.discover(expect, globs)}
+    missing = sorted(expected - set(ran))
+    duplicated = sorted(path for path, count in ran.items() if count > 1)
+    unexpected = sorted(set(ran) - expected)
+    for kind, paths in (("missing", missing), ("duplicated", duplicated), ("unexpected", unexpected)):
+        for path in paths:
+            extra = f"\tran {ran[path]} times" if kind == "duplicated" else ""
+            print(f"{kind}\t{shown(path)}{extra}")
+    if missing or duplicated:
+        print(f"summary\tfiles {len(expected)}\tmissing {len(missing)}\tduplicated {len(duplicated)}")
+        raise typer.Exit(1)
+    print(f"summary\tfiles {len(expected)}\tran once each in {len(reports)} report(s)")
 
 
 def _check_tolerances(atol: float, rtol: float) -> None:

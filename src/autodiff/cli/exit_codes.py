@@ -7,6 +7,7 @@ from enum import IntEnum
 from ..backend import DeviceUnavailable
 from ..language import ErrorKind, ProgramError
 from ..program.errors import GradientProblem, UsageProblem
+from ..testing.config import ConfigProblem
 from ..testing.discover import SuiteProblem
 from ..testing.files import WriteProblem
 
@@ -17,6 +18,7 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad option, bad --at value, missing input value, unreadable file
     INVALID_PROGRAM = 3  # syntax error, unknown name or function, wrong arguments
     EVALUATION = 4  # shape mismatch, non-scalar backward without a gradient, a size limit
+    NO_TESTS = 5  # autodiff test: no files collected (as pytest)
     OUTPUT_FAILED = 74  # standard output closed or full (EX_IOERR); see main.py
     INTERRUPTED = 130  # Ctrl-C
     BROKEN_PIPE = 141  # the reader of our output went away (as SIGPIPE would end a C tool)
@@ -31,6 +33,7 @@ STATUSES = {
     ErrorKind.WARNING: ExitCode.OK,
     UsageProblem: ExitCode.USAGE,
     SuiteProblem: ExitCode.USAGE,
+    ConfigProblem: ExitCode.USAGE,
     WriteProblem: ExitCode.USAGE,
     DeviceUnavailable: ExitCode.USAGE,
     GradientProblem: ExitCode.EVALUATION,

@@ -3,6 +3,14 @@
 Numbers match when |got - expected| <= atol + rtol * |expected|, element by element, with
 nan matching nan and infinities matching themselves (numpy.isclose with equal_nan). The
 defaults are tight for float64, loose enough for a different BLAS or CPU.
+
+Tolerances come, most specific first, from the quantity (`"tolerances": {"grad x": {"rtol":
+1e-6}}` in a point), the point (`"rtol"`/`"atol"` in it), the record (the same keys at its top
+level), then the run (`--rtol`/`--atol`, `[tool.autodiff]`, the defaults below).
+
+A difference is told, never shown as a wall of numbers: how many elements differ, the worst
+one's index, expected and got, the absolute and relative error and the distance in units in
+the last place (ULPs of float64).
 """
 
 from __future__ import annotations
@@ -21,17 +29,35 @@ DEFAULT_ATOL = 1e-12
 class Mismatch:
     point: dict  # the input values of the point ({}: the file's own defaults)
     quantity: str  # "value", "grad a", "output", "error", "point"
-    expected: object
+    expected: object  # for a tensor: its worst element
     got: object
-    difference: str  # in words: "max abs 2.1e-06, rel 3.5e-07", "shape [2] vs [3]"...
+    difference: str  # in words: "abs 2.1e-06, rel 3.5e-07, 1.2e+09 ulp", "shape [2] vs [3]"...
+    index: list | None = None  # the worst element of a tensor
 
 
-def compare_point(at: dict, expected: dict, got: dict, rtol: float, atol: float) -> list:
+@dataclass
+class Difference:
+    text: str
+    expected: object = None
+    got: object = None
+    index: list | None = None
+
+
+def tolerance_for(quantity: str, point: dict, record: dict, rtol: float, atol: float) -> tuple:
+    """The (rtol, atol) a quantity of a recorded point is compared with."""
+    for layer in (record, point, (point.get("tolerances") or {}).get(quantity) or {}):
+        rtol = float(layer.get("rtol", rtol))
+        atol = float(layer.get("atol", atol))
+    return rtol, atol
+
+
+def compare_point(at: dict, expected: dict, got: dict, rtol: float, atol: float, record: dict | None = None) -> list:
     """Mismatches between a recorded point and a new evaluation of it (empty when they agree)."""
     found = []
+    record = record or {}
 
-    def differ(quantity, want, have, difference):
-        found.append(Mismatch(at, quantity, want, have, difference))
+    def differ(quantity, want, have, difference, index=None):
+        found.append(Mismatch(at, quantity, want, have, difference, index))
 
     if "error" in expected or "error" in got:
         want, have = expected.get("error"), got.get("error")
@@ -45,9 +71,17 @@ def compare_point(at: dict, expected: dict, got: dict, rtol: float, atol: float)
         return found
     if expected.get("output") != got.get("output"):
         differ("output", expected.get("output"), got.get("output"), "another output variable")
-    difference = _numbers_differ(expected.get("value"), got.get("value"), rtol, atol)
-    if difference:
-        differ("value", expected.get("value"), got.get("value"), difference)
+
+    def numbers(quantity, want, have):
+        found_rtol, found_atol = tolerance_for(quantity, expected, record, rtol, atol)
+        difference = numbers_differ(want, have, found_rtol, found_atol)
+        if difference:
+            if difference.expected is not None:
+                differ(quantity, difference.expected, difference.got, difference.text, difference.index)
+            else:
+                differ(quantity, want, have, difference.text)
+
+    numbers("value", expected.get("value"), got.get("value"))
     want_grads, have_grads = expected.get("grads", {}), got.get("grads", {})
     for name in sorted(set(want_grads) | set(have_grads)):
         if name not in have_grads:
@@ -55,9 +89,7 @@ def compare_point(at: dict, expected: dict, got: dict, rtol: float, atol: float)
         elif name not in want_grads:
             differ(f"grad {name}", "(not recorded)", have_grads[name], "a new input")
         else:
-            difference = _numbers_differ(want_grads[name], have_grads[name], rtol, atol)
-            if difference:
-                differ(f"grad {name}", want_grads[name], have_grads[name], difference)
+            numbers(f"grad {name}", want_grads[name], have_grads[name])
     return found
 
 
@@ -65,25 +97,58 @@ def _error_text(error: dict) -> str:
     return f"{error.get('class')}: {error.get('message')}"
 
 
-def _numbers_differ(expected, got, rtol: float, atol: float) -> str:
-    """'' when the two agree; otherwise how they differ, in words."""
+def ulps(a, b) -> np.ndarray:
+    """The distance between float64 values in units in the last place: how many representable
+    doubles lie between them (0 for equal values, +0 and -0 included). Computed on int64 views
+    of the bits, mapped so that the integers are ordered as the floats are."""
+    shape = np.shape(a)
+    a = np.ascontiguousarray(a, dtype=np.float64).reshape(-1)
+    b = np.ascontiguousarray(b, dtype=np.float64).reshape(-1)
+
+    def ordered(x):
+        bits = x.view(np.int64).astype(object)  # Python ints: the difference may not fit 64 bits
+        return np.where(bits < 0, -(bits & 0x7FFFFFFFFFFFFFFF), bits)
+
+    return np.abs(ordered(a) - ordered(b)).reshape(shape)
+
+
+def numbers_differ(expected, got, rtol: float, atol: float) -> Difference | None:
+    """None when the two agree; otherwise how they differ."""
     if expected is None or got is None:
-        return "" if expected is None and got is None else ("null vs a value" if expected is None else "a value vs null")
+        if expected is None and got is None:
+            return None
+        return Difference("null vs a value" if expected is None else "a value vs null")
     try:
         want = np.asarray(from_record(expected), dtype=np.float64)
         have = np.asarray(from_record(got), dtype=np.float64)
     except (TypeError, ValueError):
-        return "" if expected == got else "not numbers"
+        return None if expected == got else Difference("not numbers")
     if want.shape != have.shape:
-        return f"shape {list(have.shape)}, recorded {list(want.shape)}"
+        return Difference(f"shape {list(have.shape)}, recorded {list(want.shape)}")
     close = np.isclose(have, want, rtol=rtol, atol=atol, equal_nan=True)
     if close.all():
-        return ""
-    both_finite = np.isfinite(want) & np.isfinite(have)
-    if not np.array_equal(np.isfinite(want), np.isfinite(have)) or not both_finite[~close].all():
-        return f"{int((~close).sum())} of {close.size} element(s) differ in nan/inf"
-    gap = np.abs(have - want)[~close]
-    scale = np.abs(want)[~close]
-    relative = np.max(np.where(scale > 0, gap / np.where(scale > 0, scale, 1), np.inf))
-    where = "" if close.size == 1 else f" in {int((~close).sum())} of {close.size} elements"
-    return f"max abs {np.max(gap):.3g}, rel {relative:.3g}{where}"
+        return None
+    bad = ~close
+    count, total = int(bad.sum()), close.size
+    finite = np.isfinite(want) & np.isfinite(have)
+    gap = np.where(bad & finite, np.abs(have - want), -1.0)
+    if (bad & ~finite).any():  # nan or infinity where the other has a number: the worst of all
+        worst = np.argwhere(bad & ~finite)[0]
+    else:
+        worst = np.unravel_index(int(np.argmax(gap)), gap.shape)
+    worst = tuple(int(i) for i in worst)
+    w, h = float(want[worst]), float(have[worst])
+    if np.isfinite(w) and np.isfinite(h):
+        absolute = abs(h - w)
+        relative = absolute / abs(w) if w != 0 else float("inf")
+        distance = int(ulps([w], [h])[0])
+        text = f"abs {absolute:.3g}, rel {relative:.3g}, {_ulp_text(distance)} ulp"
+    else:
+        text = "nan/inf differs"
+    if total > 1:
+        text = f"{count} of {total} elements differ, worst at {list(worst)}: {text}"
+    return Difference(text, w, h, list(worst) if want.ndim else None)
+
+
+def _ulp_text(distance: int) -> str:
+    return str(distance) if distance < 100_000 else f"{float(distance):.3g}"

@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import PurePath
 
 from .files import write_replacing
-from .one_file import ERRORED, FAILED, NEW, UPDATED
+from .one_file import ERRORED, FAILED, NEW, PENDING, UPDATED
 from .reporting import RunSummary, point_text, value_text
 
 
@@ -27,7 +27,7 @@ def _xml(text: str) -> str:
 
 
 def junit_xml(summary: RunSummary, suite_name: str = "autodiff") -> bytes:
-    failures = sum(r.status in (FAILED, NEW) for r in summary.results)
+    failures = sum(r.status in (FAILED, NEW, PENDING) for r in summary.results)
     errors = sum(r.status == ERRORED for r in summary.results)
     counts = {"tests": str(len(summary.results)), "failures": str(failures), "errors": str(errors), "skipped": "0",
               "time": f"{summary.seconds:.6f}"}
@@ -49,8 +49,8 @@ def junit_xml(summary: RunSummary, suite_name: str = "autodiff") -> bytes:
             failure = ElementTree.SubElement(case, "failure", {
                 "message": f"{len(result.mismatches)} value(s) differ from the golden record", "type": "mismatch"})
             failure.text = _xml("\n".join(lines))
-        elif result.status == NEW:
-            ElementTree.SubElement(case, "failure", {"message": _xml(result.message), "type": "new"})
+        elif result.status in (NEW, PENDING):
+            ElementTree.SubElement(case, "failure", {"message": _xml(result.message), "type": result.status})
         elif result.status == ERRORED:
             ElementTree.SubElement(case, "error", {"message": _xml(result.message), "type": "errored"})
         elif result.status == UPDATED:
@@ -63,3 +63,12 @@ def write_junit(summary: RunSummary, destination) -> None:
     """Write the report whole, replacing any earlier one in one step (see files.write_replacing);
     WriteProblem when it cannot be written there."""
     write_replacing(destination, junit_xml(summary), "--junit")
+
+
+def files_in_report(data: bytes, where: str) -> list:
+    """The `file` of every testcase of a JUnit report (`autodiff test merge`)."""
+    try:
+        root = ElementTree.fromstring(data)
+    except ElementTree.ParseError as exc:
+        raise ValueError(f"{where}: not a JUnit XML report ({exc})") from None
+    return [case.get("file") or case.get("name") or "" for case in root.iter("testcase")]

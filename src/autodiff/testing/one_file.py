@@ -3,26 +3,40 @@
 The points of a file are the point of its own declared defaults (when every input has one),
 the points its record lists, and, with --update, points given with --at. At each point the
 file is run, its output differentiated, and the output's name and value and every gradient
-kept; a point that fails keeps its error's class and message instead, so files that are
-meant to fail (a non-scalar output, a shape error) pass when they fail that way.
+kept.
+
+Errors are expected only explicitly. A file meant to fail says so in a comment:
+
+    # expect-error: RuntimeError: grad can be implicitly created only for scalar outputs
+
+(the error's class, then, optionally, a fragment of its message). Every point of such a file
+must fail that way; any other error, at any point, makes the file *errored*, with --update
+too (nothing is recorded). A program that does not parse, names an unknown function or
+variable, or calls one with the wrong arguments is never expected: it is an error in the
+test, not a behaviour to keep.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..language import InputProblem, LimitProblem, Options, ProgramError, Source, parse
+from ..language import ErrorKind, InputProblem, LimitProblem, Options, ProgramError, Source, parse
 from ..language.analysis import analyze
 from ..language.files import read_file
 from ..program import GradientProblem, NotATensor, differentiate, to_python
 from .files import WriteProblem
 from .compare import DEFAULT_ATOL, DEFAULT_RTOL, Mismatch, compare_point
-from .records import (FORMAT, RECORD_SUFFIX, RecordProblem, as_floats, from_record, load, point_key, to_record,
-                      write)
+from .records import (FORMAT, RECORD_SUFFIX, RecordProblem, as_floats, from_record, load, pending_path, point_key,
+                      record_path, to_record, write)
 
-PASSED, FAILED, ERRORED, NEW, UPDATED = "passed", "failed", "errored", "new", "updated"
+PASSED, FAILED, ERRORED, NEW, UPDATED, PENDING = "passed", "failed", "errored", "new", "updated", "pending"
+
+EXPECT_ERROR = re.compile(r"^[ \t]*#[ \t]*expect-error[ \t]*:[ \t]*(?P<cls>[A-Za-z_][\w.]*)[ \t]*(?::[ \t]*(?P<msg>.*?))?[ \t]*$",
+                          re.MULTILINE)
+RESULT_KEYS = ("output", "value", "grads", "error")  # what evaluating a point gives; the rest is hand-written
 
 
 @dataclass
@@ -34,16 +48,24 @@ class Settings:
     update: bool = False
     extra_points: list = field(default_factory=list)  # with update: {name: value} points from --at
     options: Options = field(default_factory=Options)  # how programs run: dtype, device, seed, limits
+    pending: bool = False  # with update: write NAME.golden.new beside the record instead of the record
+    ci: bool = False  # in CI: a file without a record is never recorded
+    explicit: dict = field(default_factory=dict)  # settings given on the command line: {"seed": 1}
+    update_hint: str = "autodiff test --update"  # how the user asks for records (pytest: pytest --autodiff-update)
 
 
 @dataclass
 class FileResult:
     path: str
-    status: str  # passed, failed, errored, new (no record yet), updated (record written)
+    status: str  # passed, failed, errored, new (no record yet), updated (record written), pending
     message: str = ""
     mismatches: list = field(default_factory=list)  # compare.Mismatch
     points: int = 0  # points evaluated
     seconds: float = 0.0
+    changes: list = field(default_factory=list)  # with --update: compare.Mismatch, old -> new
+    added: list = field(default_factory=list)  # with --update: points new to the record
+    dropped: list = field(default_factory=list)  # with --update: points the record loses
+    unused: list = field(default_factory=list)  # (point, reason): recorded points that no longer apply
 
 
 def run_file(path, settings: Settings) -> FileResult:
@@ -69,6 +91,15 @@ class NotAResult(Exception):
     errored, and such an outcome is never recorded as what the file is expected to do."""
 
 
+def expected_errors(text: str) -> list:
+    """The (class, message fragment) pairs a file's `# expect-error:` comments allow."""
+    return [(m.group("cls"), m.group("msg") or "") for m in EXPECT_ERROR.finditer(text)]
+
+
+def _is_expected(error: dict, expectations: list) -> bool:
+    return any(error["class"] == cls and fragment in error["message"] for cls, fragment in expectations)
+
+
 def _run(path: Path, settings: Settings) -> FileResult:
     name = str(path)
     try:
@@ -79,38 +110,89 @@ def _run(path: Path, settings: Settings) -> FileResult:
         record = load(path)
     except RecordProblem as exc:
         return FileResult(name, ERRORED, str(exc))
+    expectations = expected_errors(source.text)
     program, inputs, needs_values = _prepare(source)
+    recorded_settings = dict((record or {}).get("settings", {}))
+    chosen = {"dtype": settings.options.dtype, "seed": settings.options.seed}
+    if settings.update:  # a value given on the command line applies, and is recorded
+        chosen.update({k: v for k, v in recorded_settings.items() if k not in settings.explicit})
+    else:  # the record's settings win
+        chosen.update(recorded_settings)
+    options = replace(settings.options, check_finite=False, **chosen)  # records keep no warnings
+
     points = []  # the input values of each point, in order, each once
     if not needs_values:
         points.append({})
+    unused = []
     for point in (record or {}).get("points", []):
-        points.append(point.get("at", {}))
+        at = point.get("at", {})
+        strangers = sorted(set(at) - set(inputs))
+        if strangers and not isinstance(program, ProgramError):
+            unused.append((at, f"{', '.join(strangers)} {'is not an input' if len(strangers) == 1 else 'are not inputs'}"
+                               " of the program"))
+            continue
+        points.append(at)
     if settings.update:  # --at points, for the files whose inputs they name
         points.extend(at for at in settings.extra_points if set(at) <= set(inputs))
     unique: dict = {}
     for at in points:  # each point once, where it first appears
         unique.setdefault(point_key(at), at)
     points = list(unique.values())
-    options = replace(settings.options, check_finite=False)  # records keep no warnings
     outcomes = [(at, evaluate_point(program, source, at, options)) for at in points]
+
+    problem = _unexpected(outcomes, expectations)
+    if problem:
+        status, message, mismatches = problem
+        return FileResult(name, status, message, mismatches, points=len(points), unused=unused)
     if settings.update:
-        return _record(path, outcomes, needs_values)
+        return _record(path, record, outcomes, needs_values, unused, chosen, settings)
     if record is None:
-        return FileResult(name, NEW, "no golden record: run autodiff test --update to write one", points=len(points))
+        return FileResult(name, NEW, _new_message(settings), points=len(points))
     if not points:
         return FileResult(name, ERRORED, f"nothing to test: the file needs values for {', '.join(needs_values)} "
-                                         "and its record lists no points", points=0)
+                                         "and its record lists no points", points=0, unused=unused)
     recorded = {point_key(p.get("at", {})): p for p in record.get("points", [])}
     mismatches = []
     for at, got in outcomes:
         expected = recorded.get(point_key(at))
         if expected is None or not ({"value", "error"} & set(expected)):
             mismatches.append(Mismatch(at, "point", "(no recorded result)", _summary(got),
-                                       "not recorded yet: run autodiff test --update"))
+                                       f"not recorded yet: run {settings.update_hint}"))
             continue
-        mismatches.extend(compare_point(at, expected, got, settings.rtol, settings.atol))
+        if "error" in got and "error" in expected and expected["error"]["class"] == got["error"]["class"]:
+            continue  # the expect-error comment decides; the record keeps the message for people
+        mismatches.extend(compare_point(at, expected, got, settings.rtol, settings.atol, record))
     status = FAILED if mismatches else PASSED
-    return FileResult(name, status, mismatches=mismatches, points=len(points))
+    return FileResult(name, status, mismatches=mismatches, points=len(points), unused=unused)
+
+
+def _new_message(settings: Settings) -> str:
+    if settings.ci:
+        return (f"no golden record, and CI is set: records are not written in CI; run {settings.update_hint} "
+                "where you work and commit the record")
+    return f"no golden record: run {settings.update_hint} to write one"
+
+
+def _unexpected(outcomes: list, expectations: list):
+    """A FileResult's (status, message, mismatches) when the outcomes cannot pass whatever the
+    record says; None when they may."""
+    for at, outcome in outcomes:
+        error = outcome.get("error")
+        where = "" if not at else f"at {_at_text(at)}: "
+        if error is None:
+            if expectations:
+                cls, fragment = expectations[0]
+                wanted = f"{cls}: {fragment}" if fragment else cls
+                return (FAILED, "", [Mismatch(at, "error", wanted, "no error", "results instead of the error its "
+                                              "expect-error comment expects")])
+            continue
+        text = f"{error['class']}: {error['message']}"
+        if outcome.get("invalid"):
+            return (ERRORED, f"{where}{text} (an invalid program never passes, even with an expect-error comment)", [])
+        if not _is_expected(error, expectations):
+            return (ERRORED, f"{where}{text} (not expected: a file meant to fail says so with a comment, "
+                             f"# expect-error: {text})", [])
+    return None
 
 
 def _prepare(source: Source):
@@ -126,11 +208,13 @@ def _prepare(source: Source):
 
 
 def evaluate_point(program, source: Source, at: dict, options: Options) -> dict:
-    """The results of the program at one point, as a record holds them."""
+    """The results of the program at one point, as a record holds them. An error that makes the
+    program invalid (syntax, unknown names, wrong arguments, missing inputs) is marked
+    "invalid": no comment can expect it."""
     if isinstance(program, LimitProblem):
         raise NotAResult(program.render().splitlines()[0])
     if isinstance(program, ProgramError):
-        return _error(type(program).__name__, program.message)
+        return _error(program)
     try:
         run = differentiate(source, {k: from_record(v) for k, v in at.items()}, program=program, options=options)
     except LimitProblem as problem:  # --max-elements, --max-iterations, out of memory: not the program's result
@@ -141,11 +225,11 @@ def evaluate_point(program, source: Source, at: dict, options: Options) -> dict:
     except RecursionError:
         raise NotAResult(f"at {_at_text(at)}: nested too deeply to run") from None
     except ProgramError as problem:
-        return _error(type(problem).__name__, problem.message)
+        return _error(problem)
     except NotATensor as problem:
-        return _error("TypeError", f"the output is {problem.type_name}, not a tensor")
+        return _error_dict("TypeError", f"the output is {problem.type_name}, not a tensor")
     except (GradientProblem, RuntimeError) as problem:  # the engine's own errors, with PyTorch's texts
-        return _error("RuntimeError", str(problem).splitlines()[0] if str(problem) else "")
+        return _error_dict("RuntimeError", str(problem).splitlines()[0] if str(problem) else "")
     grads = {q.name: None if q.grad is None else _plain(q.grad) for q in run.inputs if q.requires_grad}
     return {"output": run.output.name, "value": _plain(run.output.value), "grads": grads}
 
@@ -156,7 +240,14 @@ def _at_text(at: dict) -> str:
     return point_text(at)
 
 
-def _error(kind: str, message: str) -> dict:
+def _error(problem: ProgramError) -> dict:
+    outcome = _error_dict(type(problem).__name__, problem.message)
+    if problem.category in (ErrorKind.INVALID_PROGRAM, ErrorKind.INVALID_INPUT):
+        outcome["invalid"] = True
+    return outcome
+
+
+def _error_dict(kind: str, message: str) -> dict:
     return {"error": {"class": kind, "message": message}}
 
 
@@ -170,15 +261,90 @@ def _summary(outcome: dict) -> str:
     return f"{outcome.get('output')} = {outcome.get('value')}"
 
 
-def _record(path: Path, outcomes: list, needs_values: list) -> FileResult:
+def _record(path: Path, record, outcomes: list, needs_values: list, unused: list, chosen: dict,
+            settings: Settings) -> FileResult:
+    name = str(path)
     if not outcomes:
-        return FileResult(str(path), ERRORED, f"no points to record: the file needs values for "
-                                              f"{', '.join(needs_values)}; give them with --at, or list points in "
-                                              f"its record ({path.name}{RECORD_SUFFIX})")
-    record = {"format": FORMAT, "points": [{"at": to_record(as_floats(at)), **outcome} for at, outcome in outcomes]}
+        return FileResult(name, ERRORED, f"no points to record: the file needs values for "
+                                         f"{', '.join(needs_values)}; give them with --at, or list points in "
+                                         f"its record ({path.name}{RECORD_SUFFIX})")
+    if record is None and settings.ci:
+        return FileResult(name, NEW, _new_message(settings), points=len(outcomes))
+    old = record or {}
+    old_points = {point_key(p.get("at", {})): p for p in old.get("points", [])}
+    changes, added, points = [], [], []
+    for at, outcome in outcomes:
+        outcome = {k: v for k, v in outcome.items() if k in RESULT_KEYS}
+        before = old_points.get(point_key(at))
+        kept = {k: v for k, v in (before or {}).items() if k not in RESULT_KEYS and k != "at"}  # rtol, atol...
+        if before is None or not ({"value", "error"} & set(before)):
+            if record is not None:
+                added.append(as_floats(at))
+            points.append({"at": to_record(as_floats(at)), **kept, **outcome})
+            continue
+        moved = compare_point(at, before, outcome, settings.rtol, settings.atol, old)
+        if not moved:  # equal within tolerances: the recorded numbers stay, so records do not churn
+            points.append(before)
+            continue
+        changes.extend(moved)
+        points.append({"at": to_record(as_floats(at)), **kept, **outcome})
+    settings_before = old.get("settings", {})
+    if record is not None:
+        for key in sorted(chosen):
+            if key in settings_before and settings_before[key] != chosen[key]:
+                changes.append(Mismatch({}, f"setting {key}", settings_before[key], chosen[key], "set on the command line"))
+    new = {k: v for k, v in old.items() if k not in ("points", "format", "settings")}
+    new.update({"format": FORMAT, "settings": dict(sorted(chosen.items())), "points": points})
+    dropped = [at for at, _ in unused]
+    result = FileResult(name, PASSED, points=len(outcomes), changes=changes, added=added, dropped=dropped)
+    target = pending_path(path) if settings.pending else record_path(path)
+    from .records import dumps
+
+    if record is not None and dumps(new) == dumps(record):
+        if settings.pending:
+            _remove(pending_path(path))  # nothing left to review
+        result.message = "record unchanged"
+        return result
     try:
-        written = write(path, record)
+        write(path, new, where=target)
     except WriteProblem as problem:
-        return FileResult(str(path), ERRORED, str(problem), points=len(outcomes))
-    message = f"recorded {len(outcomes)} point(s)" if written else "record unchanged"
-    return FileResult(str(path), UPDATED if written else PASSED, message, points=len(outcomes))
+        return FileResult(name, ERRORED, str(problem), points=len(outcomes))
+    what = "new record" if record is None else _counted(changes, added, dropped)
+    if what == "record rewritten" and "settings" not in old:
+        what = "settings recorded: " + ", ".join(f"{k} {v}" for k, v in sorted(chosen.items()))
+    if settings.pending:
+        result.status, result.message = PENDING, f"{what}, pending review: {target.name}"
+    else:
+        result.status = UPDATED
+        result.message = f"recorded {len(outcomes)} point(s)" if record is None else what
+    return result
+
+
+def _counted(changes, added, dropped) -> str:
+    parts = []
+    if changes:
+        parts.append(f"{len(changes)} change(s)")
+    if added:
+        parts.append(f"{len(added)} point(s) added")
+    if dropped:
+        parts.append(f"{len(dropped)} point(s) dropped")
+    return ", ".join(parts) or "record rewritten"
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def drop_points(path, at_points: list) -> bool:
+    """Remove the given points from a file's record (--unused delete); True when written."""
+    record = load(path)
+    if record is None:
+        return False
+    keys = {point_key(at) for at in at_points}
+    kept = [p for p in record.get("points", []) if point_key(p.get("at", {})) not in keys]
+    if len(kept) == len(record.get("points", [])):
+        return False
+    return write(path, {**record, "points": kept})

@@ -36,19 +36,25 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def run_files(files: list, settings: Settings, jobs: int = 1, on_result=None, timeout: float = 0.0) -> list:
+def run_files(files: list, settings: Settings, jobs: int = 1, on_result=None, timeout: float = 0.0,
+              stop_when=None) -> list:
     """The result of each file, in the order of `files`; on_result(result) as each arrives.
-    timeout: seconds one file may run (0: no limit)."""
+    timeout: seconds one file may run (0: no limit). stop_when(result): True stops the run
+    (-x): the files not finished by then have no result and are left out."""
     if timeout <= 0 and (jobs <= 1 or len(files) <= 1):
         results = []
         for path in files:
             results.append(run_file(path, settings))
             if on_result:
                 on_result(results[-1])
+            if stop_when and stop_when(results[-1]):
+                break
         return results
     if not files:
         return []
-    return _Pool(files, settings, max(1, min(jobs, len(files))), on_result, timeout).run()
+    pool = _Pool(files, settings, max(1, min(jobs, len(files))), on_result, timeout)
+    pool.stop_when = stop_when
+    return [result for result in pool.run() if result is not None]
 
 
 def _die_with_parent(parent: int) -> None:
@@ -109,12 +115,14 @@ class _Pool:
         method = "fork" if sys.platform.startswith("linux") else "spawn"
         self.context = multiprocessing.get_context(method)
         self.workers: list = []
+        self.stop_when = None
+        self.stopped = False
 
     def run(self) -> list:
         try:
             for _ in range(self.jobs):
                 self._start_worker()
-            while self.workers:
+            while self.workers and not self.stopped:
                 waitables = {}
                 for worker in self.workers:
                     waitables[worker.connection] = worker
@@ -184,9 +192,13 @@ class _Pool:
             self._lost(worker)
 
     def _keep(self, index: int, result: FileResult) -> None:
+        if self.stopped:
+            return
         self.results[index] = result
         if self.on_result:
             self.on_result(result)
+        if self.stop_when and self.stop_when(result):
+            self.stopped = True
 
     def _lost(self, worker: _Worker) -> None:
         """A worker died: blame the file it was running, requeue the rest, replace the worker."""

@@ -1,21 +1,26 @@
 """A pytest plugin (entry point `pytest11`): expression files are collected as test items.
 
-Each `*.expr` file under pytest's paths is one item that passes when its values and
-gradients match its golden record. Because they are ordinary items, pytest's selection
-(-k), reports and parallel runners (pytest-xdist: `pytest -n 4`) work on them unchanged.
+Each expression file under pytest's paths is one item, named by its path alone, that passes
+when its values and gradients match its golden record. It collects exactly the files
+`autodiff test` collects, compares with the same tolerances and follows the same rule for
+expected errors, because both read `[tool.autodiff]` in pyproject.toml (testing/config.py)
+and run files the same way (testing/one_file.py):
 
-    [tool.pytest.ini_options]
-    autodiff_patterns = ["*.expr"]   # file names to collect (empty: none)
-    autodiff_rtol = "1e-9"
-    autodiff_atol = "1e-12"
+    [tool.autodiff]
+    patterns = ["*.expr"]   # file names to collect (default: *.expr)
+    rtol = 1e-9
+    atol = 1e-12
 
-`pytest --autodiff-update` writes the records instead; `-p no:autodiff` turns the plugin off.
-Nothing of autodiff is imported until an expression file is collected.
+pytest's own ini options `autodiff_patterns`, `autodiff_rtol` and `autodiff_atol`, where
+set, override the table for pytest alone. `pytest --autodiff-update` writes the records
+instead; `-p no:autodiff` turns the plugin off. Pytest's -k, -x, reports and parallel
+runners (pytest-xdist: `pytest -n 4`) work on the items unchanged. Nothing of autodiff is
+imported until an expression file is collected.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import os
 
 import pytest
 
@@ -24,23 +29,49 @@ def pytest_addoption(parser) -> None:
     group = parser.getgroup("autodiff", "autodiff expression files")
     group.addoption("--autodiff-update", action="store_true", default=False,
                     help="write or refresh the golden records of collected expression files")
-    parser.addini("autodiff_patterns", type="args", default=["*.expr"],
-                  help="names of files collected as autodiff expression tests (default: *.expr)")
-    parser.addini("autodiff_rtol", default="1e-9", help="relative tolerance of autodiff comparisons")
-    parser.addini("autodiff_atol", default="1e-12", help="absolute tolerance of autodiff comparisons")
+    parser.addini("autodiff_patterns", type="args", default=None,
+                  help="names of files collected as autodiff expression tests (default: [tool.autodiff] "
+                       "patterns, else *.expr)")
+    parser.addini("autodiff_rtol", default=None, help="relative tolerance of autodiff comparisons")
+    parser.addini("autodiff_atol", default=None, help="absolute tolerance of autodiff comparisons")
+
+
+def _suite_config(config):
+    """[tool.autodiff] for this session (found from pytest's root), ini options over it."""
+    cached = getattr(config, "_autodiff_suite", None)
+    if cached is None:
+        from .compare import DEFAULT_ATOL, DEFAULT_RTOL
+        from .config import find_config
+
+        found = find_config(config.rootpath)
+        patterns = tuple(found.patterns)
+        if config.getini("autodiff_patterns"):
+            patterns = tuple(config.getini("autodiff_patterns"))
+        rtol = config.getini("autodiff_rtol") or found.rtol
+        atol = config.getini("autodiff_atol") or found.atol
+        cached = (patterns, float(DEFAULT_RTOL if rtol is None else rtol), float(DEFAULT_ATOL if atol is None else atol))
+        config._autodiff_suite = cached
+    return cached
 
 
 def pytest_collect_file(file_path, parent):
-    if file_path.name.endswith(".golden.json"):
-        return None
-    if any(fnmatch.fnmatch(file_path.name, pattern) for pattern in parent.config.getini("autodiff_patterns")):
-        return ExpressionFile.from_parent(parent, path=file_path)
+    if not file_path.name.endswith((".golden.json", ".golden.new")):
+        from .discover import is_collected, skipped_directory
+
+        patterns = _suite_config(parent.config)[0]
+        root = parent.config.rootpath
+        folders = file_path.parent.relative_to(root).parts if file_path.is_relative_to(root) else ()
+        if is_collected(file_path.name, patterns) and not any(skipped_directory(part) for part in folders):
+            return ExpressionFile.from_parent(parent, path=file_path)
     return None
 
 
 class ExpressionFile(pytest.File):
+    """The file itself is the item: its node id is its path, with nothing repeated after it."""
+
     def collect(self):
-        yield ExpressionItem.from_parent(self, name=self.path.name)
+        item = ExpressionItem.from_parent(self, name=self.path.name, nodeid=self.nodeid)
+        yield item
 
 
 class ExpressionFailure(Exception):
@@ -56,8 +87,10 @@ class ExpressionItem(pytest.Item):
         from .one_file import PASSED, UPDATED, Settings, run_file
 
         config = self.config
-        settings = Settings(rtol=float(config.getini("autodiff_rtol")), atol=float(config.getini("autodiff_atol")),
-                            update=config.getoption("autodiff_update"))
+        _, rtol, atol = _suite_config(config)
+        ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+        settings = Settings(rtol=rtol, atol=atol, update=config.getoption("autodiff_update"), ci=ci,
+                            update_hint="pytest --autodiff-update")
         result = run_file(self.path, settings)
         if result.status not in (PASSED, UPDATED):
             raise ExpressionFailure(result)
@@ -74,6 +107,8 @@ class ExpressionItem(pytest.Item):
             lines.append(f"    expected  {value_text(m.expected)}")
             lines.append(f"    got       {value_text(m.got)}")
             lines.append(f"    ({m.difference})")
+        if result.mismatches:
+            lines.append("pytest --autodiff-update records the new values (-k selects the files)")
         return "\n".join(lines)
 
     def reportinfo(self):

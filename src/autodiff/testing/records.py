@@ -29,6 +29,18 @@ Written for people and diffs: keys sorted, one key per line, every number in the
 text that reads back to the same float, tensors as one-line lists, nan and infinities as the
 strings "nan", "inf", "-inf". A point may be written by hand with only its "at": the next
 `autodiff test --update` fills in its results.
+
+Beside the points a record keeps what its results depend on, and how closely they must match:
+
+    "settings": {"dtype": "float64", "seed": 0}   the run uses these, whatever the command line
+                                                  says (a different value applies with --update,
+                                                  and is then recorded)
+    "rtol": 1e-6, "atol": 1e-9                    the whole record's tolerances; a point may have
+                                                  its own, and "tolerances": {"grad x": {"rtol":
+                                                  1e-3}} for one quantity
+
+`--update` keeps these hand-written keys. `--pending` writes the new record beside the old one,
+as `name.expr.golden.new`, for `autodiff test review` or `accept` to settle.
 """
 
 from __future__ import annotations
@@ -40,7 +52,9 @@ from pathlib import Path
 from .files import ReadProblem, read_regular, write_replacing
 
 RECORD_SUFFIX = ".golden.json"
+PENDING_SUFFIX = ".golden.new"
 FORMAT = 1
+SETTINGS = {"dtype": ("float64", "float32"), "seed": None}  # what a record may fix, and the values it may take
 
 
 class RecordProblem(Exception):
@@ -51,15 +65,19 @@ def record_path(path) -> Path:
     return Path(str(path) + RECORD_SUFFIX)
 
 
+def pending_path(path) -> Path:
+    return Path(str(path) + PENDING_SUFFIX)
+
+
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # a record larger than this is refused unread
 MAX_NESTING = 64  # lists in a value nest at most this deep (a tensor's dimensions)
 
 
-def load(path) -> dict | None:
+def load(path, where=None) -> dict | None:
     """The record of an expression file, or None when it has none. A record that is not a
     regular file, too large, not JSON, or not shaped as a record in every field is a
-    RecordProblem with a one-line reason."""
-    where = record_path(path)
+    RecordProblem with a one-line reason. `where`: read this file instead (a pending record)."""
+    where = record_path(path) if where is None else Path(where)
     try:
         data = read_regular(where, MAX_RECORD_BYTES)
     except ReadProblem as exc:
@@ -85,6 +103,20 @@ def _validate(record, where) -> None:
         raise RecordProblem(f"{where}: a record is an object with a list of \"points\"")
     if record.get("format", FORMAT) != FORMAT or isinstance(record.get("format"), bool):
         raise RecordProblem(f"{where}: record format {_brief(record.get('format'))}; this autodiff reads format {FORMAT}")
+    problem = _tolerance_problem(record)
+    if problem:
+        raise RecordProblem(f"{where}: {problem}")
+    settings = record.get("settings", {})
+    if not isinstance(settings, dict):
+        raise RecordProblem(f"{where}: \"settings\" must be an object, as {{\"dtype\": \"float64\", \"seed\": 0}}")
+    for key, value in settings.items():
+        if key not in SETTINGS:
+            raise RecordProblem(f"{where}: \"settings\" has {_brief(key)}; a record may fix {', '.join(SETTINGS)}")
+        allowed = SETTINGS[key]
+        if allowed is None and not (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63):
+            raise RecordProblem(f"{where}: the setting {key} must be a non-negative integer, not {_brief(value)}")
+        if allowed is not None and value not in allowed:
+            raise RecordProblem(f"{where}: the setting {key} must be one of {', '.join(allowed)}, not {_brief(value)}")
     for number, point in enumerate(record.get("points", []), 1):
         if not isinstance(point, dict) or not isinstance(point.get("at", {}), dict):
             raise RecordProblem(f"{where}: point {number} must be an object with an \"at\" object of input values")
@@ -93,8 +125,29 @@ def _validate(record, where) -> None:
             raise RecordProblem(f"{where}: point {number}: {problem}")
 
 
+def _tolerance_problem(holder: dict) -> str:
+    for key in ("rtol", "atol"):
+        if key in holder:
+            value = holder[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
+                return f"\"{key}\" must be a finite number >= 0, not {_brief(value)}"
+    return ""
+
+
 def _point_problem(point: dict) -> str:
     """What is wrong with a point's fields ('' when nothing is)."""
+    problem = _tolerance_problem(point)
+    if problem:
+        return problem
+    tolerances = point.get("tolerances", {})
+    if not isinstance(tolerances, dict):
+        return "\"tolerances\" must be an object, as {\"grad x\": {\"rtol\": 1e-6}}"
+    for quantity, held in tolerances.items():
+        if not isinstance(held, dict) or set(held) - {"rtol", "atol"}:
+            return f"\"tolerances\" of {_brief(quantity)} must be an object of \"rtol\" and \"atol\""
+        problem = _tolerance_problem(held)
+        if problem:
+            return f"\"tolerances\" of {_brief(quantity)}: {problem}"
     for name, value in point.get("at", {}).items():
         if not _text_ok(name) or not name.isidentifier():
             return f"\"at\" has a key that is not an input name: {_brief(name)}"
@@ -184,10 +237,11 @@ def as_floats(value):
     return value
 
 
-def write(path, record: dict) -> bool:
+def write(path, record: dict, where=None) -> bool:
     """Write the record of `path` if it changed; True when the file was written. The new text
-    replaces the old in one step, so an interrupted run never leaves half a record."""
-    where = record_path(path)
+    replaces the old in one step, so an interrupted run never leaves half a record.
+    `where`: write this file instead (a pending record)."""
+    where = record_path(path) if where is None else Path(where)
     text = dumps(record)
     try:
         if read_regular(where, MAX_RECORD_BYTES) == text.encode("utf-8"):

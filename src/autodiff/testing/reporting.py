@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .._text import escape, shown
-from .one_file import ERRORED, FAILED, NEW, PASSED, UPDATED
+from .one_file import ERRORED, FAILED, NEW, PASSED, PENDING, UPDATED
 from .records import to_record
 
-STATUSES = (PASSED, FAILED, ERRORED, NEW, UPDATED)
+STATUSES = (PASSED, FAILED, ERRORED, NEW, UPDATED, PENDING)
 
 
 @dataclass
@@ -23,17 +23,41 @@ class RunSummary:
     results: list
     seconds: float
     update: bool = False
+    pending: bool = False
+    unused_records: list = field(default_factory=list)  # (record path, reason): records no file owns
+    unused_fails: bool = False  # --unused fail
+    quiet: bool = False  # -q: passing files are not listed
+    verbose: bool = False  # -v: every file is listed, on a terminal too
+
+    @property
+    def unused_count(self) -> int:
+        return len(self.unused_records) + sum(len(r.unused) for r in self.results)
 
     @property
     def counts(self) -> dict:
         counted = Counter(result.status for result in self.results)
-        shown = STATUSES if self.update else STATUSES[:4]
-        return {status: counted.get(status, 0) for status in shown}
+        shown = list(STATUSES[:4])
+        if self.update:
+            shown.append(PENDING if self.pending else UPDATED)
+        counts = {status: counted.get(status, 0) for status in shown}
+        if self.unused_count:
+            counts["unused"] = self.unused_count
+        return counts
 
     @property
     def succeeded(self) -> bool:
-        """Exit 0: every file passed (or, with --update, was recorded)."""
+        """Exit 0: every file passed (or, with --update, was recorded); unused records and points
+        only warn, unless --unused fail."""
+        if self.unused_fails and self.unused_count:
+            return False
         return all(result.status in (PASSED, UPDATED) for result in self.results)
+
+    def unused_lines(self) -> list:
+        """(path, point or "record", reason) for everything recorded that no longer applies."""
+        lines = [(str(path), "record", reason) for path, reason in self.unused_records]
+        for result in self.results:
+            lines.extend((result.path, point_text(at), reason) for at, reason in result.unused)
+        return lines
 
 
 def value_text(value) -> str:
@@ -56,11 +80,21 @@ def plain(summary: RunSummary) -> str:
     """
     lines = []
     for result in summary.results:
+        if summary.quiet and result.status == PASSED and not result.changes:
+            continue
         lines.append("\t".join(filter(None, (result.status, shown(result.path), _clean(result.message)))))
+        for m in result.changes:  # --update: what moved, old then new
+            where = "record" if m.quantity.startswith("setting ") else point_text(m.point)
+            lines.append("\t".join(("changed", shown(result.path), _clean(where), _clean(m.quantity),
+                                    _clean(value_text(m.expected)), _clean(value_text(m.got)), _clean(m.difference))))
+        for kind, points in (("added", result.added), ("dropped", result.dropped)):
+            lines.extend("\t".join((kind, shown(result.path), _clean(point_text(at)))) for at in points)
     for result in summary.results:
         for m in result.mismatches:
             lines.append("\t".join(("mismatch", shown(result.path), _clean(point_text(m.point)), _clean(m.quantity),
                                     _clean(value_text(m.expected)), _clean(value_text(m.got)), _clean(m.difference))))
+    for path, point, reason in summary.unused_lines():
+        lines.append("\t".join(("unused", shown(path), _clean(point), _clean(reason))))
     lines.append("\t".join(["summary"] + [f"{status} {count}" for status, count in summary.counts.items()]))
     return "\n".join(lines) + "\n"
 
@@ -79,13 +113,24 @@ def as_json(summary: RunSummary) -> str:
         files.append({
             "path": result.path, "status": result.status, "message": result.message, "points": result.points,
             "seconds": round(result.seconds, 6),
-            "mismatches": [{"point": to_record(m.point), "quantity": m.quantity, "expected": to_record(m.expected),
-                            "got": to_record(m.got), "difference": m.difference} for m in result.mismatches],
+            "mismatches": [_mismatch(m) for m in result.mismatches],
+            "changes": [_mismatch(m) for m in result.changes],
+            "added": [to_record(at) for at in result.added], "dropped": [to_record(at) for at in result.dropped],
+            "unused": [{"point": to_record(at), "reason": reason} for at, reason in result.unused],
         })
     body = {"summary": {**summary.counts, "files": len(summary.results), "seconds": round(summary.seconds, 6),
                         "passed_all": summary.succeeded},
-            "files": files}
+            "files": files,
+            "unused": [{"path": str(path), "reason": reason} for path, reason in summary.unused_records]}
     return json.dumps(body, allow_nan=False, separators=(", ", ": ")) + "\n"
+
+
+def _mismatch(m) -> dict:
+    found = {"point": to_record(m.point), "quantity": m.quantity, "expected": to_record(m.expected),
+             "got": to_record(m.got), "difference": m.difference}
+    if m.index is not None:
+        found["index"] = m.index
+    return found
 
 
 # -- Rich -------------------------------------------------------------------------------------------------
@@ -113,13 +158,25 @@ def rich(summary: RunSummary, console) -> None:
             console.print(table)
             console.print()
             spaced = True
-        elif result.status in (ERRORED, NEW, UPDATED):
-            style = {"errored": "bold red", "new": "bold yellow", "updated": "bold cyan"}[result.status]
+        elif result.status in (ERRORED, NEW, UPDATED, PENDING) or (summary.verbose and result.status == PASSED):
+            style = {"errored": "bold red", "new": "bold yellow", "updated": "bold cyan", "pending": "bold magenta",
+                     "passed": "bold green"}[result.status]
             console.print(Text.assemble((f"{result.status.upper()} ", style), (shown(result.path), "bold"),
-                                        f"  {escape(result.message)}"))
+                                        f"  {escape(result.message)}" if result.message else ""))
+            for m in result.changes:
+                console.print(Text(escape(f"  {m.quantity} at {point_text(m.point)}: {_short(m.expected)} -> "
+                                          f"{_short(m.got)}  ({m.difference})")))
+            for kind, points in (("added", result.added), ("dropped", result.dropped)):
+                for at in points:
+                    console.print(Text(escape(f"  {kind} point {point_text(at)}")))
             spaced = False
+    for path, point, reason in summary.unused_lines():
+        console.print(Text.assemble(("UNUSED ", "bold yellow"), (shown(path), "bold"),
+                                    escape(f"  {point}: {reason}" if point != "record" else f"  {reason}")))
+        spaced = False
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    styles = {"passed": "green", "failed": "red", "errored": "red", "new": "yellow", "updated": "cyan"}
+    styles = {"passed": "green", "failed": "red", "errored": "red", "new": "yellow", "updated": "cyan",
+              "pending": "magenta", "unused": "yellow"}
     for status in summary.counts:
         table.add_column(status, justify="right", header_style=f"bold {styles[status]}")
     table.add_column("files", justify="right")
@@ -132,6 +189,8 @@ def rich(summary: RunSummary, console) -> None:
     console.print(table)
     if any(r.status == NEW for r in summary.results):
         console.print(Text("new files have no golden record yet: autodiff test --update writes them", style="yellow"))
+    if any(r.status == PENDING for r in summary.results):
+        console.print(Text("pending records: autodiff test review, or autodiff test accept / reject", style="magenta"))
 
 
 def _short(value, limit: int = 60) -> str:

@@ -1,0 +1,120 @@
+"""The `[tool.autodiff]` table of pyproject.toml, read by `autodiff test` and the pytest plugin
+alike, so that both collect the same files and compare with the same tolerances:
+
+    [tool.autodiff]
+    patterns = ["*.expr", "*.formula"]   # file names collected in directories (default: *.expr)
+    rtol = 1e-9                          # default tolerances (a record's own win)
+    atol = 1e-12
+
+The table is found as pytest finds its own: walking up from the starting directory, the first
+pyproject.toml that has a `[tool.autodiff]` table. Its directory is the suite's root: shards
+hash paths relative to it. Python 3.11 reads TOML with tomllib; on 3.10 a small reader takes
+this table's simple values (strings, numbers, lists of strings) and refuses anything else with
+a clear message.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_PATTERNS = ("*.expr",)
+KEYS = ("patterns", "rtol", "atol")
+
+
+class ConfigProblem(Exception):
+    """A [tool.autodiff] table that cannot be used (exit 2)."""
+
+
+@dataclass
+class SuiteConfig:
+    patterns: tuple = DEFAULT_PATTERNS
+    rtol: float | None = None  # None: the built-in default
+    atol: float | None = None
+    root: Path = field(default_factory=Path.cwd)
+    source: Path | None = None  # the pyproject.toml read, if any
+
+
+def find_config(start=None) -> SuiteConfig:
+    """The configuration that applies from `start` (a directory or a file; default: the current
+    directory): the nearest pyproject.toml above it with a [tool.autodiff] table."""
+    here = Path(start if start is not None else os.getcwd()).absolute()
+    if not here.is_dir():
+        here = here.parent
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            table = _table(candidate)
+            if table is not None:
+                return _config(table, folder, candidate)
+    return SuiteConfig(root=Path.cwd())
+
+
+def _table(path: Path):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigProblem(f"{path}: cannot be read ({exc})") from None
+    if not re.search(r"^\s*\[\s*tool\s*\.\s*autodiff\s*\]", text, re.MULTILINE):
+        return None
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        return _small_reader(text, path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigProblem(f"{path}: not valid TOML ({exc})") from None
+    return data.get("tool", {}).get("autodiff", {})
+
+
+def _small_reader(text: str, path: Path) -> dict:
+    """[tool.autodiff] alone, for Pythons without tomllib: `key = value` lines whose value is a
+    string, a number or a one-line list of strings."""
+    table, inside = {}, False
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.split("#", 1)[0].strip() if '"' not in line else line.strip()
+        if stripped.startswith("["):
+            inside = re.fullmatch(r"\[\s*tool\s*\.\s*autodiff\s*\]", stripped) is not None
+            continue
+        if not inside or not stripped or stripped.startswith("#"):
+            continue
+        match = re.fullmatch(r"([A-Za-z_][\w-]*)\s*=\s*(.+?)\s*(#.*)?", stripped)
+        if not match:
+            raise ConfigProblem(f"{path}:{number}: [tool.autodiff] is read without tomllib on this Python: write "
+                                "one `key = value` per line (or use Python 3.11)")
+        key, value = match.group(1), match.group(2)
+        if value.startswith("["):
+            items = re.findall(r'"([^"]*)"|\'([^\']*)\'', value)
+            table[key] = [a or b for a, b in items]
+        elif value[:1] in "\"'":
+            table[key] = value[1:-1]
+        else:
+            try:
+                table[key] = float(value)
+            except ValueError:
+                raise ConfigProblem(f"{path}:{number}: {key}: cannot read {value!r} without tomllib") from None
+    return table
+
+
+def _config(table, folder: Path, source: Path) -> SuiteConfig:
+    if not isinstance(table, dict):
+        raise ConfigProblem(f"{source}: [tool.autodiff] must be a table")
+    unknown = sorted(set(table) - set(KEYS))
+    if unknown:
+        raise ConfigProblem(f"{source}: [tool.autodiff] has {', '.join(unknown)}; it may have {', '.join(KEYS)}")
+    patterns = table.get("patterns", list(DEFAULT_PATTERNS))
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
+        raise ConfigProblem(f"{source}: [tool.autodiff] patterns must be a list of file name patterns")
+    tolerances = {}
+    for key in ("rtol", "atol"):
+        if key in table:
+            value = table[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+                raise ConfigProblem(f"{source}: [tool.autodiff] {key} must be a finite number >= 0")
+            tolerances[key] = float(value)
+    return SuiteConfig(tuple(patterns), tolerances.get("rtol"), tolerances.get("atol"), folder, source)
