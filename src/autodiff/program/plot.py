@@ -61,6 +61,10 @@ class Plot:
             "errors": {str(k): v for k, v in sorted(self.errors.items())},
         }
 
+    def _repr_pretty_(self, printer, cycle) -> None:  # IPython, where the picture is not shown
+        printer.text(f"<a plot of {self.output} and ∂{self.output}/∂{self.wrt} at {len(self.xs)} points, "
+                     f"{self.wrt} from {self.low:g} to {self.high:g}>")
+
     def _repr_svg_(self) -> str:  # Jupyter
         from .svg import plot_svg
 

@@ -3,7 +3,8 @@
 Both are plain strings of SVG 1.1 that a browser, an editor, GitHub or Jupyter shows as they
 are. They read on light and on dark pages: every shape has its own fill and stroke (so text
 always sits on its own box), and a `prefers-color-scheme: dark` rule swaps the palette where
-the viewer supports it. Elements carry classes and data attributes, so tests and scripts can
+the viewer supports it (its rules are scoped to the picture, so a page that holds it, as a
+notebook does, keeps its own styles). Elements carry classes and data attributes, so tests and scripts can
 read the picture back: `<g class="node" id="n3" data-op="MulBackward0">`, `<path class="edge"
 data-from="n2" data-to="n1" data-position="0">`, and a plot's samples as JSON in `<metadata>`.
 """
@@ -25,36 +26,36 @@ LINE = 16.0
 PAD = 8.0
 
 STYLE = """
-  .bg { fill: #ffffff; }
-  .node rect { fill: #f6f8fa; stroke: #57606a; }
-  .node.leaf rect { fill: #ddf4ff; stroke: #0969da; }
-  .node.output rect { stroke: #1f2328; stroke-width: 2; }
-  .node text, .edge-label text, .note, .axis text, .legend text { fill: #1f2328; }
-  .node text.op { fill: #8250df; }
-  .node text.numbers { fill: #57606a; }
-  .node text.grad { fill: #bc4c00; }
-  .edge { stroke: #8c959f; fill: none; }
-  .arrow { fill: #8c959f; }
-  .edge-label rect { fill: #fff8c5; stroke: #d4a72c; }
-  .axis line, .axis path { stroke: #8c959f; }
-  .grid { stroke: #d0d7de; }
-  .series.value { stroke: #0969da; }
-  .series.grad { stroke: #bc4c00; }
+  .autodiff-picture .bg { fill: #ffffff; }
+  .autodiff-picture .node rect { fill: #f6f8fa; stroke: #57606a; }
+  .autodiff-picture .node.leaf rect { fill: #ddf4ff; stroke: #0969da; }
+  .autodiff-picture .node.output rect { stroke: #1f2328; stroke-width: 2; }
+  .autodiff-picture .node text, .autodiff-picture .edge-label text, .autodiff-picture .note, .autodiff-picture .axis text, .autodiff-picture .legend text { fill: #1f2328; }
+  .autodiff-picture .node text.op { fill: #8250df; }
+  .autodiff-picture .node text.numbers { fill: #57606a; }
+  .autodiff-picture .node text.grad { fill: #bc4c00; }
+  .autodiff-picture .edge { stroke: #8c959f; fill: none; }
+  .autodiff-picture .arrow { fill: #8c959f; }
+  .autodiff-picture .edge-label rect { fill: #fff8c5; stroke: #d4a72c; }
+  .autodiff-picture .axis line, .autodiff-picture .axis path { stroke: #8c959f; }
+  .autodiff-picture .grid { stroke: #d0d7de; }
+  .autodiff-picture .series.value { stroke: #0969da; }
+  .autodiff-picture .series.grad { stroke: #bc4c00; }
   @media (prefers-color-scheme: dark) {
-    .bg { fill: #0d1117; }
-    .node rect { fill: #161b22; stroke: #8b949e; }
-    .node.leaf rect { fill: #0c2d6b; stroke: #58a6ff; }
-    .node.output rect { stroke: #f0f6fc; }
-    .node text, .edge-label text, .note, .axis text, .legend text { fill: #e6edf3; }
-    .node text.op { fill: #d2a8ff; }
-    .node text.numbers { fill: #8b949e; }
-    .node text.grad { fill: #ffa657; }
-    .edge { stroke: #6e7681; }
-    .arrow { fill: #6e7681; }
-    .edge-label rect { fill: #3b2e00; stroke: #9e6a03; }
-    .grid { stroke: #30363d; }
-    .series.value { stroke: #58a6ff; }
-    .series.grad { stroke: #ffa657; }
+    .autodiff-picture .bg { fill: #0d1117; }
+    .autodiff-picture .node rect { fill: #161b22; stroke: #8b949e; }
+    .autodiff-picture .node.leaf rect { fill: #0c2d6b; stroke: #58a6ff; }
+    .autodiff-picture .node.output rect { stroke: #f0f6fc; }
+    .autodiff-picture .node text, .autodiff-picture .edge-label text, .autodiff-picture .note, .autodiff-picture .axis text, .autodiff-picture .legend text { fill: #e6edf3; }
+    .autodiff-picture .node text.op { fill: #d2a8ff; }
+    .autodiff-picture .node text.numbers { fill: #8b949e; }
+    .autodiff-picture .node text.grad { fill: #ffa657; }
+    .autodiff-picture .edge { stroke: #6e7681; }
+    .autodiff-picture .arrow { fill: #6e7681; }
+    .autodiff-picture .edge-label rect { fill: #3b2e00; stroke: #9e6a03; }
+    .autodiff-picture .grid { stroke: #30363d; }
+    .autodiff-picture .series.value { stroke: #58a6ff; }
+    .autodiff-picture .series.grad { stroke: #ffa657; }
   }
 """
 
@@ -62,7 +63,7 @@ STYLE = """
 def _open(width: float, height: float, title: str, kind: str) -> list:
     return [
         '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="autodiff-{kind}" width="{width:.0f}" height="{height:.0f}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="autodiff-picture autodiff-{kind}" width="{width:.0f}" height="{height:.0f}" '
         f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" '
         f'font-size="{FONT:g}">',
         f"<title>{escape(title)}</title>",
