@@ -170,7 +170,7 @@ def nice_ticks(low: float, high: float, count: int = 6) -> list:
         return [low]
     raw = (high - low) / max(count - 1, 1)
     power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    step = min((m * power for m in (1, 2, 5, 10)), key=lambda c: abs(math.log(c / raw)))
     first = math.ceil(low / step - 1e-9) * step
     ticks, k = [], 0
     while first + k * step <= high + step * 1e-9:
