@@ -205,3 +205,15 @@ def test_the_plot_svg_carries_its_samples():
 def test_ticks_are_round():
     assert nice_ticks(-3, 3) == [-3, -2, -1, 0, 1, 2, 3]
     assert nice_ticks(0, 100) == [0, 20, 40, 60, 80, 100]
+
+
+@given(st.lists(st.lists(st.integers(0, 5), max_size=3), min_size=1, max_size=6), st.randoms(use_true_random=False))
+def test_crossings_are_counted_as_every_pair_would_count_them(targets, random):
+    upper = list(range(len(targets)))
+    lower = [f"v{k}" for k in range(6)]
+    random.shuffle(lower)
+    down = {u: [f"v{t}" for t in ts] for u, ts in zip(upper, targets)} | {v: [] for v in lower}
+    position = {v: k for k, v in enumerate(lower)}
+    ends = [(i, position[w]) for i, u in enumerate(upper) for w in down[u]]
+    brute = sum((i - k) * (j - m) < 0 for a, (i, j) in enumerate(ends) for (k, m) in ends[a + 1:])
+    assert _crossings([upper, lower], down) == brute

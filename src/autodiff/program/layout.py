@@ -27,6 +27,7 @@ H_GAP = 24.0  # between boxes of a layer
 V_GAP = 36.0  # between layers
 DUMMY = 8.0  # the width of an edge passing through a layer
 SWEEPS = 8
+LARGE = 5_000  # boxes and bends beyond which the sweeps are cut to 2
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ def layered(nodes: list, edges: list, sizes: dict, labels: dict | None = None, *
     for a, b in steps:
         down[a].append(b)
         up[b].append(a)
-    rows = _reduce_crossings(rows, up, down)
+    sweeps = SWEEPS if len(rank) <= LARGE else 2  # a huge drawing is unreadable anyway: stay quick
+    rows = _reduce_crossings(rows, up, down, sweeps)
 
     # coordinates
     tops, y = [], margin
@@ -107,14 +109,15 @@ def layered(nodes: list, edges: list, sizes: dict, labels: dict | None = None, *
         for v in row:
             centre[v] = x + width[v] / 2
             x += width[v] + h_gap
-    for _ in range(SWEEPS):
+    for _ in range(sweeps):
         for order, neighbours in ((range(1, depth), up), (range(depth - 2, -1, -1), down)):
             for i in order:
                 _place(rows[i], neighbours, centre, width, h_gap)
     least = min((centre[v] - width[v] / 2 for v in rank), default=margin)
+    row_heights = [max((height[v] for v in row), default=0.0) for row in rows]
     result = Layout(layers={n: layer[n] for n in nodes})
     for i, row in enumerate(rows):
-        row_height = max((height[v] for v in row), default=0.0)
+        row_height = row_heights[i]
         for v in row:
             box = Box(centre[v] - width[v] / 2 - least + margin, tops[i] + (row_height - height[v]) / 2,
                       width[v], height[v])
@@ -129,9 +132,8 @@ def layered(nodes: list, edges: list, sizes: dict, labels: dict | None = None, *
         for point in chain[1:-1]:
             cx, _ = centre[point]
             box_top = tops[rank[point]]
-            row_height = max(height[v] for v in rows[rank[point]])
             points.append((cx, box_top))
-            points.append((cx, box_top + row_height))
+            points.append((cx, box_top + row_heights[rank[point]]))
         points.append((last.center[0], last.y))
         result.routes[index] = points
     result.width = max((b.x + b.width for b in [*result.boxes.values(), *result.label_boxes.values()]),
@@ -162,12 +164,12 @@ def _longest_path_layers(nodes: list, edges: list) -> dict:
     return layer
 
 
-def _reduce_crossings(rows: list, up: dict, down: dict) -> list:
+def _reduce_crossings(rows: list, up: dict, down: dict, sweeps: int = SWEEPS) -> list:
     best, fewest = [list(r) for r in rows], _crossings(rows, down)
     if fewest == 0:
         return best
     rows = [list(r) for r in rows]
-    for _ in range(SWEEPS):
+    for _ in range(sweeps):
         for order, neighbours, other in ((range(1, len(rows)), up, -1), (range(len(rows) - 2, -1, -1), down, 1)):
             for i in order:
                 position = {v: k for k, v in enumerate(rows[i + other])}
@@ -187,15 +189,27 @@ def _reduce_crossings(rows: list, up: dict, down: dict) -> list:
 
 
 def _crossings(rows: list, down: dict) -> int:
-    """Edges between adjacent layers that cross: pairs whose ends are in opposite orders."""
+    """Edges between adjacent layers that cross: pairs whose ends are in opposite orders,
+    counted as the inversions of the lower ends taken in the upper ends' order (a Fenwick
+    tree: E log E per pair of layers, not E²)."""
     total = 0
     for upper, lower in zip(rows, rows[1:]):
         position = {v: k for k, v in enumerate(lower)}
-        ends = [(i, position[w]) for i, v in enumerate(upper) for w in down[v]]
-        for a in range(len(ends)):
-            for b in range(a + 1, len(ends)):
-                (i, j), (k, m) = ends[a], ends[b]
-                total += (i - k) * (j - m) < 0
+        ends = sorted((i, position[w]) for i, v in enumerate(upper) for w in down[v])
+        tree = [0] * (len(lower) + 1)
+        seen = 0
+        for _, j in ends:
+            # the ends seen so far that lie to the right of j cross this edge
+            k, not_right = j + 1, 0
+            while k > 0:
+                not_right += tree[k]
+                k -= k & -k
+            total += seen - not_right
+            k = j + 1
+            while k <= len(lower):
+                tree[k] += 1
+                k += k & -k
+            seen += 1
     return total
 
 
