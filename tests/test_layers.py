@@ -11,15 +11,18 @@ import sys
 import pytest
 
 SOURCE = pathlib.Path(__file__).resolve().parents[1] / "src" / "autodiff"
-UPPER = ("cli", "testing", "program", "language")  # __main__.py is `python -m autodiff`: the command line's entry
-ENGINE_FILES = [p for p in SOURCE.rglob("*.py") if p.relative_to(SOURCE).parts[0] not in UPPER + ("__main__.py",)]
+UPPER = ("cli", "testing", "program", "language")
+# __main__.py is `python -m autodiff`, the command line's entry; jupyter.py is the notebook's
+# (%load_ext autodiff): both sit on top, beside cli, and load only when asked for.
+ENTRIES = ("__main__.py", "jupyter.py")
+ENGINE_FILES = [p for p in SOURCE.rglob("*.py") if p.relative_to(SOURCE).parts[0] not in UPPER + ENTRIES]
 UI = ("rich", "typer", "click")
 
 # layer -> what its files may not import
 FORBIDDEN = {
-    "engine": ("lark",) + UI + tuple(f"autodiff.{layer}" for layer in UPPER),
+    "engine": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER),
     "language": UI + ("autodiff.program", "autodiff.testing", "autodiff.cli"),
-    "program": UI + ("autodiff.testing", "autodiff.cli"),
+    "program": UI + ("IPython", "matplotlib", "autodiff.testing", "autodiff.cli"),
     "testing": ("typer", "click", "autodiff.cli"),
 }
 
@@ -66,6 +69,7 @@ def test_importing_the_engine_loads_none_of_them():
     code = (
         "import sys, autodiff, autodiff.autograd.functional, autodiff.autograd.gradcheck;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in {'lark','rich','typer','click','cupy'}"
+        " or m in ('IPython', 'matplotlib', 'autodiff.jupyter', 'autodiff._html')"
         " or m.startswith(('autodiff.cli', 'autodiff.language', 'autodiff.program', 'autodiff.testing'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -76,6 +80,7 @@ def test_importing_the_program_layer_loads_no_command_line():
     code = (
         "import sys, autodiff.program;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in {'rich','typer','click'}"
+        " or m in ('IPython', 'matplotlib', 'autodiff.jupyter')"
         " or m.startswith(('autodiff.cli', 'autodiff.testing'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -77,6 +77,14 @@ def numel(input: Tensor):
     return input.numel()
 
 
+def load_ipython_extension(ipython) -> None:
+    """`%load_ext autodiff` in IPython or Jupyter: the `%%autodiff` cell magic (autodiff/jupyter.py,
+    which alone imports IPython, and only now)."""
+    from .jupyter import load_ipython_extension as load
+
+    load(ipython)
+
+
 def __getattr__(name: str):
     """`autodiff.nn`, `autodiff.func` and `autodiff.explain` load on first use: importing autodiff
     stays as quick as it was."""

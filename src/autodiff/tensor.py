@@ -298,6 +298,11 @@ class Tensor(TensorMethods):
 
         return tensor_repr(self)
 
+    def _repr_html_(self) -> str:  # Jupyter
+        from ._html import tensor_html
+
+        return tensor_html(self)
+
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0 and spec:
             return format(self.item(), spec)

@@ -122,6 +122,11 @@ class Explanation:
     def _repr_pretty_(self, printer, cycle) -> None:  # IPython
         printer.text(plain(self))
 
+    def _repr_html_(self) -> str:  # Jupyter
+        from .._html import explanation_html
+
+        return explanation_html(self)
+
     def to_dict(self, convert=None) -> dict:
         """As JSON-ready data; `convert` turns arrays into numbers and lists (default: nan as "nan")."""
         convert = _jsonable if convert is None else convert

@@ -37,6 +37,9 @@ class GraphFormat(str, Enum):
     json = "json"
     dot = "dot"
     mermaid = "mermaid"
+    svg = "svg"
+    png = "png"
+    pdf = "pdf"
 
 
 class ExplainFormat(str, Enum):
@@ -46,6 +49,7 @@ class ExplainFormat(str, Enum):
     json = "json"
     markdown = "markdown"
     latex = "latex"
+    svg = "svg"
 
 
 class EdgeLabels(str, Enum):
@@ -451,7 +455,9 @@ def evaluate(
 
   autodiff graph examples/tutorial.expr --at a=2,b=3,c=5,d=10 --backward --format dot | dot -Tsvg > graph.svg
 
-  autodiff graph examples/mlp.expr --format mermaid""")
+  autodiff graph examples/mlp.expr --format mermaid
+
+  autodiff graph examples/tutorial.expr --at a=2,b=3,c=5,d=10 --backward --edges local --format svg > graph.svg""")
 @_runs_programs
 def graph(
     file: Optional[str] = FILE,
@@ -467,7 +473,8 @@ def graph(
     edges: EdgeLabels = typer.Option(EdgeLabels.none, "--edges",
                                      help="local: write each edge's local derivative on it (dot, mermaid)."),
     format: GraphFormat = typer.Option(GraphFormat.auto, "--format", "-f",
-                                       help="rich (a tree), dot (Graphviz), mermaid, json or plain."),
+                                       help="rich (a tree), dot (Graphviz), mermaid, json, plain, svg (drawn "
+                                            "with nothing installed), png or pdf (need Graphviz's dot)."),
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
 ) -> None:
     """Show the recorded graph: PyTorch's node names, with the variables and lines they come from."""
@@ -477,7 +484,28 @@ def graph(
     source, values = _inputs(file, expr, at)
     result = record(source, values, wrt=parse_names(wrt, "--wrt"), output=output, backward=backward,
                     grad_output=grad_output, options=options, limit=limit, edge_labels=edges is EdgeLabels.local)
+    if format in (GraphFormat.png, GraphFormat.pdf):
+        return _emit_binary(result, format.value)
     _emit("graph", result, format)
+
+
+def _emit_binary(report, fmt: str) -> None:
+    """A picture from Graphviz, written as bytes (PNG or PDF)."""
+    from .main import OutputFailed
+    from .messages import line_for
+    from .render.diagrams import graphviz
+
+    data = graphviz(report, fmt)
+    for warning in report.warnings:
+        print(line_for(warning), file=sys.stderr)
+    try:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise OutputFailed(error.strerror or str(error)) from None
 
 
 @app.command(epilog="""[bold]Examples[/]
@@ -488,7 +516,9 @@ def graph(
 
   autodiff explain -e "x = a; x = x * a + x; x = x * a + x" --at a=2 --limit 3
 
-  autodiff explain examples/tutorial.expr --at a=2,b=3,c=5,d=10 --format json | jq .inputs.d.paths""")
+  autodiff explain examples/tutorial.expr --at a=2,b=3,c=5,d=10 --format json | jq .inputs.d.paths
+
+  autodiff explain examples/tutorial.expr --at a=2,b=3,c=5,d=10 --format svg > explained.svg""")
 @_runs_programs
 def explain(
     file: Optional[str] = FILE,
@@ -504,7 +534,9 @@ def explain(
     limit: int = typer.Option(10, "--limit", metavar="N", min=1,
                               help="Show the N largest paths per input (graph's --limit counts nodes, 500 by default)."),
     format: ExplainFormat = typer.Option(ExplainFormat.auto, "--format", "-f",
-                                         help="rich, plain, json, markdown or latex; auto is rich on a terminal."),
+                                         help="rich, plain, json, markdown, latex, or svg (the graph with each "
+                                              "edge's local derivative, each node's value and gradient); auto is "
+                                              "rich on a terminal."),
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
 ) -> None:
     """The chain rule, made visible: each gradient as a sum over paths, and backward step by step."""
@@ -514,6 +546,9 @@ def explain(
     from .render import explain as render
 
     source, values = _inputs(file, expr, at)
+    if format is ExplainFormat.svg:
+        return _explain_svg(source, values, wrt=parse_names(wrt, "--wrt"), output=output, grad_output=grad_output,
+                            options=options)
     result = explain_program(source, values, wrt=parse_names(wrt, "--wrt"), why=why, output=output,
                              grad_output=grad_output, options=options, limit=limit)
     from .main import say
@@ -521,6 +556,93 @@ def explain(
     for warning in result.warnings:
         say(line_for(warning))
     _output(format, lambda console: render.rich(result, console), lambda fmt: getattr(render, fmt)(result))
+
+
+def _explain_svg(source, values, *, wrt, output, grad_output, options) -> None:
+    """explain --format svg: the graph run backward, each edge labelled with its local derivative."""
+    from ..program import record
+
+    result = record(source, values, wrt=wrt, output=output, backward=True, grad_output=grad_output,
+                    options=options, edge_labels=True)
+    _emit("graph", result, GraphFormat.svg)
+
+
+class PlotFormat(str, Enum):
+    auto = "auto"
+    rich = "rich"
+    plain = "plain"
+    json = "json"
+    svg = "svg"
+
+
+@app.command(epilog="""[bold]Examples[/]
+
+  autodiff plot -e "y = x ** 3 - 3 * x" --wrt x --range -2:2
+
+  autodiff plot examples/tutorial.expr --wrt d --range 1:10 --at a=2,b=3,c=5 -o tutorial-plot.svg
+
+  autodiff plot -e "tanh(w * x)" --wrt x --range -3:3 --at w=2 -o tanh.png
+
+  autodiff plot -e "sin(x) * x" --wrt x --range -6:6 --samples 25 --format json | jq '.points[0]'""")
+@_runs_programs
+def plot(
+    file: Optional[str] = FILE,
+    expr: Optional[str] = EXPR,
+    wrt: str = typer.Option(..., "--wrt", metavar="NAME", help="The input to vary along the x axis."),
+    range_: str = typer.Option(..., "--range", metavar="LOW:HIGH", help="Its range, e.g. -3:3."),
+    at: List[str] = typer.Option([], "--at", metavar="NAME=VALUE,...", help="The other inputs' values, held fixed."),
+    output: Optional[str] = OUTPUT,
+    samples: int = typer.Option(201, "--samples", metavar="N", help="How many evenly spaced points (2 to 100,000)."),
+    to: Optional[str] = typer.Option(None, "-o", "--to", metavar="FILE.svg|FILE.png",
+                                     help="Write a picture: SVG (needs nothing) or PNG (needs matplotlib)."),
+    format: PlotFormat = typer.Option(PlotFormat.auto, "--format", "-f",
+                                      help="rich (drawn in the terminal), plain (tab-separated samples), json or "
+                                           "svg; auto is rich on a terminal."),
+    options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
+) -> None:
+    """Plot the output and its derivative along one input: the picture that checks a derivative by eye.
+
+    All the points run through the program at once, as one vectorised run (like --points)."""
+    from ..program.errors import UsageProblem
+    from ..program.plot import parse_range, sample
+    from .render import plot as render
+
+    low, high = parse_range(range_)
+    suffix = to.rsplit(".", 1)[-1].lower() if to else None
+    if to is not None and suffix not in ("svg", "png"):
+        raise UsageProblem(f"-o {to}: write a .svg or a .png file")
+    source, values = _inputs(file, expr, at)
+    result = sample(source, wrt, low, high, points=samples, at=values, output=output, options=options)
+    for note in result.notes:
+        print(f"autodiff: note: {note}", file=sys.stderr)
+    if result.errors:
+        index = min(result.errors)
+        print(f"autodiff: warning: {len(result.errors)} point(s) failed and are left out; the first, at "
+              f"{wrt}={result.xs[index]:g}: {result.errors[index]}", file=sys.stderr)
+    if to is not None:
+        if suffix == "png":
+            try:
+                render.png(result, to)
+            except OSError as error:
+                raise UsageProblem(f"-o {to}: {error.strerror or error}") from None
+            return
+        from ..program.svg import plot_svg
+
+        try:
+            with open(to, "w", encoding="utf-8") as file_:
+                file_.write(plot_svg(result))
+        except OSError as error:
+            raise UsageProblem(f"-o {to}: {error.strerror or error}") from None
+        return
+
+    def text(fmt: str) -> str:
+        if fmt == "svg":
+            from ..program.svg import plot_svg
+
+            return plot_svg(result)
+        return render.json_(result) if fmt == "json" else render.plain(result)
+
+    _output(format, lambda console: render.rich(result, console), text)
 
 
 class Unused(str, Enum):

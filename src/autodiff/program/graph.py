@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..autograd.node import AccumulateGrad
-from .values import host
+from .values import host, to_python
 
 
 @dataclass
@@ -36,6 +38,11 @@ class GraphModel:
 
     def children(self, node_id: int) -> list:
         return [child for parent, child, _ in self.edges if parent == node_id]
+
+    def _repr_svg_(self) -> str:  # Jupyter
+        from .svg import graph_svg
+
+        return graph_svg(self)
 
 
 def build_graph(evaluation, output, limit: int = 500, labels: dict | None = None) -> GraphModel:
@@ -112,3 +119,43 @@ def _describe(node, node_id: int, evaluation, input_names: dict) -> GraphNode:
     retained = tensor is not None and tensor.retains_grad
     grad = host(tensor._grad) if retained else None
     return GraphNode(node_id, node.name(), name, text, line, tuple(node._shape), value, grad, retained)
+
+
+# -- labels, as every picture of the graph writes them -------------------------------------------------------
+
+
+def summary(value, limit: int = 4) -> str:
+    """A short text for a value: the number, or the first few elements of a tensor."""
+    if value is None:
+        return "—"
+    python = to_python(value)
+    if not isinstance(python, list):
+        if isinstance(python, bool):
+            return "true" if python else "false"
+        return _number(python) if isinstance(python, float) else str(python)
+    flat = np.asarray(value).reshape(-1)
+    shown = ", ".join(_number(float(v)) for v in flat[:limit])
+    return f"[{shown}{', …' if flat.size > limit else ''}]"
+
+
+def _number(value: float) -> str:
+    return f"{value:.6g}"  # nan, inf and -inf as Python writes them
+
+
+def label_lines(node: GraphNode) -> list:
+    """What a node computes (`u = a * b`, or an input's name), its PyTorch name, then its numbers."""
+    if node.op == "AccumulateGrad":
+        head = node.name or "leaf"
+    elif node.name:
+        head = f"{node.name} = {node.source}" if node.source else node.name
+    else:
+        head = node.source or node.op
+    detail = f"shape {list(node.shape)}"
+    if node.value is not None:
+        detail += f" · value {summary(node.value)}"
+    lines = [head, node.op, detail]
+    if node.grad is not None:
+        lines.append(f"grad {summary(node.grad)}")
+    if node.line is not None:
+        lines.append(f"line {node.line}")
+    return lines

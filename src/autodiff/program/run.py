@@ -78,6 +78,16 @@ class Differentiation:
         """{input name: gradient host array or None} for the inputs that require grad."""
         return {q.name: q.grad for q in self.inputs if q.requires_grad}
 
+    def _repr_html_(self) -> str:  # Jupyter
+        from .html import differentiation_html
+
+        return differentiation_html(self)
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # IPython, where HTML is not shown
+        from .html import differentiation_text
+
+        printer.text(differentiation_text(self))
+
 
 @dataclass
 class Forward:
@@ -102,6 +112,15 @@ class Recorded:
     backward: bool
     warnings: list = field(default_factory=list)
     evaluation: Evaluation | None = None
+
+    def _repr_svg_(self) -> str:  # Jupyter
+        from .svg import graph_svg
+
+        return graph_svg(self.graph, title=f"autodiff graph of {self.source}")
+
+    def _repr_pretty_(self, printer, cycle) -> None:  # IPython, where the picture is not shown
+        printer.text(f"<the recorded graph of {self.output.name}: {len(self.graph.nodes)} nodes, "
+                     f"{len(self.graph.edges)} edges>")
 
 
 def the_output(name: str) -> str:

@@ -1,4 +1,4 @@
-"""Graphs as text for other tools: Graphviz DOT and Mermaid flowcharts.
+"""Graphs as text for other tools: Graphviz DOT, Mermaid flowcharts, and SVG drawn here.
 
 Edges follow the data: from each input of an operation to the operation, so the picture
 reads from the leaves up to the output. Labels carry the node's name (PyTorch's), the
@@ -7,46 +7,7 @@ variable and source line it computes, its shape, its value and, after backward, 
 
 from __future__ import annotations
 
-import numpy as np
-
-from ...program.values import to_python
-from .values import scalar_text
-
-
-def summary(value, limit: int = 4) -> str:
-    """A short text for a value: the number, or the first few elements of a tensor."""
-    if value is None:
-        return "—"
-    python = to_python(value)
-    if not isinstance(python, list):
-        return scalar_text(python) if not isinstance(python, float) else _number(python)
-    flat = np.asarray(value).reshape(-1)
-    shown = ", ".join(_number(float(v)) for v in flat[:limit])
-    return f"[{shown}{', …' if flat.size > limit else ''}]"
-
-
-def _number(value: float) -> str:
-    text = f"{value:.6g}"
-    return scalar_text(value) if text in ("nan", "inf", "-inf") else text
-
-
-def _label_lines(node) -> list:
-    """What a node computes (`u = a * b`, or an input's name), its PyTorch name, then its numbers."""
-    if node.op == "AccumulateGrad":
-        head = node.name or "leaf"
-    elif node.name:
-        head = f"{node.name} = {node.source}" if node.source else node.name
-    else:
-        head = node.source or node.op
-    detail = f"shape {list(node.shape)}"
-    if node.value is not None:
-        detail += f" · value {summary(node.value)}"
-    lines = [head, node.op, detail]
-    if node.grad is not None:
-        lines.append(f"grad {summary(node.grad)}")
-    if node.line is not None:
-        lines.append(f"line {node.line}")
-    return lines
+from ...program.graph import label_lines as _label_lines
 
 
 def dot(report) -> str:
@@ -86,3 +47,29 @@ def mermaid(report) -> str:
     if model.left_out:
         out.append(f'  more["… {model.left_out} more nodes"]')
     return "\n".join(out) + "\n"
+
+
+def svg(report) -> str:
+    """The graph drawn as SVG with nothing installed (program/layout.py, program/svg.py)."""
+    from ...program.svg import graph_svg
+
+    return graph_svg(report.graph, title=f"autodiff graph of {report.source}")
+
+
+def graphviz(report, fmt: str) -> bytes:
+    """PNG or PDF from Graphviz's `dot`, given our DOT; a usage error when `dot` is not installed."""
+    import shutil
+    import subprocess
+
+    from ...program.errors import UsageProblem
+
+    program = shutil.which("dot")
+    if program is None:
+        raise UsageProblem(f"--format {fmt} needs Graphviz's `dot` on the PATH; --format svg draws the graph "
+                           "with nothing installed")
+    done = subprocess.run([program, f"-T{fmt}"], input=dot(report).encode("utf-8"), capture_output=True,
+                          timeout=120)
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise UsageProblem(f"Graphviz's dot failed: {message[0] if message else f'exit status {done.returncode}'}")
+    return done.stdout

@@ -1,0 +1,84 @@
+"""autodiff in Jupyter: `%load_ext autodiff`, then a cell of program text run by a cell magic.
+
+    %%autodiff --at a=2,b=3,c=5,d=10
+    u = a * b
+    e = u + log(d) * c
+
+shows the output and every gradient as a table (program.run.Differentiation); `--tree` adds
+the recorded graph drawn as SVG, `--explain` the chain rule (autodiff explain), `--graph` the
+graph run backward with each edge's local derivative. `--wrt`, `--output`, `--retain` and
+`--check` mean what they mean to `autodiff grad`. The cell's result is the object itself, so
+`_` holds it for the next cell.
+
+This is the top of the layers, beside the command line: IPython is imported here only, and
+this module only when a notebook loads the extension (autodiff.load_ipython_extension).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, magics_class
+
+
+def parser() -> argparse.ArgumentParser:
+    options = argparse.ArgumentParser(prog="%%autodiff", add_help=False, exit_on_error=False)
+    options.add_argument("--at", action="append", default=[])
+    options.add_argument("--wrt")
+    options.add_argument("--output")
+    options.add_argument("--retain")
+    options.add_argument("--check", action="store_true")
+    shown = options.add_mutually_exclusive_group()
+    shown.add_argument("--tree", action="store_true")
+    shown.add_argument("--explain", action="store_true")
+    shown.add_argument("--graph", action="store_true")
+    return options
+
+
+def run_cell(line: str, cell: str, name: str = "<cell>"):
+    """What `%%autodiff LINE` shows for `cell`: a Differentiation, an Explanation or a Recorded graph."""
+    from .cli.program_input import parse_at, parse_names
+    from .language import Source
+    from .program import check, differentiate, record
+    from .program.errors import UsageProblem
+    from .program.explain import explain
+
+    try:
+        args = parser().parse_args(shlex.split(line))
+    except (argparse.ArgumentError, SystemExit) as error:
+        raise UsageProblem(f"%%autodiff {line}: {error}") from None
+    source = Source(cell, name)
+    at = parse_at(args.at)
+    wrt = parse_names(args.wrt, "--wrt")
+    if args.explain:
+        return explain(source, at, wrt=wrt, output=args.output)
+    if args.graph:
+        return record(source, at, wrt=wrt, output=args.output, backward=True, edge_labels=True)
+    result = differentiate(source, at, wrt=wrt, retain=parse_names(args.retain, "--retain"), output=args.output,
+                           graph=args.tree)
+    if args.check and result.differentiable:
+        check(result)
+    return result
+
+
+@magics_class
+class AutodiffMagics(Magics):
+    @cell_magic
+    def autodiff(self, line: str, cell: str):
+        """%%autodiff [--at NAME=VALUE,...] [--wrt a,b] [--output NAME] [--retain NAMES] [--check]
+        [--tree | --explain | --graph]: run the cell's program and show the result."""
+        from .language import ProgramError
+        from .program.errors import GradientProblem, UsageProblem
+
+        try:
+            return run_cell(line, cell)
+        except (ProgramError, UsageProblem, GradientProblem) as error:
+            # one readable message, as the command line gives it, instead of a traceback
+            render = getattr(error, "render", None)
+            raise UsageError(render() if callable(render) else str(error)) from None
+
+
+def load_ipython_extension(ipython) -> None:
+    ipython.register_magics(AutodiffMagics)

@@ -1,0 +1,56 @@
+"""What a notebook shows: each result's _repr_html_ / _repr_svg_, and the %%autodiff magic."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import autodiff
+from autodiff.program import differentiate, record
+from autodiff.program.explain import explain
+
+TUTORIAL = "u = a * b\nt = log(d)\ne = u + t * c\n"
+AT = {"a": 2.0, "b": 3.0, "c": 5.0, "d": 10.0}
+
+
+def test_a_tensor_shows_its_value_node_and_gradient_escaped():
+    a = autodiff.tensor([1.0, 2.0], requires_grad=True)
+    y = (a * a).sum()
+    y.backward()
+    assert "tensor(5., grad_fn=&lt;SumBackward0&gt;)" in y._repr_html_()
+    html = a._repr_html_()
+    assert "shape [2]" in html and "leaf, requires grad" in html and "grad: tensor([2., 4.])" in html
+
+
+def test_a_grad_report_is_a_table_with_its_graph():
+    run = differentiate(TUTORIAL, AT, graph=True)
+    html = run._repr_html_()
+    assert "<table" in html and "<td" in html and "17.5129" in html and "<svg" in html and "<?xml" not in html
+    assert html.count("<tr>") == 1 + 1 + 4 + 2  # the head, the output, the inputs, the variables u and t
+    text = []
+    run._repr_pretty_(type("P", (), {"text": lambda self, t: text.append(t)})(), False)
+    assert text == ["e = 17.5129\n∂e/∂a = 3\n∂e/∂b = 2\n∂e/∂c = 2.30259\n∂e/∂d = 0.5"]
+
+
+def test_explanations_and_graphs():
+    assert "∂e/∂d = 0.5" in explain(TUTORIAL, AT, wrt=["d"])._repr_html_()
+    svg = record(TUTORIAL, AT, backward=True, edge_labels=True)._repr_svg_()
+    assert ET.fromstring(svg.encode()).get("class") == "autodiff-picture autodiff-graph"
+
+
+def test_the_cell_magic():
+    jupyter = pytest.importorskip("autodiff.jupyter", exc_type=ImportError)
+    assert isinstance(jupyter.run_cell("--at a=2,b=3,c=5,d=10", TUTORIAL), type(differentiate(TUTORIAL, AT)))
+    assert jupyter.run_cell("--at a=2,b=3,c=5,d=10 --tree", TUTORIAL).graph is not None
+    assert jupyter.run_cell("--at a=2,b=3,c=5,d=10 --explain --wrt d", TUTORIAL).inputs["d"].grad == 0.5
+    graph = jupyter.run_cell("--at a=2,b=3,c=5,d=10 --graph", TUTORIAL).graph
+    assert len(graph.edge_labels) == len(graph.edges) == 7
+    from autodiff.program.errors import UsageProblem
+
+    with pytest.raises(UsageProblem, match="%%autodiff --tree --graph"):
+        jupyter.run_cell("--tree --graph", TUTORIAL)
+
+    registered = []
+    autodiff.load_ipython_extension(type("Shell", (), {"register_magics": lambda self, m: registered.append(m)})())
+    assert registered == [jupyter.AutodiffMagics]
