@@ -27,6 +27,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="module")
+def torch_in_float64():
+    """PyTorch's default dtype set to autodiff's (float64) for the module's oracle comparisons."""
+    import torch
+
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(previous)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_engine_state():
     """Every test starts with the default dtype, seed and modes."""

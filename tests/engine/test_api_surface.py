@@ -20,11 +20,8 @@ def snippet(fn):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def torch_in_float64():
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
+def _oracle_in_float64(torch_in_float64):  # tests/conftest.py
     yield
-    torch.set_default_dtype(previous)
 
 
 # -- copies, dtypes, views ------------------------------------------------------------------------

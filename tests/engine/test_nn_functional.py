@@ -55,11 +55,8 @@ def compare(call, *arrays, second_order=True, rtol=1e-9):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def torch_in_float64():
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
+def _oracle_in_float64(torch_in_float64):  # tests/conftest.py
     yield
-    torch.set_default_dtype(previous)
 
 
 SHAPES = [(5,), (4, 3), (2, 3, 4)]

@@ -886,25 +886,24 @@ def _settle(pending, accept: bool) -> None:
 @test_app.command("accept")
 def accept(paths: Optional[List[str]] = PATHS) -> None:
     """Accept pending records (x.expr.golden.new): each replaces its record."""
-    from .._text import shown
-
-    found = _pending(paths)
-    for pending in found:
-        _settle(pending, accept=True)
-        print(f"accepted\t{shown(str(pending))}")
-    print(f"accepted {len(found)} pending record(s)" if found else "nothing pending", file=sys.stderr)
+    _settle_all(paths, accept=True)
 
 
 @test_app.command("reject")
 def reject(paths: Optional[List[str]] = PATHS) -> None:
     """Reject pending records (x.expr.golden.new): each is deleted; the records stay as they are."""
+    _settle_all(paths, accept=False)
+
+
+def _settle_all(paths, *, accept: bool) -> None:
     from .._text import shown
 
+    word = "accepted" if accept else "rejected"
     found = _pending(paths)
     for pending in found:
-        _settle(pending, accept=False)
-        print(f"rejected\t{shown(str(pending))}")
-    print(f"rejected {len(found)} pending record(s)" if found else "nothing pending", file=sys.stderr)
+        _settle(pending, accept=accept)
+        print(f"{word}\t{shown(str(pending))}")
+    print(f"{word} {len(found)} pending record(s)" if found else "nothing pending", file=sys.stderr)
 
 
 @test_app.command("review")
