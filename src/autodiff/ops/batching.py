@@ -286,7 +286,13 @@ _SIGNATURES: dict = {}
 def _bind(function, args, kwargs):
     signature = _SIGNATURES.get(function)
     if signature is None:
-        signature = _SIGNATURES[function] = inspect.signature(function)
+        forward = getattr(function, "_forward", None)  # an op's apply: its forward's signature, less xp
+        if forward is not None:
+            whole = inspect.signature(forward)
+            signature = whole.replace(parameters=list(whole.parameters.values())[1:])
+        else:
+            signature = inspect.signature(function)
+        _SIGNATURES[function] = signature
     bound = signature.bind(*args, **kwargs)
     return bound
 

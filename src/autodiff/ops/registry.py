@@ -180,7 +180,7 @@ class OpDef:
             self.grad_fn_name, (OpNode,), {"__slots__": (), "op": self, "_frees": frees, "__module__": __name__}
         )
         self.apply = _compile_apply(self)
-        _describe(self.apply, ("xp",), forward, None)  # for batching rules that bind arguments by name
+        self.apply._forward = forward  # its signature, less xp, when a batching rule binds arguments by name
 
     def _wanted(self, formula) -> list:
         """The saved names a formula takes (after `grad`, and the index for variadic ops)."""
@@ -625,8 +625,9 @@ def nondiff(name: str, forward, *, doc: str | None = None, method=False, operato
         return _make(out)
 
     apply.__name__ = apply.__qualname__ = name
-    _describe(apply, ("xp",), forward, doc)
+    apply._forward = forward
     if doc is not None:
+        _describe(apply, ("xp",), forward, doc)
         surface.declare(apply, method=method, operators=operators, aliases=aliases, batch=batch, batches_itself=True)
     else:
         surface.bind_operators(apply, operators, batches_itself=True)

@@ -16,6 +16,7 @@ from ..autograd.node import AccumulateGrad
 from ..language import ast
 from ..language.builtins import suggestion
 from .errors import UsageProblem
+from .graph import source_of
 from .run import differentiate
 
 
@@ -51,7 +52,6 @@ def explain(source, at: dict | None = None, *, program=None, wrt=None, why: str 
 
 
 def _namer(evaluation):
-    source = evaluation.source
     leaves = {id(t): name for name, t in {**evaluation.constants, **evaluation.inputs}.items()}
     uses: dict = {}
     for label in evaluation.labels.values():
@@ -61,11 +61,7 @@ def _namer(evaluation):
     def namer(node) -> NodeInfo:
         if type(node) is AccumulateGrad:
             return NodeInfo(leaves.get(id(node.variable)), None, None)
-        origin = evaluation.origins.get(node)
-        text = line = None
-        if origin is not None:
-            text = source.snippet(origin.start, origin.end)
-            line = source.line_column(origin.start)[0]
+        text, line = source_of(evaluation, node)
         name = evaluation.labels.get(node)
         if name is not None and uses[name] > 1 and line is not None:  # x assigned again: x₃ is line 3's
             name += str(line).translate(subscripts)

@@ -99,17 +99,21 @@ def _count_beyond(root, shown: dict) -> int:
     return count
 
 
-def _describe(node, node_id: int, evaluation, input_names: dict) -> GraphNode:
+def source_of(evaluation, node) -> tuple:
+    """(the source text, its line) of the expression that recorded `node`, or (None, None)."""
+    origin = evaluation.origins.get(node)
+    if origin is None:
+        return None, None
     source = evaluation.source
+    return source.snippet(origin.start, origin.end), source.line_column(origin.start)[0]
+
+
+def _describe(node, node_id: int, evaluation, input_names: dict) -> GraphNode:
     if type(node) is AccumulateGrad:
         variable = node.variable
         return GraphNode(node_id, "AccumulateGrad", input_names.get(id(variable)), None, None,
                          tuple(variable.shape), host(variable), host(variable._grad))
-    origin = evaluation.origins.get(node)
-    text = line = None
-    if origin is not None:
-        text = source.snippet(origin.start, origin.end)
-        line = source.line_column(origin.start)[0]
+    text, line = source_of(evaluation, node)
     tensor = evaluation.tensors.get(node)
     name = evaluation.labels.get(node)
     if tensor is None and name is not None:
