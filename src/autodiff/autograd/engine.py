@@ -16,7 +16,7 @@ unless `retain_graph` is set.
 
 from __future__ import annotations
 
-import heapq
+from operator import attrgetter
 
 from .. import backend
 from ..tensor import Tensor, _alias, _make
@@ -179,17 +179,53 @@ def topological(root_nodes, deps=None) -> list:
     return order
 
 
-def _needed_nodes(root_nodes, deps, target_nodes) -> set:
+def _schedule(root_nodes) -> tuple:
+    """The nodes reachable from the roots, newest first, and how many edges lead into each leaf.
+
+    Every node is created after the nodes it leads to, so newest first is an order in which a
+    node runs only once every node that feeds it a gradient has run: PyTorch's order, with no
+    heap and no count per node. Leaves (AccumulateGrad) are left out of the order: they run as
+    soon as their last gradient arrives, as PyTorch runs them first when ready.
+    """
+    seen = set(root_nodes)
+    stack = [n for n in root_nodes if n.__class__ is not AccumulateGrad]
+    order = list(stack)
+    leaf_edges: dict = {}
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is None or child in seen:
+                if child is not None and child.__class__ is AccumulateGrad:  # (a root leaf has none yet)
+                    leaf_edges[child] = leaf_edges.get(child, 0) + 1
+                continue
+            seen.add(child)
+            if child.__class__ is AccumulateGrad:
+                leaf_edges[child] = 1
+            else:
+                order.append(child)
+                stack.append(child)
+    order.sort(key=_creation, reverse=True)
+    return order, leaf_edges
+
+
+_creation = attrgetter("_seq")
+
+
+def _needed_nodes(order, target_nodes) -> set:
     """The nodes from which some target can be reached: the only ones worth running."""
-    order = topological(root_nodes, deps)  # roots first
-    needed = set()
-    for node in reversed(order):
-        if node in target_nodes or any(c in needed for c, _ in node.next_functions if c is not None):
-            needed.add(node)
+    needed = set(target_nodes)
+    for node in reversed(order):  # each node after the nodes it leads to
+        for child, _ in node.next_functions:
+            if child in needed:
+                needed.add(node)
+                break
     return needed
 
 
 # -- the loop ----------------------------------------------------------------------------------------
+
+_F64 = backend.np.float64
+_F64_DTYPE = backend.np.dtype(_F64)
+_NO_DIMS = ()
 
 
 def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=None, accumulate=True):
@@ -199,8 +235,8 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
     (and only they) receive `.grad`, otherwise nothing is accumulated and the captured
     gradients are returned in target order.
     """
-    root_nodes = [node for node, _ in roots]
-    deps = _count_dependencies(root_nodes)
+    root_nodes = list(dict.fromkeys(node for node, _ in roots))
+    order, leaf_edges = _schedule(root_nodes)
     as_tensors = create_graph
 
     capture_at: dict = {}
@@ -210,66 +246,72 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
         captured = [None] * len(targets)
         for i, ((node, nr), _tensor) in enumerate(targets):
             capture_at.setdefault(node, []).append((nr, i))
-        needed = _needed_nodes(root_nodes, deps, set(capture_at))
+        needed = _needed_nodes(order, capture_at)
 
-    # The ready queue is a heap of negated creation numbers (newest first, as PyTorch runs
-    # them); `waiting` maps each number back to its node.
     buffers: dict = {}
     for (node, nr), seed in zip(roots, seeds):
         key = node if nr == 0 else (node, nr)
         value = seed if as_tensors else seed._data
         buffers[key] = value if key not in buffers else buffers[key] + value
-    ready: list = []
-    waiting: dict = {}
-    for node in dict.fromkeys(root_nodes):
-        if deps.get(node, 0) == 0:
-            waiting[-node._seq] = node
-            ready.append(-node._seq)
-    heapq.heapify(ready)
+
+    def run_leaves(leaves: list) -> None:
+        """AccumulateGrad nodes whose gradients are complete, newest first (as PyTorch)."""
+        if len(leaves) > 1:
+            leaves.sort(key=_creation, reverse=True)
+        for leaf in leaves:
+            grads = [buffers.pop(leaf, None)]
+            if leaf._hooks:
+                grads = _run_pre_hooks(leaf, grads, as_tensors)
+            if capture_at and leaf in capture_at:
+                _capture(leaf, grads, capture_at, captured, targets, accumulate, as_tensors)
+            elif targets is None:
+                _accumulate(leaf.variable, grads[0], as_tensors)
 
     previous_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = create_graph
     quiet = backend.np.errstate(all="ignore")
     quiet.__enter__()
-    heappop, heappush = heapq.heappop, heapq.heappush
     try:
-        while ready:
-            node = waiting.pop(heappop(ready))
+        run_leaves([n for n in root_nodes if n.__class__ is AccumulateGrad and n not in leaf_edges
+                    and (needed is None or n in needed)])
+        for node in order:
+            if needed is not None and node not in needed:
+                continue
             grads = [buffers.pop(node, None)] if node.n_outputs == 1 else _take_grads(buffers, node)
             if node._hooks:
                 grads = _run_pre_hooks(node, grads, as_tensors)
             if capture_at and node in capture_at:
                 _capture(node, grads, capture_at, captured, targets, accumulate, as_tensors)
-                if node.__class__ is AccumulateGrad:
-                    continue
-            if needed is not None and node not in needed:
-                continue
-            if node.__class__ is AccumulateGrad:
-                if targets is None:
-                    _accumulate(node.variable, grads[0], as_tensors)
-                continue
             if ANOMALY.enabled or node._hooks:
                 outputs = _run_node(node, grads, as_tensors)
             else:
                 outputs = node._apply(grads, as_tensors)
             if not keep_graph and node._frees and node._saved:
                 node._saved = node._saved_arrays = None  # free the tensors backward used
+            ready_leaves = None
             for (child, nr), g in zip(node.next_functions, outputs):
                 if child is None:
                     continue
                 if g is not None:
-                    data = g._data if as_tensors else g
-                    if nr or data.shape != child._shape or data.dtype is not child._dtype:
-                        g = _conform(g, child, nr, node, outputs, as_tensors)
+                    # A 0-d float64 gradient for a 0-d float64 input needs no look at its shape.
+                    if nr or g.__class__ is not _F64 or child._shape is not _NO_DIMS or child._dtype is not _F64_DTYPE:
+                        data = g._data if as_tensors else g
+                        if nr or data.shape != child._shape or data.dtype is not child._dtype:
+                            g = _conform(g, child, nr, node, outputs, as_tensors)
                     key = child if nr == 0 else (child, nr)
                     previous = buffers.get(key)
                     # Two gradients for one input add up (recorded when building a graph).
                     buffers[key] = g if previous is None else previous + g
-                left = deps[child] - 1
-                deps[child] = left
-                if left == 0 and (needed is None or child in needed):
-                    waiting[-child._seq] = child
-                    heappush(ready, -child._seq)
+                if child.__class__ is AccumulateGrad:
+                    left = leaf_edges[child] - 1
+                    leaf_edges[child] = left
+                    if left == 0 and (needed is None or child in needed):
+                        if ready_leaves is None:
+                            ready_leaves = [child]
+                        else:
+                            ready_leaves.append(child)
+            if ready_leaves is not None:
+                run_leaves(ready_leaves)
     finally:
         quiet.__exit__(None, None, None)
         GRAD_MODE.enabled = previous_mode
