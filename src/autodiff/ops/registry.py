@@ -98,6 +98,13 @@ class OpNode(Node):
                     saved = saved[:index] + (result,) + saved[index + 1 :]
             else:
                 saved = self._saved_arrays
+        if op.binary:  # add, mul, div...: two formulas, each called directly where it can be
+            (first, _), (second, _) = self.next_functions
+            (f0, j0), (f1, j1) = op.binary
+            return [
+                None if first is None else f0(grad) if j0 is None else f0(grad, saved[j0]) if j0 >= 0 else f0(grad, saved),
+                None if second is None else f1(grad) if j1 is None else f1(grad, saved[j1]) if j1 >= 0 else f1(grad, saved),
+            ]
         callers = op.callers
         if len(callers) == 1 and not op.variadic:  # the only input must be the one needing grad
             direct = op.direct[0]
@@ -170,6 +177,11 @@ class OpDef:
         self.uses = tuple(frozenset(self.saved_names.index(n) for n in self._wanted(f)) for f in formulas)
         self.keep: dict = {}  # which inputs need a gradient -> how to blank the unused values
         self.callers = tuple(self._bind(f) for f in formulas)
+        # Two differentiable inputs: (formula, j) pairs, called as formula(grad) when j is None,
+        # formula(grad, saved[j]) when j >= 0, else through its caller (formula <- caller).
+        self.binary = None
+        if len(formulas) == 2 and not variadic:
+            self.binary = tuple(self._direct_pair(f, c) for f, c in zip(formulas, self.callers))
         # Formulas that take every saved value in order are called without a wrapper.
         self.direct = tuple(
             f if not variadic and self._wanted(f) == list(self.saved_names) else None for f in formulas
@@ -204,6 +216,14 @@ class OpDef:
                     raise TypeError(f"op {self.name}: a derivative asks for {n!r}, which the op does not have")
                 plan.append(("_" + kind, self.arg_names.index(base)))
         return tuple(names), tuple(plan)
+
+    def _direct_pair(self, formula, caller) -> tuple:
+        idx = tuple(self.saved_names.index(n) for n in self._wanted(formula))
+        if not idx:
+            return formula, None
+        if len(idx) == 1:
+            return formula, idx[0]
+        return caller, -1
 
     def _bind(self, formula):
         """A caller `(grad, saved[, index]) -> gradient` that hands the formula what it names."""
@@ -327,14 +347,21 @@ _NUMPY_CLASSES = backend.NUMPY_CLASSES
 _SCALAR_CLASSES = frozenset((int, float, bool))
 _HOST_CLASSES = _NUMPY_CLASSES | _SCALAR_CLASSES  # operands that can only mean the CPU
 _NO_EDGE = (None, 0)
+_F64 = _np.float64
+_F64_DTYPE = _np.dtype(_F64)
+_NO_DIMS = ()
 
 
 def _node(op: OpDef, next_functions, args, arrays, out):
     node = _new(op.node_class)
     node.next_functions = next_functions
     node._seq = next(_sequence)
-    node._shape = out.shape
-    node._dtype = out.dtype
+    if out.__class__ is _F64:  # a 0-d float64 result: its metadata without asking NumPy
+        node._shape = _NO_DIMS
+        node._dtype = _F64_DTYPE
+    else:
+        node._shape = out.shape
+        node._dtype = out.dtype
     node._hooks = None
     node._trace = traceback.format_stack()[:-2] if ANOMALY.enabled else None  # up to the caller
     saves = op.saves
@@ -355,6 +382,31 @@ def _node(op: OpDef, next_functions, args, arrays, out):
                 break
     node._clock = InplaceClock.ticks
     return node
+
+
+def _recorded(out, node_class, next_functions, saved, saved_arrays) -> Tensor:
+    """The result of a recorded op and its node, built in one go: `_node` and `_make` for the
+    common ops (no anomaly mode, no input without an edge), as the hot path of every operation."""
+    node = node_class()
+    node.next_functions = next_functions
+    node._seq = next(_sequence)
+    if out.__class__ is _F64:  # a 0-d float64 result: its metadata without asking NumPy
+        node._shape = _NO_DIMS
+        node._dtype = _F64_DTYPE
+    else:
+        node._shape = out.shape
+        node._dtype = out.dtype
+    node._hooks = node._trace = None
+    node._saved = saved
+    node._saved_arrays = saved_arrays
+    node._clock = InplaceClock.ticks
+    result = _new(Tensor)
+    result._data = out
+    result._requires_grad = True
+    result.grad_fn = node
+    result._output_nr = 0
+    result._grad = result._version_log = result._backward_hooks = result._accumulator = None
+    return result
 
 
 def _drop_unused(op: OpDef, node, next_functions) -> None:
@@ -454,6 +506,7 @@ def _unary_apply(op: OpDef):
     forward, domain, batch = op.forward, op.domain, op.batch
     grows = op.name in _limits.GROWING_UNARY
     limits = _limits.STATE
+    node_class, saves = op.node_class, op.saves
 
     def apply(input, *params):
         if input.__class__ is not Tensor:
@@ -470,9 +523,14 @@ def _unary_apply(op: OpDef):
                 out = forward(xp, data, *params)
         else:
             out = forward(xp, data, *params)
-        if input._requires_grad and GRAD_MODE.enabled:
-            return _make(out, True, _node(op, (edge(input),), (input, *params), (data, *params), out))
-        return _make(out)
+        if not input._requires_grad or not GRAD_MODE.enabled:
+            return _make(out)
+        node = input.grad_fn
+        first = (node, input._output_nr) if node is not None else edge(input)
+        if saves is _SAVES_RESULT and not ANOMALY.enabled:  # tanh, exp, sigmoid...
+            return _recorded(out, node_class, (first,), (out,), (out,))
+        node = _node(op, (first,), (input, *params), (data, *params), out)
+        return _make(out, True, node)
 
     apply.__name__ = apply.__qualname__ = op.name
     return apply
@@ -482,7 +540,43 @@ def _binary_apply(op: OpDef):
     forward, domain, batch = op.forward, op.domain, op.batch
     limits = _limits.STATE
 
+    node_class, saves = op.node_class, op.saves
+
     def apply(input, other):
+        if input.__class__ is Tensor and other.__class__ is Tensor:
+            # The common case, two plain tensors, written out inline: this runs for every +, *...
+            a = input._data
+            b = other._data
+            if a.__class__ in _HOST_CLASSES and b.__class__ in _HOST_CLASSES:
+                xp = _np
+            else:
+                xp = backend.common_module((a, b))
+            if limits.limit is not None and getattr(a, "shape", ()) != getattr(b, "shape", ()):
+                _limits.check_op(op.name, (a, b))
+            try:
+                if domain and xp is _np:
+                    with _np.errstate(all="ignore"):
+                        out = forward(xp, a, b)
+                else:
+                    out = forward(xp, a, b)
+            except ValueError as exc:
+                raise _explained(exc, (a, b)) from None
+            if not (input._requires_grad or other._requires_grad) or not GRAD_MODE.enabled:
+                return _make(out)
+            node = input.grad_fn
+            if node is not None:
+                first = (node, input._output_nr)
+            else:
+                first = edge(input)
+            node = other.grad_fn
+            if node is not None:
+                second = (node, other._output_nr)
+            else:
+                second = edge(other)
+            if saves is _SAVES_ARGS and first[0] is not None and second[0] is not None and not ANOMALY.enabled:
+                return _recorded(out, node_class, (first, second), (input, other), (a, b))
+            node = _node(op, (first, second), (input, other), (a, b), out)
+            return _make(out, True, node)
         input_is_tensor = input.__class__ is Tensor or isinstance(input, Tensor)
         other_is_tensor = other.__class__ is Tensor or isinstance(other, Tensor)
         if (input_is_tensor and input.__class__ is Batched) or (other_is_tensor and other.__class__ is Batched):
