@@ -267,6 +267,28 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
             elif targets is None:
                 _accumulate(leaf.variable, grads[0], as_tensors)
 
+    def step(node, grad):
+        """Everything a node may need besides its formulas: targets, hooks, anomaly mode,
+        several outputs; None when the node is not run."""
+        if needed is not None and node not in needed:
+            return None
+        grads = [grad] if node.n_outputs == 1 else _take_grads(buffers, node, grad)
+        if node._hooks:
+            grads = _run_pre_hooks(node, grads, as_tensors)
+        if capture_at and node in capture_at:
+            _capture(node, grads, capture_at, captured, targets, accumulate, as_tensors)
+        if ANOMALY.enabled or node._hooks:
+            outputs = _run_node(node, grads, as_tensors)
+        else:
+            outputs = node._apply(grads, as_tensors)
+        if not keep_graph and node._frees and node._saved:
+            node._saved = node._saved_arrays = None  # free the tensors backward used
+        return outputs
+
+    # Without targets, recording or anomaly mode, an op's node with no hooks runs its formulas
+    # on the saved arrays directly (OpNode._backward): most nodes of most graphs.
+    lean = targets is None and not as_tensors and not ANOMALY.enabled
+    take = buffers.pop
     previous_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = create_graph
     quiet = backend.np.errstate(all="ignore")
@@ -275,19 +297,13 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
         run_leaves([n for n in root_nodes if n.__class__ is AccumulateGrad and n not in leaf_edges
                     and (needed is None or n in needed)])
         for node in order:
-            if needed is not None and node not in needed:
-                continue
-            grads = [buffers.pop(node, None)] if node.n_outputs == 1 else _take_grads(buffers, node)
-            if node._hooks:
-                grads = _run_pre_hooks(node, grads, as_tensors)
-            if capture_at and node in capture_at:
-                _capture(node, grads, capture_at, captured, targets, accumulate, as_tensors)
-            if ANOMALY.enabled or node._hooks:
-                outputs = _run_node(node, grads, as_tensors)
+            grad = take(node, None)
+            if lean and grad is not None and node._plan is not None and node._hooks is None:
+                outputs = node._backward(grad, keep_graph)
             else:
-                outputs = node._apply(grads, as_tensors)
-            if not keep_graph and node._frees and node._saved:
-                node._saved = node._saved_arrays = None  # free the tensors backward used
+                outputs = step(node, grad)
+                if outputs is None:
+                    continue
             ready_leaves = None
             for (child, nr), g in zip(node.next_functions, outputs):
                 if child is None:
@@ -318,8 +334,8 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
     return captured
 
 
-def _take_grads(buffers: dict, node: Node) -> list:
-    grads = [buffers.pop(node, None)]
+def _take_grads(buffers: dict, node: Node, first) -> list:
+    grads = [first]
     for nr in range(1, node.n_outputs):
         grads.append(buffers.pop((node, nr), None))
     return grads

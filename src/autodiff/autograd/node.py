@@ -67,6 +67,7 @@ class Node:
     _saved = ()
     _saved_arrays = ()
     _frees = False
+    _plan = None  # an op's formulas, for the engine's lean path (ops/registry.py's OpNode)
 
     def name(self) -> str:
         return type(self).__name__

@@ -98,13 +98,6 @@ class OpNode(Node):
                     saved = saved[:index] + (result,) + saved[index + 1 :]
             else:
                 saved = self._saved_arrays
-        if op.binary:  # add, mul, div...: two formulas, each called directly where it can be
-            (first, _), (second, _) = self.next_functions
-            (f0, j0), (f1, j1) = op.binary
-            return [
-                None if first is None else f0(grad) if j0 is None else f0(grad, saved[j0]) if j0 >= 0 else f0(grad, saved),
-                None if second is None else f1(grad) if j1 is None else f1(grad, saved[j1]) if j1 >= 0 else f1(grad, saved),
-            ]
         callers = op.callers
         if len(callers) == 1 and not op.variadic:  # the only input must be the one needing grad
             direct = op.direct[0]
@@ -114,6 +107,31 @@ class OpNode(Node):
             call = callers[0]
             return [None if e[0] is None else call(grad, saved, i) for i, e in enumerate(edges)]
         return [None if e[0] is None else call(grad, saved) for e, call in zip(edges, callers)]
+
+    def _backward(self, grad, keep_graph: bool) -> list:
+        """`_apply` for the engine's lean path: a gradient that is an array, no recording, and
+        `_plan`'s formulas called directly on the saved arrays; frees them unless kept."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(_FREED_ERROR)
+        if saved:
+            if self._clock != InplaceClock.ticks:
+                _check_versions(self, saved)
+            saved = self._saved_arrays
+        plan = self._plan
+        if len(plan) == 1:
+            f, j = plan[0]
+            outputs = [f(grad) if j is None else f(grad, saved[j]) if j >= 0 else f(grad, saved)]
+        else:
+            (first, _), (second, _) = self.next_functions
+            (f0, j0), (f1, j1) = plan
+            outputs = [
+                None if first is None else f0(grad) if j0 is None else f0(grad, saved[j0]) if j0 >= 0 else f0(grad, saved),
+                None if second is None else f1(grad) if j1 is None else f1(grad, saved[j1]) if j1 >= 0 else f1(grad, saved),
+            ]
+        if not keep_graph and self._frees:
+            self._saved = self._saved_arrays = None  # free the tensors backward used
+        return outputs
 
     @property
     def saved_tensors(self) -> tuple:
@@ -177,11 +195,12 @@ class OpDef:
         self.uses = tuple(frozenset(self.saved_names.index(n) for n in self._wanted(f)) for f in formulas)
         self.keep: dict = {}  # which inputs need a gradient -> how to blank the unused values
         self.callers = tuple(self._bind(f) for f in formulas)
-        # Two differentiable inputs: (formula, j) pairs, called as formula(grad) when j is None,
-        # formula(grad, saved[j]) when j >= 0, else through its caller (formula <- caller).
-        self.binary = None
-        if len(formulas) == 2 and not variadic:
-            self.binary = tuple(self._direct_pair(f, c) for f, c in zip(formulas, self.callers))
+        # For one or two differentiable inputs, (formula, j) pairs that OpNode._backward calls as
+        # formula(grad) when j is None, formula(grad, saved[j]) when j >= 0, or else through
+        # its caller, caller(grad, saved).
+        self.plan = None
+        if len(formulas) in (1, 2) and not variadic:
+            self.plan = tuple(self._direct_pair(f, c) for f, c in zip(formulas, self.callers))
         # Formulas that take every saved value in order are called without a wrapper.
         self.direct = tuple(
             f if not variadic and self._wanted(f) == list(self.saved_names) else None for f in formulas
@@ -189,7 +208,8 @@ class OpDef:
         # Saved tensors are freed after backward; saved sizes and dims are kept (as PyTorch).
         frees = any(k == _RESULT or (k == _ARG and i in self.tensor_positions) for k, i in self.save_plan)
         self.node_class = type(
-            self.grad_fn_name, (OpNode,), {"__slots__": (), "op": self, "_frees": frees, "__module__": __name__}
+            self.grad_fn_name, (OpNode,), {"__slots__": (), "op": self, "_frees": frees, "_plan": self.plan,
+                                        "__module__": __name__}
         )
         self.apply = _compile_apply(self)
         self.apply._forward = forward  # its signature, less xp, when a batching rule binds arguments by name
@@ -564,17 +584,14 @@ def _binary_apply(op: OpDef):
             if not (input._requires_grad or other._requires_grad) or not GRAD_MODE.enabled:
                 return _make(out)
             node = input.grad_fn
-            if node is not None:
-                first = (node, input._output_nr)
-            else:
-                first = edge(input)
+            first = (node, input._output_nr) if node is not None else edge(input)
             node = other.grad_fn
-            if node is not None:
-                second = (node, other._output_nr)
-            else:
-                second = edge(other)
-            if saves is _SAVES_ARGS and first[0] is not None and second[0] is not None and not ANOMALY.enabled:
-                return _recorded(out, node_class, (first, second), (input, other), (a, b))
+            second = (node, other._output_nr) if node is not None else edge(other)
+            if first[0] is not None and second[0] is not None and not ANOMALY.enabled:
+                if saves is _SAVES_ARGS:  # mul, div...
+                    return _recorded(out, node_class, (first, second), (input, other), (a, b))
+                if saves is None:  # add, sub...
+                    return _recorded(out, node_class, (first, second), (), ())
             node = _node(op, (first, second), (input, other), (a, b), out)
             return _make(out, True, node)
         input_is_tensor = input.__class__ is Tensor or isinstance(input, Tensor)
