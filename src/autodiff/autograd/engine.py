@@ -345,24 +345,27 @@ def _conform(g, child: Node, nr: int, producer: Node, outputs: list, as_tensors:
     """Sum a broadcast gradient back to the input's shape and cast it to the input's dtype."""
     from ..ops.shape import SUM_TO, TO_DTYPE
 
-    index = next(i for i, out in enumerate(outputs) if out is g)
     data = g._data if as_tensors else g
     if not hasattr(data, "shape") or (as_tensors and not isinstance(g, Tensor)):
         raise TypeError(
-            f"Function {producer.name()} returned a {type(g).__name__} as gradient {index}; "
+            f"Function {producer.name()} returned a {type(g).__name__} as gradient {_index(g, outputs)}; "
             "expected a Tensor or None"
         )
     shape, dtype = child._output_metadata(nr)
     if data.shape != shape:
         if not _is_expandable(shape, data.shape):
             raise RuntimeError(
-                f"Function {producer.name()} returned an invalid gradient at index {index} - got "
+                f"Function {producer.name()} returned an invalid gradient at index {_index(g, outputs)} - got "
                 f"{list(data.shape)} but expected shape compatible with {list(shape)}"
             )
-        g = SUM_TO.apply(g, shape)
+        g = SUM_TO.apply(g, shape) if as_tensors else SUM_TO.forward(None, g, shape)
     if dtype is not None and (g._data if as_tensors else g).dtype != dtype:
         g = TO_DTYPE.apply(g, dtype)
     return g
+
+
+def _index(g, outputs) -> int:
+    return next(i for i, out in enumerate(outputs) if out is g)
 
 
 def _is_expandable(shape, target) -> bool:

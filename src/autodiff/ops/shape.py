@@ -21,7 +21,7 @@ def _sum_to_forward(xp, input, shape):
         lead + i for i, size in enumerate(shape) if size == 1 and input.shape[lead + i] != 1
     )
     if axes:
-        input = xp.sum(input, axis=axes, keepdims=True)
+        input = input.sum(axis=axes, keepdims=True)
     return input.reshape(shape)
 
 
