@@ -19,7 +19,7 @@ from __future__ import annotations
 from operator import attrgetter
 
 from .. import backend
-from ..tensor import Tensor, _alias, _make
+from ..tensor import InplaceClock, Tensor, _alias, _make
 from .anomaly import ANOMALY, warn_forward_trace
 from .grad_mode import STATE as GRAD_MODE
 from .node import AccumulateGrad, Node, edge
@@ -255,9 +255,8 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
         buffers[key] = value if key not in buffers else buffers[key] + value
 
     def run_leaves(leaves: list) -> None:
-        """AccumulateGrad nodes whose gradients are complete, newest first (as PyTorch)."""
-        if len(leaves) > 1:
-            leaves.sort(key=_creation, reverse=True)
+        """AccumulateGrad nodes whose gradients are complete, in the order of the edges that
+        completed them (as PyTorch, whose queue runs them first, ties in arrival order)."""
         for leaf in leaves:
             grads = [buffers.pop(leaf, None)]
             if leaf._hooks:
@@ -285,8 +284,8 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
             node._saved = node._saved_arrays = None  # free the tensors backward used
         return outputs
 
-    # Without targets, recording or anomaly mode, an op's node with no hooks runs its formulas
-    # on the saved arrays directly (OpNode._backward): most nodes of most graphs.
+    # Without targets, recording or anomaly mode, an op's node with no hooks and unchanged saved
+    # values runs its formulas on the saved arrays directly: most nodes of most graphs.
     lean = targets is None and not as_tensors and not ANOMALY.enabled
     take = buffers.pop
     previous_mode = GRAD_MODE.enabled
@@ -298,12 +297,38 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
                     and (needed is None or n in needed)])
         for node in order:
             grad = take(node, None)
-            if lean and grad is not None and node._plan is not None and node._hooks is None:
-                outputs = node._backward(grad, keep_graph)
-            else:
-                outputs = step(node, grad)
-                if outputs is None:
-                    continue
+            plan = node._plan
+            saved = node._saved
+            if lean and plan is not None and grad is not None and node._hooks is None and saved is not None \
+                    and (not saved or node._clock == InplaceClock.ticks):
+                # The lean path: each input's formula on the saved arrays, its gradient straight
+                # into the input's buffer (ops/registry.py's OpDef.plan says how to call it).
+                if saved:
+                    saved = node._saved_arrays
+                ready_leaves = None
+                for (f, j), (child, nr) in zip(plan, node.next_functions):
+                    if child is None:
+                        continue
+                    g = f(grad) if j is None else f(grad, saved[j]) if j >= 0 else f(grad, saved)
+                    if nr or g.__class__ is not _F64 or child._shape is not _NO_DIMS or child._dtype is not _F64_DTYPE:
+                        if nr or g.shape != child._shape or g.dtype is not child._dtype:
+                            g = _conform(g, child, nr, node, [g], False)
+                    key = child if nr == 0 else (child, nr)
+                    previous = buffers.get(key)
+                    buffers[key] = g if previous is None else previous + g
+                    if child.__class__ is AccumulateGrad:
+                        left = leaf_edges[child] - 1
+                        leaf_edges[child] = left
+                        if left == 0:
+                            ready_leaves = [child] if ready_leaves is None else ready_leaves + [child]
+                if not keep_graph and node._frees:
+                    node._saved = node._saved_arrays = None  # free the tensors backward used
+                if ready_leaves is not None:
+                    run_leaves(ready_leaves)
+                continue
+            outputs = step(node, grad)
+            if outputs is None:
+                continue
             ready_leaves = None
             for (child, nr), g in zip(node.next_functions, outputs):
                 if child is None:

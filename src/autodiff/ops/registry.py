@@ -108,31 +108,6 @@ class OpNode(Node):
             return [None if e[0] is None else call(grad, saved, i) for i, e in enumerate(edges)]
         return [None if e[0] is None else call(grad, saved) for e, call in zip(edges, callers)]
 
-    def _backward(self, grad, keep_graph: bool) -> list:
-        """`_apply` for the engine's lean path: a gradient that is an array, no recording, and
-        `_plan`'s formulas called directly on the saved arrays; frees them unless kept."""
-        saved = self._saved
-        if saved is None:
-            raise RuntimeError(_FREED_ERROR)
-        if saved:
-            if self._clock != InplaceClock.ticks:
-                _check_versions(self, saved)
-            saved = self._saved_arrays
-        plan = self._plan
-        if len(plan) == 1:
-            f, j = plan[0]
-            outputs = [f(grad) if j is None else f(grad, saved[j]) if j >= 0 else f(grad, saved)]
-        else:
-            (first, _), (second, _) = self.next_functions
-            (f0, j0), (f1, j1) = plan
-            outputs = [
-                None if first is None else f0(grad) if j0 is None else f0(grad, saved[j0]) if j0 >= 0 else f0(grad, saved),
-                None if second is None else f1(grad) if j1 is None else f1(grad, saved[j1]) if j1 >= 0 else f1(grad, saved),
-            ]
-        if not keep_graph and self._frees:
-            self._saved = self._saved_arrays = None  # free the tensors backward used
-        return outputs
-
     @property
     def saved_tensors(self) -> tuple:
         """The values this node keeps for backward."""
@@ -195,9 +170,9 @@ class OpDef:
         self.uses = tuple(frozenset(self.saved_names.index(n) for n in self._wanted(f)) for f in formulas)
         self.keep: dict = {}  # which inputs need a gradient -> how to blank the unused values
         self.callers = tuple(self._bind(f) for f in formulas)
-        # For one or two differentiable inputs, (formula, j) pairs that OpNode._backward calls as
-        # formula(grad) when j is None, formula(grad, saved[j]) when j >= 0, or else through
-        # its caller, caller(grad, saved).
+        # For one or two differentiable inputs, (formula, j) pairs that the engine's lean path
+        # calls as formula(grad) when j is None, formula(grad, saved[j]) when j >= 0, or else
+        # through its caller, caller(grad, saved).
         self.plan = None
         if len(formulas) in (1, 2) and not variadic:
             self.plan = tuple(self._direct_pair(f, c) for f, c in zip(formulas, self.callers))
