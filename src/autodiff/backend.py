@@ -10,9 +10,8 @@ import numpy as np
 
 _NUMPY_TYPES = (np.ndarray, np.generic)
 # The classes NumPy data has in practice, for a quick `in` test on hot paths.
-NUMPY_CLASSES = frozenset(
-    [np.ndarray, np.float64, np.float32, np.float16, np.int64, np.int32, np.uint8, np.bool_]
-)
+NUMPY_SCALAR_CLASSES = frozenset([np.float64, np.float32, np.float16, np.int64, np.int32, np.uint8, np.bool_])
+NUMPY_CLASSES = NUMPY_SCALAR_CLASSES | {np.ndarray}
 _cupy = None
 
 

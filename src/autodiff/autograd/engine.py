@@ -125,6 +125,9 @@ def _make_seeds(tensors, grad_tensors) -> list:
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         data = t._data
         if g is None:
+            if data.__class__ in backend.NUMPY_SCALAR_CLASSES:  # a 0-d result: its own one
+                seeds.append(_make(data.dtype.type(1)))
+                continue
             if data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             ones = backend.array_module(data).ones(data.shape, dtype=data.dtype)

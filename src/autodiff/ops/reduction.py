@@ -40,7 +40,7 @@ def _with_kept_dims(value, input_shape: tuple, dims: tuple, keepdim: bool):
 
 # Sums are marked `domain`: inf + -inf is nan, which NumPy would warn about and PyTorch does not.
 SUM = defop(
-    "sum", lambda xp, input: xp.sum(input), domain=True,
+    "sum", lambda xp, input: input.sum(), domain=True,
     input=lambda grad, input_shape: EXPAND.apply(grad, input_shape),
 )
 SUM_DIM = defop(

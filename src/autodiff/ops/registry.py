@@ -343,6 +343,7 @@ _SCALAR_CLASSES = frozenset((int, float, bool))
 _HOST_CLASSES = _NUMPY_CLASSES | _SCALAR_CLASSES  # operands that can only mean the CPU
 _NO_EDGE = (None, 0)
 _F64 = _np.float64
+_NDARRAY = _np.ndarray
 _F64_DTYPE = _np.dtype(_F64)
 _NO_DIMS = ()
 
@@ -538,6 +539,11 @@ def _binary_apply(op: OpDef):
     node_class, saves = op.node_class, op.saves
 
     def apply(input, other):
+        if input.__class__ is _NDARRAY and other.__class__ is _NDARRAY:  # formulas, without recording
+            try:
+                return forward(_np, input, other)
+            except ValueError as exc:
+                raise _explained(exc, (input, other)) from None
         if input.__class__ is Tensor and other.__class__ is Tensor:
             # The common case, two plain tensors, written out inline: this runs for every +, *...
             a = input._data
