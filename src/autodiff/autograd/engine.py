@@ -154,7 +154,7 @@ def _count_dependencies(root_nodes) -> dict:
     deps: dict[Node, int] = dict.fromkeys(stack, 0)
     while stack:
         node = stack.pop()
-        for child, _ in node.next_functions:
+        for child in node._next:
             if child is None:
                 continue
             if child in deps:
@@ -174,7 +174,7 @@ def topological(root_nodes, deps=None) -> list:
     while ready:
         node = ready.pop()
         order.append(node)
-        for child, _ in node.next_functions:
+        for child in node._next:
             if child is not None:
                 remaining[child] -= 1
                 if remaining[child] == 0:
@@ -195,7 +195,7 @@ def _schedule(root_nodes) -> tuple:
     order = list(stack)
     leaf_edges: dict = {}
     while stack:
-        for child, _ in stack.pop().next_functions:
+        for child in stack.pop()._next:
             if child is None or child in seen:
                 if child is not None and child.__class__ is AccumulateGrad:  # (a root leaf has none yet)
                     leaf_edges[child] = leaf_edges.get(child, 0) + 1
@@ -217,7 +217,7 @@ def _needed_nodes(order, target_nodes) -> set:
     """The nodes from which some target can be reached: the only ones worth running."""
     needed = set(target_nodes)
     for node in reversed(order):  # each node after the nodes it leads to
-        for child, _ in node.next_functions:
+        for child in node._next:
             if child in needed:
                 needed.add(node)
                 break
@@ -309,7 +309,7 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
                 if saved:
                     saved = node._saved_arrays
                 ready_leaves = None
-                for (f, j), (child, nr) in zip(plan, node.next_functions):
+                for (f, j), child, nr in zip(plan, node._next, node._nrs):
                     if child is None:
                         continue
                     g = f(grad) if j is None else f(grad, saved[j]) if j >= 0 else f(grad, saved)
@@ -333,7 +333,7 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
             if outputs is None:
                 continue
             ready_leaves = None
-            for (child, nr), g in zip(node.next_functions, outputs):
+            for child, nr, g in zip(node._next, node._nrs, outputs):
                 if child is None:
                     continue
                 if g is not None:

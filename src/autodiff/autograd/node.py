@@ -50,11 +50,14 @@ class Node:
     """A recorded operation's backward function.
 
     `next_functions` holds one `(node, output_nr)` pair per differentiable input: the node that
-    produced that input, an `AccumulateGrad` for a leaf that requires grad, or `None`.
+    produced that input, an `AccumulateGrad` for a leaf that requires grad, or `None`. It is
+    kept as two tuples, the nodes (`_next`) and their output numbers (`_nrs`, one shared tuple
+    of zeros in the common case), so that recording an operation allocates no pair per input.
     """
 
     __slots__ = (
-        "next_functions",
+        "_next",
+        "_nrs",
         "_seq",
         "_shape",
         "_dtype",
@@ -71,6 +74,15 @@ class Node:
 
     def name(self) -> str:
         return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple(zip(self._next, self._nrs))
+
+    @next_functions.setter
+    def next_functions(self, edges) -> None:
+        self._next = tuple(node for node, _ in edges)
+        self._nrs = output_numbers(tuple(nr for _, nr in edges))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
@@ -138,11 +150,19 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable) -> None:
         self.variable = variable
-        self.next_functions = ()
+        self._next = self._nrs = ()
         self._seq = _ACCUMULATE_PRIORITY + next(_sequence)
         self._shape = variable._data.shape
         self._dtype = variable._data.dtype
         self._hooks = None
+
+
+_ZEROS = {n: (0,) * n for n in range(5)}
+
+
+def output_numbers(nrs: tuple) -> tuple:
+    """`nrs`, or the shared tuple of as many zeros (what almost every node has)."""
+    return _ZEROS.get(len(nrs), nrs) if not any(nrs) else nrs
 
 
 def accumulator_of(tensor) -> AccumulateGrad:
@@ -157,6 +177,18 @@ def accumulator_of(tensor) -> AccumulateGrad:
         node = AccumulateGrad(tensor)
         tensor._accumulator = weakref.ref(node)
     return node
+
+
+def input_node(tensor):
+    """The node through which a gradient reaches `tensor` (output number aside; see `edge`)."""
+    node = tensor.grad_fn
+    if node is not None:
+        return node
+    if tensor._requires_grad:
+        ref = tensor._accumulator
+        node = ref() if ref is not None else None
+        return node if node is not None else accumulator_of(tensor)
+    return None
 
 
 def edge(tensor):

@@ -42,7 +42,7 @@ from operator import itemgetter
 from .. import _limits, backend
 from ..autograd.anomaly import ANOMALY
 from ..autograd.grad_mode import STATE as GRAD_MODE
-from ..autograd.node import Node, _sequence, edge
+from ..autograd.node import Node, _sequence, edge, input_node
 from ..tensor import InplaceClock, Tensor, _make, legacy_type_name
 from . import surface
 from .batching import Batched, dispatch
@@ -83,7 +83,7 @@ class OpNode(Node):
     def _apply(self, grads: list, as_tensors: bool) -> list:
         grad = grads[0]
         if grad is None:
-            return [None] * len(self.next_functions)
+            return [None] * len(self._next)
         saved = self._saved
         if saved is None:
             raise RuntimeError(_FREED_ERROR)
@@ -102,11 +102,11 @@ class OpNode(Node):
         if len(callers) == 1 and not op.variadic:  # the only input must be the one needing grad
             direct = op.direct[0]
             return [direct(grad, *saved) if direct is not None else callers[0](grad, saved)]
-        edges = self.next_functions
+        children = self._next
         if op.variadic:
             call = callers[0]
-            return [None if e[0] is None else call(grad, saved, i) for i, e in enumerate(edges)]
-        return [None if e[0] is None else call(grad, saved) for e, call in zip(edges, callers)]
+            return [None if c is None else call(grad, saved, i) for i, c in enumerate(children)]
+        return [None if c is None else call(grad, saved) for c, call in zip(children, callers)]
 
     @property
     def saved_tensors(self) -> tuple:
@@ -342,6 +342,7 @@ _NUMPY_CLASSES = backend.NUMPY_CLASSES
 _SCALAR_CLASSES = frozenset((int, float, bool))
 _HOST_CLASSES = _NUMPY_CLASSES | _SCALAR_CLASSES  # operands that can only mean the CPU
 _NO_EDGE = (None, 0)
+_ZERO, _ZEROS = (0,), (0, 0)  # the output numbers of almost every node's inputs
 _F64 = _np.float64
 _NDARRAY = _np.ndarray
 _F64_DTYPE = _np.dtype(_F64)
@@ -380,11 +381,12 @@ def _node(op: OpDef, next_functions, args, arrays, out):
     return node
 
 
-def _recorded(out, node_class, next_functions, saved, saved_arrays) -> Tensor:
+def _recorded(out, node_class, children, nrs, saved, saved_arrays) -> Tensor:
     """The result of a recorded op and its node, built in one go: `_node` and `_make` for the
     common ops (no anomaly mode, no input without an edge), as the hot path of every operation."""
     node = node_class()
-    node.next_functions = next_functions
+    node._next = children
+    node._nrs = nrs
     node._seq = next(_sequence)
     if out.__class__ is _F64:  # a 0-d float64 result: its metadata without asking NumPy
         node._shape = _NO_DIMS
@@ -521,11 +523,11 @@ def _unary_apply(op: OpDef):
             out = forward(xp, data, *params)
         if not input._requires_grad or not GRAD_MODE.enabled:
             return _make(out)
-        node = input.grad_fn
-        first = (node, input._output_nr) if node is not None else edge(input)
+        first = input.grad_fn or input_node(input)
         if saves is _SAVES_RESULT and not ANOMALY.enabled:  # tanh, exp, sigmoid...
-            return _recorded(out, node_class, (first,), (out,), (out,))
-        node = _node(op, (first,), (input, *params), (data, *params), out)
+            nrs = _ZERO if not input._output_nr else (input._output_nr,)
+            return _recorded(out, node_class, (first,), nrs, (out,), (out,))
+        node = _node(op, ((first, input._output_nr),), (input, *params), (data, *params), out)
         return _make(out, True, node)
 
     apply.__name__ = apply.__qualname__ = op.name
@@ -564,16 +566,15 @@ def _binary_apply(op: OpDef):
                 raise _explained(exc, (a, b)) from None
             if not (input._requires_grad or other._requires_grad) or not GRAD_MODE.enabled:
                 return _make(out)
-            node = input.grad_fn
-            first = (node, input._output_nr) if node is not None else edge(input)
-            node = other.grad_fn
-            second = (node, other._output_nr) if node is not None else edge(other)
-            if first[0] is not None and second[0] is not None and not ANOMALY.enabled:
+            first = input.grad_fn or input_node(input)
+            second = other.grad_fn or input_node(other)
+            if first is not None and second is not None and not ANOMALY.enabled:
+                nrs = _ZEROS if not (input._output_nr or other._output_nr) else (input._output_nr, other._output_nr)
                 if saves is _SAVES_ARGS:  # mul, div...
-                    return _recorded(out, node_class, (first, second), (input, other), (a, b))
+                    return _recorded(out, node_class, (first, second), nrs, (input, other), (a, b))
                 if saves is None:  # add, sub...
-                    return _recorded(out, node_class, (first, second), (), ())
-            node = _node(op, (first, second), (input, other), (a, b), out)
+                    return _recorded(out, node_class, (first, second), nrs, (), ())
+            node = _node(op, ((first, input._output_nr), (second, other._output_nr)), (input, other), (a, b), out)
             return _make(out, True, node)
         input_is_tensor = input.__class__ is Tensor or isinstance(input, Tensor)
         other_is_tensor = other.__class__ is Tensor or isinstance(other, Tensor)
