@@ -1,10 +1,14 @@
 """The backward engine: one iterative loop over the graph, in a deterministic order.
 
-1. Count, for every node reachable from the roots, how many edges lead into it.
-2. Seed the roots' gradients, then repeatedly run the ready node created last (PyTorch's order):
-   hooks, its derivative formulas, then hand each input its gradient. A gradient that arrives
-   in a broadcast shape is summed back to the input's shape here, in one place for all ops.
-3. A leaf's AccumulateGrad adds into `.grad`; `autograd.grad` captures instead.
+1. Walk the nodes reachable from the roots and sort them newest first: every node is created
+   after the nodes it leads to, so that is an order in which each node runs once all its
+   gradients have arrived, and PyTorch's order, with no heap and no count per node.
+2. Seed the roots' gradients, then run the nodes in that order: hooks, the derivative
+   formulas, then hand each input its gradient. A gradient that arrives in a broadcast shape
+   is summed back to the input's shape here, in one place for all ops. Most nodes take a lean
+   path: an op's formulas called straight on its saved arrays (no hooks, targets, recording).
+3. A leaf's AccumulateGrad adds into `.grad` (`autograd.grad` captures instead) as soon as its
+   last gradient has arrived, as PyTorch runs leaves first when they are ready.
 
 Gradients flow as tensors when the backward pass itself is recorded (`create_graph=True`),
 and otherwise as the bare arrays (formulas work on both; see ops/registry.py). They become
