@@ -546,58 +546,32 @@ def _binary_apply(op: OpDef):
                 return forward(_np, input, other)
             except ValueError as exc:
                 raise _explained(exc, (input, other)) from None
-        if input.__class__ is Tensor and other.__class__ is Tensor:
-            # The common case, two plain tensors, written out inline: this runs for every +, *...
+        if input.__class__ is Tensor and other.__class__ is Tensor:  # the common case: every +, *...
             a = input._data
             b = other._data
-            if a.__class__ in _HOST_CLASSES and b.__class__ in _HOST_CLASSES:
-                xp = _np
+            input_is_tensor = other_is_tensor = True
+            needs = input._requires_grad or other._requires_grad
+        else:
+            input_is_tensor = input.__class__ is Tensor or isinstance(input, Tensor)
+            other_is_tensor = other.__class__ is Tensor or isinstance(other, Tensor)
+            if (input_is_tensor and input.__class__ is Batched) or (other_is_tensor and other.__class__ is Batched):
+                return dispatch(batch, apply, (input, other), {})
+            if input_is_tensor:
+                a = input._data
+                needs = input._requires_grad
             else:
-                xp = backend.common_module((a, b))
-            if limits.limit is not None and getattr(a, "shape", ()) != getattr(b, "shape", ()):
-                _limits.check_op(op.name, (a, b))
-            try:
-                if domain and xp is _np:
-                    with _np.errstate(all="ignore"):
-                        out = forward(xp, a, b)
-                else:
-                    out = forward(xp, a, b)
-            except ValueError as exc:
-                raise _explained(exc, (a, b)) from None
-            if not (input._requires_grad or other._requires_grad) or not GRAD_MODE.enabled:
-                return _make(out)
-            first = input.grad_fn or input_node(input)
-            second = other.grad_fn or input_node(other)
-            if first is not None and second is not None and not ANOMALY.enabled:
-                nrs = _ZEROS if not (input._output_nr or other._output_nr) else (input._output_nr, other._output_nr)
-                if saves is _SAVES_ARGS:  # mul, div...
-                    return _recorded(out, node_class, (first, second), nrs, (input, other), (a, b))
-                if saves is None:  # add, sub...
-                    return _recorded(out, node_class, (first, second), nrs, (), ())
-            node = _node(op, ((first, input._output_nr), (second, other._output_nr)), (input, other), (a, b), out)
-            return _make(out, True, node)
-        input_is_tensor = input.__class__ is Tensor or isinstance(input, Tensor)
-        other_is_tensor = other.__class__ is Tensor or isinstance(other, Tensor)
-        if (input_is_tensor and input.__class__ is Batched) or (other_is_tensor and other.__class__ is Batched):
-            return dispatch(batch, apply, (input, other), {})
-        if input_is_tensor:
-            a = source = input._data
-            needs = input._requires_grad
-        else:
-            a = _constant(input)
-            needs = False
-        if other_is_tensor:
-            b = other._data
-            needs = needs or other._requires_grad
-            if not input_is_tensor:
-                source = b
-        else:
-            b = _constant(other)
-            if not input_is_tensor:  # plain arrays: just compute
-                try:
-                    return forward(_module(a if hasattr(a, "shape") else b), a, b)
-                except ValueError as exc:
-                    raise _explained(exc, (a, b)) from None
+                a = _constant(input)
+                needs = False
+            if other_is_tensor:
+                b = other._data
+                needs = needs or other._requires_grad
+            else:
+                b = _constant(other)
+                if not input_is_tensor:  # plain arrays: just compute
+                    try:
+                        return forward(_module(a if hasattr(a, "shape") else b), a, b)
+                    except ValueError as exc:
+                        raise _explained(exc, (a, b)) from None
         if a.__class__ in _HOST_CLASSES and b.__class__ in _HOST_CLASSES:
             xp = _np
         else:  # device data: both operands must be on one device
@@ -612,10 +586,18 @@ def _binary_apply(op: OpDef):
                 out = forward(xp, a, b)
         except ValueError as exc:
             raise _explained(exc, (a, b)) from None
-        if needs and GRAD_MODE.enabled:
-            edges = (edge(input) if input_is_tensor else _NO_EDGE, edge(other) if other_is_tensor else _NO_EDGE)
-            return _make(out, True, _node(op, edges, (input, other), (a, b), out))
-        return _make(out)
+        if not needs or not GRAD_MODE.enabled:
+            return _make(out)
+        first = (input.grad_fn or input_node(input)) if input_is_tensor else None
+        second = (other.grad_fn or input_node(other)) if other_is_tensor else None
+        if first is not None and second is not None and not ANOMALY.enabled:
+            nrs = _ZEROS if not (input._output_nr or other._output_nr) else (input._output_nr, other._output_nr)
+            if saves is _SAVES_ARGS:  # mul, div...
+                return _recorded(out, node_class, (first, second), nrs, (input, other), (a, b))
+            if saves is None:  # add, sub...
+                return _recorded(out, node_class, (first, second), nrs, (), ())
+        edges = (edge(input) if input_is_tensor else _NO_EDGE, edge(other) if other_is_tensor else _NO_EDGE)
+        return _make(out, True, _node(op, edges, (input, other), (a, b), out))
 
     apply.__name__ = apply.__qualname__ = op.name
     return apply
