@@ -200,14 +200,10 @@ def _schedule(root_nodes) -> tuple:
     leaf_edges: dict = {}
     while stack:
         for child in stack.pop()._next:
-            if child is None or child in seen:
-                if child is not None and child.__class__ is AccumulateGrad:  # (a root leaf has none yet)
-                    leaf_edges[child] = leaf_edges.get(child, 0) + 1
-                continue
-            seen.add(child)
             if child.__class__ is AccumulateGrad:
-                leaf_edges[child] = 1
-            else:
+                leaf_edges[child] = leaf_edges.get(child, 0) + 1
+            elif child is not None and child not in seen:
+                seen.add(child)
                 order.append(child)
                 stack.append(child)
     order.sort(key=_creation, reverse=True)
