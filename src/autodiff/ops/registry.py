@@ -353,12 +353,7 @@ def _node(op: OpDef, next_functions, args, arrays, out):
     node = _new(op.node_class)
     node.next_functions = next_functions
     node._seq = next(_sequence)
-    if out.__class__ is _F64:  # a 0-d float64 result: its metadata without asking NumPy
-        node._shape = _NO_DIMS
-        node._dtype = _F64_DTYPE
-    else:
-        node._shape = out.shape
-        node._dtype = out.dtype
+    node._shape, node._dtype = (_NO_DIMS, _F64_DTYPE) if out.__class__ is _F64 else (out.shape, out.dtype)
     node._hooks = None
     node._trace = traceback.format_stack()[:-2] if ANOMALY.enabled else None  # up to the caller
     saves = op.saves
