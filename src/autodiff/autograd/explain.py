@@ -6,7 +6,7 @@
 Every number comes from the nodes' own backward formulas (`node._apply`, the registry's
 derivatives), run on arrays at the recorded point, never from a second system:
 
-- **Steps** replay `engine.run_backward`: the same dependency counts, the same newest-first
+- **Steps** replay `engine.run_backward`: the same schedule (`engine._schedule`), the same newest-first
   order, the same broadcast reduction (`engine._conform`) and the same sums, so the leaves'
   totals are the engine's gradients bit for bit.
 - **Paths**: a path's share is the gradient carried along that path alone (each node's formula
@@ -507,33 +507,32 @@ def _tensor_paths(graph: _Graph, target, reach: list, count: int, limit: int) ->
 
 
 def _replay(graph: _Graph, leaf_names: dict, scalar: bool) -> tuple:
-    """engine.run_backward's loop, run again with every gradient written down.
+    """engine.run_backward's loop, in its order, run again with every gradient written down.
 
     Returns (steps, {leaf node: total gradient}, {node: gradient arriving})."""
-    from .engine import _conform, _count_dependencies
+    from .engine import _conform, _schedule
 
     root = graph.root
-    deps = _count_dependencies([root])
+    order, leaf_edges = _schedule([root])
     buffers = {root: np.asarray(graph.seed)}
     arrivals = {root: 1}
-    ready = [-root._seq]
-    waiting = {-root._seq: root}
     steps, totals, arriving = [], {}, {}
-    while ready:
-        node = waiting.pop(heapq.heappop(ready))
-        key = node
-        grad = buffers.pop(key, None)
+
+    def run(node) -> list:
+        """One node's step; returns the leaves it completed, in edge order (as the engine)."""
+        grad = buffers.pop(node, None)
         arriving[node] = grad
         info = graph.infos[node]
-        step = Step(len(steps) + 1, graph.name(node), node.name(), info.line, grad, arrivals.get(key, 0))
+        step = Step(len(steps) + 1, graph.name(node), node.name(), info.line, grad, arrivals.get(node, 0))
         steps.append(step)
         if type(node) is AccumulateGrad:
             step.leaf = leaf_names.get(node, graph.name(node))
             totals[node] = step.total = grad
-            continue
+            return []
         step.retained = any(node._retains(nr) for nr in range(node.n_outputs))
         outputs = node._apply([grad] + [None] * (node.n_outputs - 1), False) if grad is not None else \
-            [None] * len(node.next_functions)
+            [None] * len(node._next)
+        completed = []
         for position, ((child, nr), g) in enumerate(zip(node.next_functions, outputs)):
             if child is None:
                 continue
@@ -547,10 +546,15 @@ def _replay(graph: _Graph, leaf_names: dict, scalar: bool) -> tuple:
                 local = graph.locals_of(node)[position] if scalar else graph.tensor_local(node, position)
                 step.passes.append(Passed(graph.name(child), node.name(), graph.formula(node, position), local, g,
                                           type(child) is AccumulateGrad))
-            deps[child] -= 1
-            if deps[child] == 0:
-                waiting[-child._seq] = child
-                heapq.heappush(ready, -child._seq)
+            if type(child) is AccumulateGrad:
+                leaf_edges[child] -= 1
+                if leaf_edges[child] == 0:
+                    completed.append(child)
+        return completed
+
+    for node in [root] if type(root) is AccumulateGrad else order:
+        for leaf in run(node):
+            run(leaf)
     return steps, totals, arriving
 
 
