@@ -310,3 +310,26 @@ def test_ragged_and_unsupported_data():
         torch.tensor([[1, 2], [3]])
     with pytest.raises(TypeError, match="new\\(\\): invalid data type 'str'"):
         torch.tensor("a")
+
+
+def test_next_functions_keep_each_inputs_output_number():
+    """Nodes store their inputs as nodes and output numbers apart; next_functions pairs them up
+    again, so an input that is a second output of a node keeps its number."""
+
+    class Both(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g_double, g_triple):
+            return g_double * 2 + g_triple * 3
+
+    x = torch.tensor(1.5, requires_grad=True)
+    double, triple = Both.apply(x)
+    y = triple * double
+    (node_a, nr_a), (node_b, nr_b) = y.grad_fn.next_functions
+    assert node_a is node_b is double.grad_fn
+    assert (nr_a, nr_b) == (triple.output_nr, double.output_nr) == (1, 0)
+    y.backward()
+    assert x.grad.item() == 2 * 3 * 1.5 * 2  # d(6 x^2)/dx
