@@ -195,17 +195,15 @@ def _schedule(root_nodes) -> tuple:
     soon as their last gradient arrives, as PyTorch runs them first when ready.
     """
     seen = set(root_nodes)
-    stack = [n for n in root_nodes if n.__class__ is not AccumulateGrad]
-    order = list(stack)
+    order = [n for n in root_nodes if n.__class__ is not AccumulateGrad]
     leaf_edges: dict = {}
-    while stack:
-        for child in stack.pop()._next:
+    for node in order:  # breadth first: the list grows as it is read
+        for child in node._next:
             if child.__class__ is AccumulateGrad:
                 leaf_edges[child] = leaf_edges.get(child, 0) + 1
             elif child is not None and child not in seen:
                 seen.add(child)
                 order.append(child)
-                stack.append(child)
     order.sort(key=_creation, reverse=True)
     return order, leaf_edges
 
