@@ -536,16 +536,16 @@ def _binary_apply(op: OpDef):
     node_class, saves = op.node_class, op.saves
 
     def apply(input, other):
-        if input.__class__ is _NDARRAY and other.__class__ is _NDARRAY:  # formulas, without recording
-            try:
-                return forward(_np, input, other)
-            except ValueError as exc:
-                raise _explained(exc, (input, other)) from None
         if input.__class__ is Tensor and other.__class__ is Tensor:  # the common case: every +, *...
             a = input._data
             b = other._data
             input_is_tensor = other_is_tensor = True
             needs = input._requires_grad or other._requires_grad
+        elif input.__class__ is _NDARRAY and other.__class__ is _NDARRAY:  # formulas, without recording
+            try:
+                return forward(_np, input, other)
+            except ValueError as exc:
+                raise _explained(exc, (input, other)) from None
         else:
             input_is_tensor = input.__class__ is Tensor or isinstance(input, Tensor)
             other_is_tensor = other.__class__ is Tensor or isinstance(other, Tensor)
