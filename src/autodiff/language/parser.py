@@ -121,71 +121,49 @@ class _Driver:
 
 
 def _reducer(rule):
-    """A function `raw children -> value` for one rule, specialised once per rule.
+    """A function `raw children -> value` for one rule, written out once per rule.
 
-    It applies Lark's child filter (kept tokens, spliced `_rules`, None for a missing
-    `[optional]`) and then the rule's builder.
+    Its body applies Lark's child filter (kept children, spliced `_rules`, None for a missing
+    `[optional]`) as one list display, finds the span, and calls the rule's builder: one call
+    per reduction, where a generic filter would loop over the rule's shape every time.
     """
     include, trailing = rule.include, rule.trailing_nones
-    simple = not trailing and all(not splice and not nones for _, splice, nones in include)
-    positions = tuple(index for index, _, _ in include)
-    first_splice = bool(include) and include[0][0] == 0 and include[0][1] and not include[0][2]
-
-    if simple:
-        if len(positions) == 1:
-            (p,) = positions
-            filtered = lambda raw: [raw[p]]  # noqa: E731
-        else:
-            filtered = lambda raw: [raw[p] for p in positions]  # noqa: E731
+    items, grow = [], None
+    for index, splice, nones in include:
+        if grow is None and index == 0 and splice and not nones and not items:
+            grow = "raw[0]"  # a repetition grows its first child's list in place, as Lark does
+            continue
+        items += ["None"] * nones + [f"*raw[{index}]" if splice else f"raw[{index}]"]
+    items += ["None"] * trailing
+    display = "[" + ", ".join(items) + "]"
+    if grow is None:
+        children = f"    children = {display}\n"
+    elif items:
+        children = f"    children = {grow}\n    children += {display}\n"
     else:
-
-        def filtered(raw):
-            if first_splice:  # a repetition grows its first child's list in place, as Lark does
-                children = raw[0]
-                rest = include[1:]
-            else:
-                children, rest = [], include
-            for index, splice, nones in rest:
-                if nones:
-                    children.extend([None] * nones)
-                if splice:
-                    children.extend(raw[index])
-                else:
-                    children.append(raw[index])
-            if trailing:
-                children.extend([None] * trailing)
-            return children
-
+        children = f"    children = {grow}\n"
+    # Usually the first and last raw children have positions; _span looks further when not.
+    span = (
+        "    try:\n        start, end = raw[0].start, raw[-1].end\n"
+        "    except (AttributeError, IndexError):\n        start = end = None\n"
+        "    if start is None or end is None:\n        start, end = _span(raw)\n"
+    )
     if rule.inline:
-
-        def reduce(raw):
-            children = filtered(raw)
-            if not isinstance(children, _Splice):
-                children = _Splice(children)
-            children.start, children.end = _span(raw)
-            return children
-
-        return reduce
-    builder = BUILDERS[rule.builder] if rule.builder in BUILDERS else None
-    expand_single = rule.expand_single and rule.builder == rule.origin
-    brackets = expand_single and rule.size > 1  # `( test )`: the child, spanning its brackets
-
-    def reduce(raw):
-        children = filtered(raw)
-        if expand_single and len(children) == 1:
-            child = children[0]
-            if brackets and isinstance(child, ast.Node):
-                return child.replace(start=raw[0].start, end=raw[-1].end)
-            return child
-        try:  # usually the first and last raw children have positions
-            start, end = raw[0].start, raw[-1].end
-        except (AttributeError, IndexError):
-            start = end = None
-        if start is None or end is None:
-            start, end = _span(raw)
-        return builder(children, raw, start, end)
-
-    return reduce
+        wrap = "    if not isinstance(children, _Splice):\n    " if grow else ""
+        body = children + wrap + "    children = _Splice(children)\n" + span
+        body += "    children.start, children.end = start, end\n    return children\n"
+    else:
+        body = children
+        if rule.expand_single and rule.builder == rule.origin:  # a `?rule`: one child passes through
+            body += "    if len(children) == 1:\n        child = children[0]\n"
+            if rule.size > 1:  # `( test )`: the child, spanning its brackets
+                body += ("        if isinstance(child, Node):\n"
+                         "            return child.replace(start=raw[0].start, end=raw[-1].end)\n")
+            body += "        return child\n"
+        body += span + "    return builder(children, raw, start, end)\n"
+    scope = {"_Splice": _Splice, "_span": _span, "Node": ast.Node, "builder": BUILDERS.get(rule.builder)}
+    exec(f"def reduce(raw):\n{body}", scope)  # the grammar's own shapes, never user text
+    return scope["reduce"]
 
 
 def _span(raw: list):
@@ -218,12 +196,12 @@ def _statements(children) -> tuple:
 def _number(token: Token) -> ast.Number:
     text = token.value.replace("_", "")
     value = float(text) if "." in text or "e" in text or "E" in text else int(text)
-    return ast.Number(value, token.value, token.start, token.end)
+    return ast.Number.make(value, token.value, token.start, token.end)
 
 
 def _binary(op: str):
     def build(children, raw, start, end):
-        return ast.BinOp(op, children[0], children[1], raw[1].start, start, end)
+        return ast.BinOp.make(op, children[0], children[1], raw[1].start, start, end)
 
     return build
 
@@ -232,8 +210,8 @@ def _if(children, raw, start, end):
     test, body, *branches, orelse = children  # the elifs, then the else suite (or None)
     tail = orelse or ()
     for branch in reversed(branches):
-        tail = (ast.If(branch.test, branch.body, tail, branch.start, branch.end),)
-    return ast.If(test, body, tail, start, end)
+        tail = (ast.If.make(branch.test, branch.body, tail, branch.start, branch.end),)
+    return ast.If.make(test, body, tail, start, end)
 
 
 def _call(children, raw, start, end):
@@ -246,13 +224,13 @@ def _call(children, raw, start, end):
             raise _Late(argument, "positional argument follows keyword argument")
         else:
             args.append(argument)
-    return ast.Call(func, tuple(args), tuple(keywords), start, end)
+    return ast.Call.make(func, tuple(args), tuple(keywords), start, end)
 
 
 def _compare(children, raw, start, end):
     operands = children[0::2]
     operators = children[1::2]
-    return ast.Compare(
+    return ast.Compare.make(
         operands[0], tuple(t.value for t in operators), tuple(operands[1:]), tuple(t.start for t in operators),
         start, end,
     )
@@ -260,7 +238,7 @@ def _compare(children, raw, start, end):
 
 def _declare(children, raw, start, end):
     name, kind, value = children
-    return ast.Declare(name.value, kind.value, value, kind.start, start, end)
+    return ast.Declare.make(name.value, kind.value, value, kind.start, start, end)
 
 
 class _Late(Exception):
@@ -275,45 +253,45 @@ class _Late(Exception):
 BINARY_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@", "floordiv": "//", "mod": "%"}
 
 BUILDERS = {
-    "start": lambda c, r, s, e: ast.Program(_statements(c), s or 0, e or 0),
+    "start": lambda c, r, s, e: ast.Program.make(_statements(c), s or 0, e or 0),
     "simple_statements": lambda c, r, s, e: _statement_list(c, s, e),
     "suite": lambda c, r, s, e: _statements(c),
-    "assign": lambda c, r, s, e: ast.Assign(c[0].value, c[1], s, e),
-    "augassign": lambda c, r, s, e: ast.AugAssign(c[0].value, c[1].value[:-1], c[2], c[1].start, s, e),
+    "assign": lambda c, r, s, e: ast.Assign.make(c[0].value, c[1], s, e),
+    "augassign": lambda c, r, s, e: ast.AugAssign.make(c[0].value, c[1].value[:-1], c[2], c[1].start, s, e),
     "declare": _declare,
-    "expression": lambda c, r, s, e: ast.ExprStatement(c[0], s, e),
-    "return_": lambda c, r, s, e: ast.Return(c[0], s, e),
-    "pass_": lambda c, r, s, e: ast.Pass(s, e),
+    "expression": lambda c, r, s, e: ast.ExprStatement.make(c[0], s, e),
+    "return_": lambda c, r, s, e: ast.Return.make(c[0], s, e),
+    "pass_": lambda c, r, s, e: ast.Pass.make(s, e),
     "if_": _if,
     "elif_": lambda c, r, s, e: _Elif(c[0], c[1], s, e),
-    "for_": lambda c, r, s, e: ast.For(c[0].value, c[1], c[2], s, e),
-    "with_": lambda c, r, s, e: ast.With(c[0], c[1], s, e),
-    "def_": lambda c, r, s, e: ast.FunctionDef(c[0].value, tuple(c[1] or ()), c[2], s, e),
+    "for_": lambda c, r, s, e: ast.For.make(c[0].value, c[1], c[2], s, e),
+    "with_": lambda c, r, s, e: ast.With.make(c[0], c[1], s, e),
+    "def_": lambda c, r, s, e: ast.FunctionDef.make(c[0].value, tuple(c[1] or ()), c[2], s, e),
     "parameters": lambda c, r, s, e: tuple(c),
-    "parameter": lambda c, r, s, e: ast.Param(c[0].value, c[1], s, e),
-    "ifexp": lambda c, r, s, e: ast.IfExp(c[0], c[1], c[2], s, e),
-    "or_": lambda c, r, s, e: ast.BoolOp("or", c[0], c[1], s, e),
-    "and_": lambda c, r, s, e: ast.BoolOp("and", c[0], c[1], s, e),
-    "not_": lambda c, r, s, e: ast.UnaryOp("not", c[0], s, e),
+    "parameter": lambda c, r, s, e: ast.Param.make(c[0].value, c[1], s, e),
+    "ifexp": lambda c, r, s, e: ast.IfExp.make(c[0], c[1], c[2], s, e),
+    "or_": lambda c, r, s, e: ast.BoolOp.make("or", c[0], c[1], s, e),
+    "and_": lambda c, r, s, e: ast.BoolOp.make("and", c[0], c[1], s, e),
+    "not_": lambda c, r, s, e: ast.UnaryOp.make("not", c[0], s, e),
     "compare": _compare,
     **{alias: _binary(op) for alias, op in BINARY_OPERATORS.items()},
-    "pow": lambda c, r, s, e: ast.BinOp("**", c[0], c[2], c[1].start, s, e),
-    "neg": lambda c, r, s, e: ast.UnaryOp("-", c[0], s, e),
-    "pos": lambda c, r, s, e: ast.UnaryOp("+", c[0], s, e),
+    "pow": lambda c, r, s, e: ast.BinOp.make("**", c[0], c[2], c[1].start, s, e),
+    "neg": lambda c, r, s, e: ast.UnaryOp.make("-", c[0], s, e),
+    "pos": lambda c, r, s, e: ast.UnaryOp.make("+", c[0], s, e),
     "call": _call,
     "arguments": lambda c, r, s, e: list(c),
-    "keyword": lambda c, r, s, e: ast.Keyword(c[0].value, c[1], s, e),
-    "index": lambda c, r, s, e: ast.Subscript(c[0], tuple(c[1]), s, e),
+    "keyword": lambda c, r, s, e: ast.Keyword.make(c[0].value, c[1], s, e),
+    "index": lambda c, r, s, e: ast.Subscript.make(c[0], tuple(c[1]), s, e),
     "subscripts": lambda c, r, s, e: tuple(c),
-    "slice_": lambda c, r, s, e: ast.Slice(c[0], c[1], c[2], s, e),
-    "attribute": lambda c, r, s, e: ast.Attribute(c[0], c[1].value, s, e),
-    "name": lambda c, r, s, e: ast.Name(c[0].value, s, e),
+    "slice_": lambda c, r, s, e: ast.Slice.make(c[0], c[1], c[2], s, e),
+    "attribute": lambda c, r, s, e: ast.Attribute.make(c[0], c[1].value, s, e),
+    "name": lambda c, r, s, e: ast.Name.make(c[0].value, s, e),
     "number": lambda c, r, s, e: _number(c[0]),
-    "true": lambda c, r, s, e: ast.Constant(True, s, e),
-    "false": lambda c, r, s, e: ast.Constant(False, s, e),
-    "none": lambda c, r, s, e: ast.Constant(None, s, e),
-    "tuple_": lambda c, r, s, e: ast.TupleLiteral(tuple(x for x in c if x is not None), s, e),
-    "list_": lambda c, r, s, e: ast.ListLiteral(tuple(x for x in c if x is not None), s, e),
+    "true": lambda c, r, s, e: ast.Constant.make(True, s, e),
+    "false": lambda c, r, s, e: ast.Constant.make(False, s, e),
+    "none": lambda c, r, s, e: ast.Constant.make(None, s, e),
+    "tuple_": lambda c, r, s, e: ast.TupleLiteral.make(tuple(x for x in c if x is not None), s, e),
+    "list_": lambda c, r, s, e: ast.ListLiteral.make(tuple(x for x in c if x is not None), s, e),
 }
 
 
