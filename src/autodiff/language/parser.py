@@ -1,9 +1,9 @@
 """Parsing: tokens through the grammar's LALR tables into the syntax tree.
 
 The driver is the textbook LALR loop over the tables Lark compiled (grammar.py), with one
-addition: a run of unit reductions (`test -> or_test -> ... -> atom`), which only relabel the
-top of the stack, is remembered per (state below, state on top, lookahead) and taken in one
-step. Children are filtered exactly as Lark's tree builder filters them; each rule's alias
+addition: the state a reduction leaves on top, with the run of unit reductions that follows it
+(`test -> or_test -> ... -> atom`, which only relabel the top of the stack), is remembered per
+(state below, rule, lookahead) and taken in one step. Children are filtered exactly as Lark's tree builder filters them; each rule's alias
 picks its builder from BUILDERS, a name table. Nothing recurses: the parse stack is a list.
 """
 
@@ -52,70 +52,75 @@ def parse(text: str, name: str = "<expr>") -> ast.Program:
 
 
 class _Driver:
-    _compiled: dict = {}  # per tables: (unit-chain memo, reducers)
+    _compiled: dict = {}  # per tables: (goto memo, reducers, rule sizes)
 
     def __init__(self, grammar: Tables) -> None:
         self.grammar = grammar
         compiled = self._compiled.get(id(grammar))
         if compiled is None:
-            compiled = self._compiled[id(grammar)] = ({}, [_reducer(rule) for rule in grammar.rules])
-        self.chains, self.reducers = compiled
+            compiled = self._compiled[id(grammar)] = (
+                {}, [_reducer(rule) for rule in grammar.rules], [rule.size for rule in grammar.rules])
+        self.gotos, self.reducers, self.sizes = compiled
 
     def run(self, tokens: list, source: Source) -> ast.Program:
-        grammar = self.grammar
-        actions = grammar.actions
-        rules = grammar.rules
-        passes = [rule.passes_through for rule in rules]
-        reducers = self.reducers
-        chains = self.chains
-        end_state = grammar.end_state
-        states = [grammar.start_state]
+        actions = self.grammar.actions
+        reducers, sizes, gotos = self.reducers, self.sizes, self.gotos
+        end_state = self.grammar.end_state
+        top = self.grammar.start_state
+        states = [top]
         values: list = []
-        lookup = [row.get for row in actions]
         for token in tokens:
             kind = token.type
-            while True:
-                top = states[-1]
-                action = lookup[top](kind)
-                if action is None:
-                    if kind == "$ERROR":
-                        raise token.error
-                    raise _syntax_error(source, tokens, tokens.index(token), actions[top])
-                if action >= 0:
-                    states.append(action)
-                    values.append(token)
-                    break
+            try:
+                action = actions[top][kind]
+            except KeyError:
+                raise self._rejected(source, tokens, token, top) from None
+            while action < 0:  # reduce by rule -1 - action
                 number = -1 - action
-                if passes[number]:
-                    below = states[-2]
-                    key = (below, top, kind)
-                    final = chains.get(key)
-                    if final is None:
-                        chains[key] = final = self._follow_units(below, rules[number].origin, kind, passes)
-                    states[-1] = final
-                    continue
-                rule = rules[number]
-                size = rule.size
-                if size:
-                    raw = values[-size:]
-                    del states[-size:]
-                    del values[-size:]
+                size = sizes[number]
+                if size == 1:
+                    values[-1] = reducers[number]([values[-1]])
+                    del states[-1]
                 else:
-                    raw = []
-                values.append(reducers[number](raw))
-                states.append(actions[states[-1]][rule.origin])
-                if kind == "$END" and states[-1] == end_state:
+                    if size:
+                        raw = values[-size:]
+                        del values[-size:]
+                        del states[-size:]
+                    else:
+                        raw = []
+                    values.append(reducers[number](raw))
+                below = states[-1]
+                key = (below, number, kind)
+                top = gotos.get(key)
+                if top is None:
+                    top = gotos[key] = self._goto(below, number, kind)
+                states.append(top)
+                if top == end_state and kind == "$END":
                     return values[-1]
+                try:
+                    action = actions[top][kind]
+                except KeyError:
+                    raise self._rejected(source, tokens, token, top) from None
+            states.append(action)  # shift
+            values.append(token)
+            top = action
         raise AssertionError("the parser ended without accepting")  # the tables always accept at $END
 
-    def _follow_units(self, below: int, origin: str, kind: str, passes: list) -> int:
-        """Where a chain of unit reductions starting with `origin` leaves the top of the stack."""
+    def _rejected(self, source: Source, tokens: list, token: Token, state: int) -> SyntaxProblem:
+        """The error for a token the parser has no action for (a lexical error's own, at its token)."""
+        if token.type == "$ERROR":
+            return token.error
+        return _syntax_error(source, tokens, tokens.index(token), self.grammar.actions[state])
+
+    def _goto(self, below: int, number: int, kind: str) -> int:
+        """The state after reducing rule `number` on top of state `below`, with the unit
+        reductions that follow it for this lookahead taken at once: they only relabel the top."""
         actions = self.grammar.actions
         rules = self.grammar.rules
-        state = actions[below][origin]
+        state = actions[below][rules[number].origin]
         while True:
             action = actions[state].get(kind)
-            if action is None or action >= 0 or not passes[-1 - action]:
+            if action is None or action >= 0 or not rules[-1 - action].passes_through:
                 return state
             state = actions[below][rules[-1 - action].origin]
 
