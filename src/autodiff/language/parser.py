@@ -3,12 +3,14 @@
 The driver is the textbook LALR loop over the tables Lark compiled (grammar.py), with one
 addition: the state a reduction leaves on top, with the run of unit reductions that follows it
 (`test -> or_test -> ... -> atom`, which only relabel the top of the stack), is remembered per
-(state below, rule, lookahead) and taken in one step. Children are filtered exactly as Lark's tree builder filters them; each rule's alias
-picks its builder from BUILDERS, a name table. Nothing recurses: the parse stack is a list.
+(state below, rule, lookahead) and taken in one step. Children are filtered exactly as Lark's
+tree builder filters them; each rule's alias picks its builder from BUILDERS, a name table of
+expressions, written once into the rule's reducer. Nothing recurses: the parse stack is a list.
 """
 
 from __future__ import annotations
 
+import re
 
 from . import ast
 from ._gc import collector_paused
@@ -58,8 +60,9 @@ class _Driver:
         self.grammar = grammar
         compiled = self._compiled.get(id(grammar))
         if compiled is None:
-            compiled = self._compiled[id(grammar)] = (
-                {}, [_reducer(rule) for rule in grammar.rules], [rule.size for rule in grammar.rules])
+            reducers: list = []
+            reducers += [_on_first_use(reducers, number, rule) for number, rule in enumerate(grammar.rules)]
+            compiled = self._compiled[id(grammar)] = ({}, reducers, [rule.size for rule in grammar.rules])
         self.gotos, self.reducers, self.sizes = compiled
 
     def run(self, tokens: list, source: Source) -> ast.Program:
@@ -79,16 +82,15 @@ class _Driver:
                 number = -1 - action
                 size = sizes[number]
                 if size == 1:
-                    values[-1] = reducers[number]([values[-1]])
+                    values[-1] = reducers[number](values[-1])
                     del states[-1]
+                elif size:
+                    raw = values[-size:]
+                    del values[-size:]
+                    del states[-size:]
+                    values.append(reducers[number](*raw))
                 else:
-                    if size:
-                        raw = values[-size:]
-                        del values[-size:]
-                        del states[-size:]
-                    else:
-                        raw = []
-                    values.append(reducers[number](raw))
+                    values.append(reducers[number]())
                 below = states[-1]
                 key = (below, number, kind)
                 top = gotos.get(key)
@@ -125,50 +127,79 @@ class _Driver:
             state = actions[below][rules[-1 - action].origin]
 
 
+def _on_first_use(reducers: list, number: int, rule):
+    """A stand-in that writes rule `number`'s reducer when it first runs: a program uses few
+    of the grammar's rules, and writing one costs about 0.1 ms of start-up."""
+
+    def first(*raw):
+        reducers[number] = reduce = _reducer(rule)
+        return reduce(*raw)
+
+    return first
+
+
+_WRITTEN: dict = {}  # reducer source -> function (rules of one shape share it)
+
+
 def _reducer(rule):
-    """A function `raw children -> value` for one rule, written out once per rule.
+    """A function `raw symbols -> value` for one rule, written out from its shape.
 
     Its body applies Lark's child filter (kept children, spliced `_rules`, None for a missing
-    `[optional]`) as one list display, finds the span, and calls the rule's builder: one call
-    per reduction, where a generic filter would loop over the rule's shape every time.
+    `[optional]`) and finds the span; a builder's `c[i]` and `r[i]` become the symbols
+    themselves, so that a reduction is one call. A symbol the filter drops is a token and
+    always has a place; a kept one may be a list without one, and then _span looks further.
     """
-    include, trailing = rule.include, rule.trailing_nones
+    size, include = rule.size, rule.include
+    raw = [f"r{i}" for i in range(size)]
     items, grow = [], None
     for index, splice, nones in include:
         if grow is None and index == 0 and splice and not nones and not items:
-            grow = "raw[0]"  # a repetition grows its first child's list in place, as Lark does
+            grow = "r0"  # a repetition grows its first child's list in place, as Lark does
             continue
-        items += ["None"] * nones + [f"*raw[{index}]" if splice else f"raw[{index}]"]
-    items += ["None"] * trailing
+        items += ["None"] * nones + [f"*r{index}" if splice else f"r{index}"]
+    items += ["None"] * rule.trailing_nones
+    fixed = grow is None and not any(item.startswith("*") for item in items)
     display = "[" + ", ".join(items) + "]"
     if grow is None:
-        children = f"    children = {display}\n"
-    elif items:
-        children = f"    children = {grow}\n    children += {display}\n"
+        children = f"    c = {display}\n"
     else:
-        children = f"    children = {grow}\n"
-    # Usually the first and last raw children have positions; _span looks further when not.
-    span = (
-        "    try:\n        start, end = raw[0].start, raw[-1].end\n"
-        "    except (AttributeError, IndexError):\n        start = end = None\n"
-        "    if start is None or end is None:\n        start, end = _span(raw)\n"
-    )
-    if rule.inline:
-        wrap = "    if not isinstance(children, _Splice):\n    " if grow else ""
-        body = children + wrap + "    children = _Splice(children)\n" + span
-        body += "    children.start, children.end = start, end\n    return children\n"
+        children = f"    c = {grow}\n" + (f"    c += {display}\n" if items else "")
+    kept = {index for index, _, _ in include}
+    if not size:
+        span = "    s = e = None\n"
     else:
-        body = children
-        if rule.expand_single and rule.builder == rule.origin:  # a `?rule`: one child passes through
-            body += "    if len(children) == 1:\n        child = children[0]\n"
-            if rule.size > 1:  # `( test )`: the child, spanning its brackets
-                body += ("        if isinstance(child, Node):\n"
-                         "            return child.replace(start=raw[0].start, end=raw[-1].end)\n")
-            body += "        return child\n"
-        body += span + "    return builder(children, raw, start, end)\n"
-    scope = {"_Splice": _Splice, "_span": _span, "Node": ast.Node, "builder": BUILDERS.get(rule.builder)}
-    exec(f"def reduce(raw):\n{body}", scope)  # the grammar's own shapes, never user text
-    return scope["reduce"]
+        first, last = ("r0", 0 in kept), (raw[-1], size - 1 in kept)
+        if not first[1] and not last[1]:
+            span = f"    s, e = r0.start, {raw[-1]}.end\n"
+        else:
+            span = (f"    try:\n        s, e = r0.start, {raw[-1]}.end\n"
+                    "    except AttributeError:\n        s = e = None\n"
+                    f"    if s is None or e is None:\n        s, e = _span(({', '.join(raw)},))\n")
+    if rule.inline:  # a `_rule`: its children, to be spliced into its parent's
+        wrap = "    if not isinstance(c, _Splice):\n    " if grow else ""
+        body = children + wrap + "    c = _Splice(c)\n" + span + "    c.start, c.end = s, e\n    return c\n"
+    elif rule.expand_single and rule.builder == rule.origin:  # a `?rule`: one child passes through
+        body = children + "    if len(c) == 1:\n        child = c[0]\n"
+        if size > 1:  # `( test )`: the child, spanning its brackets
+            body += ("        if isinstance(child, Node):\n"
+                     f"            return child.replace(start=r0.start, end={raw[-1]}.end)\n")
+        body += "        return child\n"
+    else:
+        expression = BUILDERS[rule.builder]
+        expression = re.sub(r"\br\[(\d+)\]", r"r\1", expression)
+        if fixed and not re.search(r"\bc\b(?!\[\d+\])", expression):  # only c[i]: no list needed
+            expression = re.sub(r"\bc\[(\d+)\]", lambda m: items[int(m.group(1))], expression)
+            children = ""
+        if not re.search(r"\b[se]\b", expression):
+            span = ""
+        body = children + span + f"    return {expression}\n"
+    text = f"def reduce({', '.join(raw)}):\n{body}"
+    reduce = _WRITTEN.get(text)
+    if reduce is None:
+        scope = dict(_scope())
+        exec(text, scope)  # the grammar's own shapes and BUILDERS, never user text
+        reduce = _WRITTEN[text] = scope["reduce"]
+    return reduce
 
 
 def _span(raw: list):
@@ -211,7 +242,7 @@ def _binary(op: str):
     return build
 
 
-def _if(children, raw, start, end):
+def _if(children, start, end):
     test, body, *branches, orelse = children  # the elifs, then the else suite (or None)
     tail = orelse or ()
     for branch in reversed(branches):
@@ -219,8 +250,8 @@ def _if(children, raw, start, end):
     return ast.If.make(test, body, tail, start, end)
 
 
-def _call(children, raw, start, end):
-    func, arguments = children[0], children[1] or []
+def _call(func, arguments, start, end):
+    arguments = arguments or []
     args, keywords = [], []
     for argument in arguments:
         if isinstance(argument, ast.Keyword):
@@ -232,18 +263,13 @@ def _call(children, raw, start, end):
     return ast.Call.make(func, tuple(args), tuple(keywords), start, end)
 
 
-def _compare(children, raw, start, end):
+def _compare(children, start, end):
     operands = children[0::2]
     operators = children[1::2]
     return ast.Compare.make(
         operands[0], tuple(t.value for t in operators), tuple(operands[1:]), tuple(t.start for t in operators),
         start, end,
     )
-
-
-def _declare(children, raw, start, end):
-    name, kind, value = children
-    return ast.Declare.make(name.value, kind.value, value, kind.start, start, end)
 
 
 class _Late(Exception):
@@ -257,47 +283,74 @@ class _Late(Exception):
 
 BINARY_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@", "floordiv": "//", "mod": "%"}
 
+# Each rule's alias (or name) picks its builder: an expression over the rule's children `c`
+# (as Lark's tree builder keeps them: named tokens and nodes, spliced `_rules`, None for a
+# missing `[optional]`), its raw symbols `r` (a binary operator's token, which Lark drops) and
+# its span `s`..`e`; node classes stand for their fast constructors (ast.X.make).
 BUILDERS = {
-    "start": lambda c, r, s, e: ast.Program.make(_statements(c), s or 0, e or 0),
-    "simple_statements": lambda c, r, s, e: _statement_list(c, s, e),
-    "suite": lambda c, r, s, e: _statements(c),
-    "assign": lambda c, r, s, e: ast.Assign.make(c[0].value, c[1], s, e),
-    "augassign": lambda c, r, s, e: ast.AugAssign.make(c[0].value, c[1].value[:-1], c[2], c[1].start, s, e),
-    "declare": _declare,
-    "expression": lambda c, r, s, e: ast.ExprStatement.make(c[0], s, e),
-    "return_": lambda c, r, s, e: ast.Return.make(c[0], s, e),
-    "pass_": lambda c, r, s, e: ast.Pass.make(s, e),
-    "if_": _if,
-    "elif_": lambda c, r, s, e: _Elif(c[0], c[1], s, e),
-    "for_": lambda c, r, s, e: ast.For.make(c[0].value, c[1], c[2], s, e),
-    "with_": lambda c, r, s, e: ast.With.make(c[0], c[1], s, e),
-    "def_": lambda c, r, s, e: ast.FunctionDef.make(c[0].value, tuple(c[1] or ()), c[2], s, e),
-    "parameters": lambda c, r, s, e: tuple(c),
-    "parameter": lambda c, r, s, e: ast.Param.make(c[0].value, c[1], s, e),
-    "ifexp": lambda c, r, s, e: ast.IfExp.make(c[0], c[1], c[2], s, e),
-    "or_": lambda c, r, s, e: ast.BoolOp.make("or", c[0], c[1], s, e),
-    "and_": lambda c, r, s, e: ast.BoolOp.make("and", c[0], c[1], s, e),
-    "not_": lambda c, r, s, e: ast.UnaryOp.make("not", c[0], s, e),
-    "compare": _compare,
-    **{alias: _binary(op) for alias, op in BINARY_OPERATORS.items()},
-    "pow": lambda c, r, s, e: ast.BinOp.make("**", c[0], c[2], c[1].start, s, e),
-    "neg": lambda c, r, s, e: ast.UnaryOp.make("-", c[0], s, e),
-    "pos": lambda c, r, s, e: ast.UnaryOp.make("+", c[0], s, e),
-    "call": _call,
-    "arguments": lambda c, r, s, e: list(c),
-    "keyword": lambda c, r, s, e: ast.Keyword.make(c[0].value, c[1], s, e),
-    "index": lambda c, r, s, e: ast.Subscript.make(c[0], tuple(c[1]), s, e),
-    "subscripts": lambda c, r, s, e: tuple(c),
-    "slice_": lambda c, r, s, e: ast.Slice.make(c[0], c[1], c[2], s, e),
-    "attribute": lambda c, r, s, e: ast.Attribute.make(c[0], c[1].value, s, e),
-    "name": lambda c, r, s, e: ast.Name.make(c[0].value, s, e),
-    "number": lambda c, r, s, e: _number(c[0]),
-    "true": lambda c, r, s, e: ast.Constant.make(True, s, e),
-    "false": lambda c, r, s, e: ast.Constant.make(False, s, e),
-    "none": lambda c, r, s, e: ast.Constant.make(None, s, e),
-    "tuple_": lambda c, r, s, e: ast.TupleLiteral.make(tuple(x for x in c if x is not None), s, e),
-    "list_": lambda c, r, s, e: ast.ListLiteral.make(tuple(x for x in c if x is not None), s, e),
+    "start": "Program(_statements(c), s or 0, e or 0)",
+    "simple_statements": "_statement_list(c, s, e)",
+    "suite": "_statements(c)",
+    "assign": "Assign(c[0].value, c[1], s, e)",
+    "augassign": "AugAssign(c[0].value, c[1].value[:-1], c[2], c[1].start, s, e)",
+    "declare": "Declare(c[0].value, c[1].value, c[2], c[1].start, s, e)",
+    "expression": "ExprStatement(c[0], s, e)",
+    "return_": "Return(c[0], s, e)",
+    "pass_": "Pass(s, e)",
+    "if_": "_if(c, s, e)",
+    "elif_": "_Elif(c[0], c[1], s, e)",
+    "for_": "For(c[0].value, c[1], c[2], s, e)",
+    "with_": "With(c[0], c[1], s, e)",
+    "def_": "FunctionDef(c[0].value, tuple(c[1] or ()), c[2], s, e)",
+    "parameters": "tuple(c)",
+    "parameter": "Param(c[0].value, c[1], s, e)",
+    "ifexp": "IfExp(c[0], c[1], c[2], s, e)",
+    "or_": "BoolOp('or', c[0], c[1], s, e)",
+    "and_": "BoolOp('and', c[0], c[1], s, e)",
+    "not_": "UnaryOp('not', c[0], s, e)",
+    "compare": "_compare(c, s, e)",
+    **{alias: f"BinOp({op!r}, c[0], c[1], r[1].start, s, e)" for alias, op in BINARY_OPERATORS.items()},
+    "pow": "BinOp('**', c[0], c[2], c[1].start, s, e)",
+    "neg": "UnaryOp('-', c[0], s, e)",
+    "pos": "UnaryOp('+', c[0], s, e)",
+    "call": "_call(c[0], c[1], s, e)",
+    "arguments": "list(c)",
+    "keyword": "Keyword(c[0].value, c[1], s, e)",
+    "index": "Subscript(c[0], tuple(c[1]), s, e)",
+    "subscripts": "tuple(c)",
+    "slice_": "Slice(c[0], c[1], c[2], s, e)",
+    "attribute": "Attribute(c[0], c[1].value, s, e)",
+    "name": "Name(c[0].value, s, e)",
+    "number": "_number(c[0])",
+    "true": "Constant(True, s, e)",
+    "false": "Constant(False, s, e)",
+    "none": "Constant(None, s, e)",
+    "tuple_": "TupleLiteral(tuple(x for x in c if x is not None), s, e)",
+    "list_": "ListLiteral(tuple(x for x in c if x is not None), s, e)",
 }
+
+_SCOPE: dict = {}
+
+
+def _scope() -> dict:
+    """What builders and reducers see: the node classes' fast constructors and the helpers."""
+    if not _SCOPE:
+        _SCOPE.update({name: value.make for name, value in vars(ast).items()
+                       if isinstance(value, type) and issubclass(value, ast.Node) and value is not ast.Node})
+        _SCOPE.update(Node=ast.Node, _Splice=_Splice, _span=_span, _Elif=_Elif, _statements=_statements,
+                      _statement_list=_statement_list, _number=_number, _if=_if, _call=_call, _compare=_compare)
+    return _SCOPE
+
+
+_BUILDER_FUNCTIONS: dict = {}
+
+
+def builder(alias: str):
+    """BUILDERS[alias] as a function (children, raw, start, end) -> value, for Lark's tree."""
+    function = _BUILDER_FUNCTIONS.get(alias)
+    if function is None:
+        function = _BUILDER_FUNCTIONS[alias] = eval(f"lambda c, r, s, e: {BUILDERS[alias]}", dict(_scope()))
+    return function
 
 
 def _statement_list(children, start, end) -> _Splice:
