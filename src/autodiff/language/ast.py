@@ -48,8 +48,8 @@ def _node(cls):
     body = "".join(f"    _set(self, {name!r}, {name})\n" for name in names) or "    pass\n"
     fast = "".join(f"    self.{name} = {name}\n" for name in names) + "    self.__class__ = node\n"
     scope = {"_set": _set}
-    exec(f"def __init__(self, {parameters}):\n{body}", scope)  # our own field names, never user text
-    exec(f"def make(self, {parameters}):\n{fast}", scope)
+    # our own field names, never user text; one exec for both, each costs a compilation
+    exec(f"def __init__(self, {parameters}):\n{body}\ndef make(self, {parameters}):\n{fast}", scope)
     namespace = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
     namespace.update(__slots__=names, _fields=names, __init__=scope["__init__"])
     node = scope["node"] = type(cls.__name__, cls.__bases__, namespace)
