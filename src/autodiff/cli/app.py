@@ -11,6 +11,12 @@ from typing import List, Optional
 import typer
 
 from .._version import __version__
+from .common import Format
+from .common import emit as _emit
+from .common import output as _output
+from .common import read_inputs as _inputs
+from .common import show_gradients
+from .common import write as _write
 
 app = typer.Typer(
     name="autodiff",
@@ -21,13 +27,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-class Format(str, Enum):
-    auto = "auto"
-    rich = "rich"
-    plain = "plain"
-    json = "json"
 
 
 class GraphFormat(str, Enum):
@@ -263,73 +262,6 @@ def _run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fm
         raise typer.Exit(ExitCode.CHECK_FAILED)
 
 
-def _inputs(file, expr, at):
-    from .program_input import parse_at, read_program
-
-    source = read_program(file, expr)
-    return source, parse_at(at)
-
-
-def _emit(kind: str, report, chosen) -> None:
-    """Render once, to standard output; warnings go to standard error."""
-    from .messages import line_for
-
-    from .main import say
-
-    for warning in report.warnings:
-        say(line_for(warning))
-
-    def draw(console):
-        from .render import rich_
-
-        getattr(rich_, kind)(report, console)
-
-    def text(fmt: str) -> str:
-        if fmt == "plain":
-            from .render import plain as module
-        elif fmt == "json":
-            from .render import json_ as module
-        else:
-            from .render import diagrams as module
-
-            return getattr(module, fmt)(report)
-        return getattr(module, kind)(report)
-
-    _output(chosen, draw, text)
-
-
-def _output(chosen, draw, text) -> None:
-    """The one place a format is chosen: auto is rich on a terminal, plain otherwise. Rich
-    output is drawn for this terminal, then written like any other text."""
-    fmt = chosen.value
-    if fmt == "auto":
-        fmt = "rich" if sys.stdout.isatty() else "plain"
-    if fmt != "rich":
-        _write(text(fmt))
-        return
-    from rich.console import Console
-
-    console = Console(file=sys.stdout)
-    with console.capture() as captured:
-        draw(console)
-    _write(captured.get())
-
-
-def _write(text: str, piece: int = 1 << 16) -> None:
-    """Write in pieces the size of a pipe's buffer. One large write() to a pipe whose reader has
-    gone (`| head -c1`) can come back as a short write with no error; a later piece reports it."""
-    from .main import OutputFailed
-
-    try:
-        for start in range(0, len(text), piece):
-            sys.stdout.write(text[start : start + piece])
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as error:  # a full disk or device (/dev/full), an I/O error
-        raise OutputFailed(error.strerror or str(error)) from None
-
-
 def _version(value: bool) -> None:
     if value:
         print(f"autodiff {__version__}")
@@ -396,8 +328,6 @@ def grad(
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see _runs_programs)
 ) -> None:
     """Run a program forward and backward; show its output and the gradient of every input."""
-    from ..program import check as check_gradients
-    from ..program import differentiate
     from .program_input import parse_names
 
     if check:
@@ -407,11 +337,8 @@ def grad(
         return _run_points(source, values, points, wrt=parse_names(wrt, "--wrt"), output=output, gradients=True,
                            options=options, fmt_in=points_in, fmt_out=points_out, flatten=flatten,
                            no_header=no_header, on_error=on_error)
-    result = differentiate(source, values, wrt=parse_names(wrt, "--wrt"), retain=parse_names(retain, "--retain"),
-                           output=output, grad_output=grad_output, order=order, graph=tree, options=options)
-    if check and result.differentiable:
-        check_gradients(result, atol=atol, rtol=rtol)
-    _emit("grad", result, format)
+    result = show_gradients(source, values, wrt=wrt, retain=retain, output=output, grad_output=grad_output,
+                            tree=tree, check=check, order=order, atol=atol, rtol=rtol, chosen=format, options=options)
     if result.check is not None and not result.check.passed:
         from .exit_codes import ExitCode
 

@@ -148,26 +148,31 @@ def _output_failed(reason: str) -> int:
 
 
 def _run(argv: list) -> int:
-    # The command is driven here rather than through Typer's own main(), which would turn
-    # Ctrl-C into a silent 130 and a closed pipe into exit 1; those are ours to report.
-    from typer import Abort, Exit, TyperException
-    from typer.main import get_command
+    from .quick import quick_grad
 
-    from .app import app
+    # `grad FILE --at ... --format plain` runs without Typer (cli/quick.py)
+    status = None if os.environ.get("_AUTODIFF_COMPLETE") else quick_grad(argv)
+    if status is None:
+        # The command is driven here rather than through Typer's own main(), which would turn
+        # Ctrl-C into a silent 130 and a closed pipe into exit 1; those are ours to report.
+        from typer import Abort, Exit, TyperException
+        from typer.main import get_command
 
-    command = get_command(app)
-    if os.environ.get("_AUTODIFF_COMPLETE"):  # a shell asks for completions (--install-completion's script)
-        command.main(args=argv, prog_name="autodiff")
-        return 0
-    try:
-        with command.make_context("autodiff", argv) as context:
-            status = command.invoke(context)
-    except Exit as done:  # --help, --version, and exit statuses the commands choose
-        status = done.exit_code
-    except Abort:
-        raise KeyboardInterrupt from None
-    except TyperException as error:  # the command line does not parse
-        return _usage(error, argv)
+        from .app import app
+
+        command = get_command(app)
+        if os.environ.get("_AUTODIFF_COMPLETE"):  # a shell asks for completions (--install-completion's script)
+            command.main(args=argv, prog_name="autodiff")
+            return 0
+        try:
+            with command.make_context("autodiff", argv) as context:
+                status = command.invoke(context)
+        except Exit as done:  # --help, --version, and exit statuses the commands choose
+            status = done.exit_code
+        except Abort:
+            raise KeyboardInterrupt from None
+        except TyperException as error:  # the command line does not parse
+            return _usage(error, argv)
     try:
         sys.stdout.flush()
     except BrokenPipeError:

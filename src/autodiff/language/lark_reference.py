@@ -17,7 +17,7 @@ from lark.lexer import Lexer
 from . import ast
 from .errors import SyntaxProblem
 from .grammar import grammar_text, tables
-from .parser import BINARY_OPERATORS, BUILDERS, _Late
+from .parser import BINARY_OPERATORS, _Late, builder
 from .source import Source
 from .tokenizer import Token, tokenize
 
@@ -37,7 +37,7 @@ class _Tokens(Lexer):
 
 
 class _Build(Transformer):
-    """Lark's tree to syntax nodes, with BUILDERS."""
+    """Lark's tree to syntax nodes, with parser.py's BUILDERS."""
 
     def __init__(self, text: str) -> None:
         super().__init__(visit_tokens=True)
@@ -53,7 +53,7 @@ class _Build(Transformer):
         if data in BINARY_OPERATORS:
             op_start = _skip_to_operator(self.text, children[0].end)
             return ast.BinOp(BINARY_OPERATORS[data], children[0], children[1], op_start, start, end)
-        return BUILDERS[data](children, None, start, end)
+        return builder(data)(children, None, start, end)
 
 
 def _skip_to_operator(text: str, pos: int) -> int:

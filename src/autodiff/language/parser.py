@@ -1,14 +1,16 @@
 """Parsing: tokens through the grammar's LALR tables into the syntax tree.
 
 The driver is the textbook LALR loop over the tables Lark compiled (grammar.py), with one
-addition: a run of unit reductions (`test -> or_test -> ... -> atom`), which only relabel the
-top of the stack, is remembered per (state below, state on top, lookahead) and taken in one
-step. Children are filtered exactly as Lark's tree builder filters them; each rule's alias
-picks its builder from BUILDERS, a name table. Nothing recurses: the parse stack is a list.
+addition: the state a reduction leaves on top, with the run of unit reductions that follows it
+(`test -> or_test -> ... -> atom`, which only relabel the top of the stack), is remembered per
+(state below, rule, lookahead) and taken in one step. Children are filtered exactly as Lark's
+tree builder filters them; each rule's alias picks its builder from BUILDERS, a name table of
+expressions, written once into the rule's reducer. Nothing recurses: the parse stack is a list.
 """
 
 from __future__ import annotations
 
+import re
 
 from . import ast
 from ._gc import collector_paused
@@ -52,139 +54,151 @@ def parse(text: str, name: str = "<expr>") -> ast.Program:
 
 
 class _Driver:
-    _compiled: dict = {}  # per tables: (unit-chain memo, reducers)
+    _compiled: dict = {}  # per tables: (goto memo, reducers, rule sizes)
 
     def __init__(self, grammar: Tables) -> None:
         self.grammar = grammar
         compiled = self._compiled.get(id(grammar))
         if compiled is None:
-            compiled = self._compiled[id(grammar)] = ({}, [_reducer(rule) for rule in grammar.rules])
-        self.chains, self.reducers = compiled
+            reducers: list = []
+            reducers += [_on_first_use(reducers, number, rule) for number, rule in enumerate(grammar.rules)]
+            compiled = self._compiled[id(grammar)] = ({}, reducers, [rule.size for rule in grammar.rules])
+        self.gotos, self.reducers, self.sizes = compiled
 
     def run(self, tokens: list, source: Source) -> ast.Program:
-        grammar = self.grammar
-        actions = grammar.actions
-        rules = grammar.rules
-        passes = [rule.passes_through for rule in rules]
-        reducers = self.reducers
-        chains = self.chains
-        end_state = grammar.end_state
-        states = [grammar.start_state]
+        actions = self.grammar.actions
+        reducers, sizes, gotos = self.reducers, self.sizes, self.gotos
+        end_state = self.grammar.end_state
+        top = self.grammar.start_state
+        states = [top]
         values: list = []
-        lookup = [row.get for row in actions]
         for token in tokens:
             kind = token.type
-            while True:
-                top = states[-1]
-                action = lookup[top](kind)
-                if action is None:
-                    if kind == "$ERROR":
-                        raise token.error
-                    raise _syntax_error(source, tokens, tokens.index(token), actions[top])
-                if action >= 0:
-                    states.append(action)
-                    values.append(token)
-                    break
+            try:
+                action = actions[top][kind]
+            except KeyError:
+                raise self._rejected(source, tokens, token, top) from None
+            while action < 0:  # reduce by rule -1 - action
                 number = -1 - action
-                if passes[number]:
-                    below = states[-2]
-                    key = (below, top, kind)
-                    final = chains.get(key)
-                    if final is None:
-                        chains[key] = final = self._follow_units(below, rules[number].origin, kind, passes)
-                    states[-1] = final
-                    continue
-                rule = rules[number]
-                size = rule.size
-                if size:
+                size = sizes[number]
+                if size == 1:
+                    values[-1] = reducers[number](values[-1])
+                    del states[-1]
+                elif size:
                     raw = values[-size:]
-                    del states[-size:]
                     del values[-size:]
+                    del states[-size:]
+                    values.append(reducers[number](*raw))
                 else:
-                    raw = []
-                values.append(reducers[number](raw))
-                states.append(actions[states[-1]][rule.origin])
-                if kind == "$END" and states[-1] == end_state:
+                    values.append(reducers[number]())
+                below = states[-1]
+                key = (below, number, kind)
+                top = gotos.get(key)
+                if top is None:
+                    top = gotos[key] = self._goto(below, number, kind)
+                states.append(top)
+                if top == end_state and kind == "$END":
                     return values[-1]
+                try:
+                    action = actions[top][kind]
+                except KeyError:
+                    raise self._rejected(source, tokens, token, top) from None
+            states.append(action)  # shift
+            values.append(token)
+            top = action
         raise AssertionError("the parser ended without accepting")  # the tables always accept at $END
 
-    def _follow_units(self, below: int, origin: str, kind: str, passes: list) -> int:
-        """Where a chain of unit reductions starting with `origin` leaves the top of the stack."""
+    def _rejected(self, source: Source, tokens: list, token: Token, state: int) -> SyntaxProblem:
+        """The error for a token the parser has no action for (a lexical error's own, at its token)."""
+        if token.type == "$ERROR":
+            return token.error
+        return _syntax_error(source, tokens, tokens.index(token), self.grammar.actions[state])
+
+    def _goto(self, below: int, number: int, kind: str) -> int:
+        """The state after reducing rule `number` on top of state `below`, with the unit
+        reductions that follow it for this lookahead taken at once: they only relabel the top."""
         actions = self.grammar.actions
         rules = self.grammar.rules
-        state = actions[below][origin]
+        state = actions[below][rules[number].origin]
         while True:
             action = actions[state].get(kind)
-            if action is None or action >= 0 or not passes[-1 - action]:
+            if action is None or action >= 0 or not rules[-1 - action].passes_through:
                 return state
             state = actions[below][rules[-1 - action].origin]
 
 
+def _on_first_use(reducers: list, number: int, rule):
+    """A stand-in that writes rule `number`'s reducer when it first runs: a program uses few
+    of the grammar's rules, and writing one costs about 0.1 ms of start-up."""
+
+    def first(*raw):
+        reducers[number] = reduce = _reducer(rule)
+        return reduce(*raw)
+
+    return first
+
+
+_WRITTEN: dict = {}  # reducer source -> function (rules of one shape share it)
+
+
 def _reducer(rule):
-    """A function `raw children -> value` for one rule, specialised once per rule.
+    """A function `raw symbols -> value` for one rule, written out from its shape.
 
-    It applies Lark's child filter (kept tokens, spliced `_rules`, None for a missing
-    `[optional]`) and then the rule's builder.
+    Its body applies Lark's child filter (kept children, spliced `_rules`, None for a missing
+    `[optional]`) and finds the span; a builder's `c[i]` and `r[i]` become the symbols
+    themselves, so that a reduction is one call. A symbol the filter drops is a token and
+    always has a place; a kept one may be a list without one, and then _span looks further.
     """
-    include, trailing = rule.include, rule.trailing_nones
-    simple = not trailing and all(not splice and not nones for _, splice, nones in include)
-    positions = tuple(index for index, _, _ in include)
-    first_splice = bool(include) and include[0][0] == 0 and include[0][1] and not include[0][2]
-
-    if simple:
-        if len(positions) == 1:
-            (p,) = positions
-            filtered = lambda raw: [raw[p]]  # noqa: E731
-        else:
-            filtered = lambda raw: [raw[p] for p in positions]  # noqa: E731
+    size, include = rule.size, rule.include
+    raw = [f"r{i}" for i in range(size)]
+    items, grow = [], None
+    for index, splice, nones in include:
+        if grow is None and index == 0 and splice and not nones and not items:
+            grow = "r0"  # a repetition grows its first child's list in place, as Lark does
+            continue
+        items += ["None"] * nones + [f"*r{index}" if splice else f"r{index}"]
+    items += ["None"] * rule.trailing_nones
+    fixed = grow is None and not any(item.startswith("*") for item in items)
+    display = "[" + ", ".join(items) + "]"
+    if grow is None:
+        children = f"    c = {display}\n"
     else:
-
-        def filtered(raw):
-            if first_splice:  # a repetition grows its first child's list in place, as Lark does
-                children = raw[0]
-                rest = include[1:]
-            else:
-                children, rest = [], include
-            for index, splice, nones in rest:
-                if nones:
-                    children.extend([None] * nones)
-                if splice:
-                    children.extend(raw[index])
-                else:
-                    children.append(raw[index])
-            if trailing:
-                children.extend([None] * trailing)
-            return children
-
-    if rule.inline:
-
-        def reduce(raw):
-            children = filtered(raw)
-            if not isinstance(children, _Splice):
-                children = _Splice(children)
-            children.start, children.end = _span(raw)
-            return children
-
-        return reduce
-    builder = BUILDERS[rule.builder] if rule.builder in BUILDERS else None
-    expand_single = rule.expand_single and rule.builder == rule.origin
-    brackets = expand_single and rule.size > 1  # `( test )`: the child, spanning its brackets
-
-    def reduce(raw):
-        children = filtered(raw)
-        if expand_single and len(children) == 1:
-            child = children[0]
-            if brackets and isinstance(child, ast.Node):
-                return child.replace(start=raw[0].start, end=raw[-1].end)
-            return child
-        try:  # usually the first and last raw children have positions
-            start, end = raw[0].start, raw[-1].end
-        except (AttributeError, IndexError):
-            start = end = None
-        if start is None or end is None:
-            start, end = _span(raw)
-        return builder(children, raw, start, end)
-
+        children = f"    c = {grow}\n" + (f"    c += {display}\n" if items else "")
+    kept = {index for index, _, _ in include}
+    if not size:
+        span = "    s = e = None\n"
+    else:
+        first, last = ("r0", 0 in kept), (raw[-1], size - 1 in kept)
+        if not first[1] and not last[1]:
+            span = f"    s, e = r0.start, {raw[-1]}.end\n"
+        else:
+            span = (f"    try:\n        s, e = r0.start, {raw[-1]}.end\n"
+                    "    except AttributeError:\n        s = e = None\n"
+                    f"    if s is None or e is None:\n        s, e = _span(({', '.join(raw)},))\n")
+    if rule.inline:  # a `_rule`: its children, to be spliced into its parent's
+        wrap = "    if not isinstance(c, _Splice):\n    " if grow else ""
+        body = children + wrap + "    c = _Splice(c)\n" + span + "    c.start, c.end = s, e\n    return c\n"
+    elif rule.expand_single and rule.builder == rule.origin:  # a `?rule`: one child passes through
+        body = children + "    if len(c) == 1:\n        child = c[0]\n"
+        if size > 1:  # `( test )`: the child, spanning its brackets
+            body += ("        if isinstance(child, Node):\n"
+                     f"            return child.replace(start=r0.start, end={raw[-1]}.end)\n")
+        body += "        return child\n"
+    else:
+        expression = BUILDERS[rule.builder]
+        expression = re.sub(r"\br\[(\d+)\]", r"r\1", expression)
+        if fixed and not re.search(r"\bc\b(?!\[\d+\])", expression):  # only c[i]: no list needed
+            expression = re.sub(r"\bc\[(\d+)\]", lambda m: items[int(m.group(1))], expression)
+            children = ""
+        if not re.search(r"\b[se]\b", expression):
+            span = ""
+        body = children + span + f"    return {expression}\n"
+    text = f"def reduce({', '.join(raw)}):\n{body}"
+    reduce = _WRITTEN.get(text)
+    if reduce is None:
+        scope = dict(_scope())
+        exec(text, scope)  # the grammar's own shapes and BUILDERS, never user text
+        reduce = _WRITTEN[text] = scope["reduce"]
     return reduce
 
 
@@ -218,26 +232,26 @@ def _statements(children) -> tuple:
 def _number(token: Token) -> ast.Number:
     text = token.value.replace("_", "")
     value = float(text) if "." in text or "e" in text or "E" in text else int(text)
-    return ast.Number(value, token.value, token.start, token.end)
+    return ast.Number.make(value, token.value, token.start, token.end)
 
 
 def _binary(op: str):
     def build(children, raw, start, end):
-        return ast.BinOp(op, children[0], children[1], raw[1].start, start, end)
+        return ast.BinOp.make(op, children[0], children[1], raw[1].start, start, end)
 
     return build
 
 
-def _if(children, raw, start, end):
+def _if(children, start, end):
     test, body, *branches, orelse = children  # the elifs, then the else suite (or None)
     tail = orelse or ()
     for branch in reversed(branches):
-        tail = (ast.If(branch.test, branch.body, tail, branch.start, branch.end),)
-    return ast.If(test, body, tail, start, end)
+        tail = (ast.If.make(branch.test, branch.body, tail, branch.start, branch.end),)
+    return ast.If.make(test, body, tail, start, end)
 
 
-def _call(children, raw, start, end):
-    func, arguments = children[0], children[1] or []
+def _call(func, arguments, start, end):
+    arguments = arguments or []
     args, keywords = [], []
     for argument in arguments:
         if isinstance(argument, ast.Keyword):
@@ -246,21 +260,16 @@ def _call(children, raw, start, end):
             raise _Late(argument, "positional argument follows keyword argument")
         else:
             args.append(argument)
-    return ast.Call(func, tuple(args), tuple(keywords), start, end)
+    return ast.Call.make(func, tuple(args), tuple(keywords), start, end)
 
 
-def _compare(children, raw, start, end):
+def _compare(children, start, end):
     operands = children[0::2]
     operators = children[1::2]
-    return ast.Compare(
+    return ast.Compare.make(
         operands[0], tuple(t.value for t in operators), tuple(operands[1:]), tuple(t.start for t in operators),
         start, end,
     )
-
-
-def _declare(children, raw, start, end):
-    name, kind, value = children
-    return ast.Declare(name.value, kind.value, value, kind.start, start, end)
 
 
 class _Late(Exception):
@@ -274,47 +283,74 @@ class _Late(Exception):
 
 BINARY_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@", "floordiv": "//", "mod": "%"}
 
+# Each rule's alias (or name) picks its builder: an expression over the rule's children `c`
+# (as Lark's tree builder keeps them: named tokens and nodes, spliced `_rules`, None for a
+# missing `[optional]`), its raw symbols `r` (a binary operator's token, which Lark drops) and
+# its span `s`..`e`; node classes stand for their fast constructors (ast.X.make).
 BUILDERS = {
-    "start": lambda c, r, s, e: ast.Program(_statements(c), s or 0, e or 0),
-    "simple_statements": lambda c, r, s, e: _statement_list(c, s, e),
-    "suite": lambda c, r, s, e: _statements(c),
-    "assign": lambda c, r, s, e: ast.Assign(c[0].value, c[1], s, e),
-    "augassign": lambda c, r, s, e: ast.AugAssign(c[0].value, c[1].value[:-1], c[2], c[1].start, s, e),
-    "declare": _declare,
-    "expression": lambda c, r, s, e: ast.ExprStatement(c[0], s, e),
-    "return_": lambda c, r, s, e: ast.Return(c[0], s, e),
-    "pass_": lambda c, r, s, e: ast.Pass(s, e),
-    "if_": _if,
-    "elif_": lambda c, r, s, e: _Elif(c[0], c[1], s, e),
-    "for_": lambda c, r, s, e: ast.For(c[0].value, c[1], c[2], s, e),
-    "with_": lambda c, r, s, e: ast.With(c[0], c[1], s, e),
-    "def_": lambda c, r, s, e: ast.FunctionDef(c[0].value, tuple(c[1] or ()), c[2], s, e),
-    "parameters": lambda c, r, s, e: tuple(c),
-    "parameter": lambda c, r, s, e: ast.Param(c[0].value, c[1], s, e),
-    "ifexp": lambda c, r, s, e: ast.IfExp(c[0], c[1], c[2], s, e),
-    "or_": lambda c, r, s, e: ast.BoolOp("or", c[0], c[1], s, e),
-    "and_": lambda c, r, s, e: ast.BoolOp("and", c[0], c[1], s, e),
-    "not_": lambda c, r, s, e: ast.UnaryOp("not", c[0], s, e),
-    "compare": _compare,
-    **{alias: _binary(op) for alias, op in BINARY_OPERATORS.items()},
-    "pow": lambda c, r, s, e: ast.BinOp("**", c[0], c[2], c[1].start, s, e),
-    "neg": lambda c, r, s, e: ast.UnaryOp("-", c[0], s, e),
-    "pos": lambda c, r, s, e: ast.UnaryOp("+", c[0], s, e),
-    "call": _call,
-    "arguments": lambda c, r, s, e: list(c),
-    "keyword": lambda c, r, s, e: ast.Keyword(c[0].value, c[1], s, e),
-    "index": lambda c, r, s, e: ast.Subscript(c[0], tuple(c[1]), s, e),
-    "subscripts": lambda c, r, s, e: tuple(c),
-    "slice_": lambda c, r, s, e: ast.Slice(c[0], c[1], c[2], s, e),
-    "attribute": lambda c, r, s, e: ast.Attribute(c[0], c[1].value, s, e),
-    "name": lambda c, r, s, e: ast.Name(c[0].value, s, e),
-    "number": lambda c, r, s, e: _number(c[0]),
-    "true": lambda c, r, s, e: ast.Constant(True, s, e),
-    "false": lambda c, r, s, e: ast.Constant(False, s, e),
-    "none": lambda c, r, s, e: ast.Constant(None, s, e),
-    "tuple_": lambda c, r, s, e: ast.TupleLiteral(tuple(x for x in c if x is not None), s, e),
-    "list_": lambda c, r, s, e: ast.ListLiteral(tuple(x for x in c if x is not None), s, e),
+    "start": "Program(_statements(c), s or 0, e or 0)",
+    "simple_statements": "_statement_list(c, s, e)",
+    "suite": "_statements(c)",
+    "assign": "Assign(c[0].value, c[1], s, e)",
+    "augassign": "AugAssign(c[0].value, c[1].value[:-1], c[2], c[1].start, s, e)",
+    "declare": "Declare(c[0].value, c[1].value, c[2], c[1].start, s, e)",
+    "expression": "ExprStatement(c[0], s, e)",
+    "return_": "Return(c[0], s, e)",
+    "pass_": "Pass(s, e)",
+    "if_": "_if(c, s, e)",
+    "elif_": "_Elif(c[0], c[1], s, e)",
+    "for_": "For(c[0].value, c[1], c[2], s, e)",
+    "with_": "With(c[0], c[1], s, e)",
+    "def_": "FunctionDef(c[0].value, tuple(c[1] or ()), c[2], s, e)",
+    "parameters": "tuple(c)",
+    "parameter": "Param(c[0].value, c[1], s, e)",
+    "ifexp": "IfExp(c[0], c[1], c[2], s, e)",
+    "or_": "BoolOp('or', c[0], c[1], s, e)",
+    "and_": "BoolOp('and', c[0], c[1], s, e)",
+    "not_": "UnaryOp('not', c[0], s, e)",
+    "compare": "_compare(c, s, e)",
+    **{alias: f"BinOp({op!r}, c[0], c[1], r[1].start, s, e)" for alias, op in BINARY_OPERATORS.items()},
+    "pow": "BinOp('**', c[0], c[2], c[1].start, s, e)",
+    "neg": "UnaryOp('-', c[0], s, e)",
+    "pos": "UnaryOp('+', c[0], s, e)",
+    "call": "_call(c[0], c[1], s, e)",
+    "arguments": "list(c)",
+    "keyword": "Keyword(c[0].value, c[1], s, e)",
+    "index": "Subscript(c[0], tuple(c[1]), s, e)",
+    "subscripts": "tuple(c)",
+    "slice_": "Slice(c[0], c[1], c[2], s, e)",
+    "attribute": "Attribute(c[0], c[1].value, s, e)",
+    "name": "Name(c[0].value, s, e)",
+    "number": "_number(c[0])",
+    "true": "Constant(True, s, e)",
+    "false": "Constant(False, s, e)",
+    "none": "Constant(None, s, e)",
+    "tuple_": "TupleLiteral(tuple(x for x in c if x is not None), s, e)",
+    "list_": "ListLiteral(tuple(x for x in c if x is not None), s, e)",
 }
+
+_SCOPE: dict = {}
+
+
+def _scope() -> dict:
+    """What builders and reducers see: the node classes' fast constructors and the helpers."""
+    if not _SCOPE:
+        _SCOPE.update({name: value.make for name, value in vars(ast).items()
+                       if isinstance(value, type) and issubclass(value, ast.Node) and value is not ast.Node})
+        _SCOPE.update(Node=ast.Node, _Splice=_Splice, _span=_span, _Elif=_Elif, _statements=_statements,
+                      _statement_list=_statement_list, _number=_number, _if=_if, _call=_call, _compare=_compare)
+    return _SCOPE
+
+
+_BUILDER_FUNCTIONS: dict = {}
+
+
+def builder(alias: str):
+    """BUILDERS[alias] as a function (children, raw, start, end) -> value, for Lark's tree."""
+    function = _BUILDER_FUNCTIONS.get(alias)
+    if function is None:
+        function = _BUILDER_FUNCTIONS[alias] = eval(f"lambda c, r, s, e: {BUILDERS[alias]}", dict(_scope()))
+    return function
 
 
 def _statement_list(children, start, end) -> _Splice:

@@ -52,17 +52,27 @@ class Token:
 
 
 def _master_pattern(tables: Tables) -> re.Pattern:
-    """One regular expression for every token, skipping the spaces before it in the same match."""
-    parts = []
-    # Names and numbers first (nothing else starts like them), then operators, longest first.
-    for name in ("NAME", "NUMBER"):
-        parts.append(f"(?P<{name}>{tables.patterns[name]})")
-    operators = [(name, pattern) for name, pattern in tables.patterns.items() if name not in ("NAME", "NUMBER")]
-    operators += [(name, re.escape(text)) for text, name in tables.literals.items() if text not in tables.keywords]
-    operators.sort(key=lambda item: -len(item[1]))
-    parts += [f"(?P<{name}>{pattern})" for name, pattern in operators]
-    parts += [r"(?P<_COMMENT>\#[^\r\n]*)", r"(?P<_LINE>\r\n|\r|\n)", r"(?P<_JOIN>\\(?:\r\n|\r|\n))", r"(?P<_END>$)"]
-    return re.compile(r"[ \t\f]*(?:" + "|".join(parts) + ")")
+    """One regular expression for every token, skipping the spaces before it in the same match.
+
+    Names and numbers come first (nothing else starts like them), then the operators: the
+    terminals defined by a pattern, then every literal operator in one group (longest first,
+    single characters as one class; its terminal is looked up by its text), since the regex
+    engine skips a plain alternative by its first character but must enter every named group.
+    A line break takes the blank and comment-only lines after it, so that the next match is the
+    next line's first token and the spaces before it are that line's indentation.
+    """
+    parts = [f"(?P<{name}>{tables.patterns[name]})" for name in ("NAME", "NUMBER")]
+    operators = sorted((name for name in tables.patterns if name not in ("NAME", "NUMBER")),
+                       key=lambda name: -len(tables.patterns[name]))
+    parts += [f"(?P<{name}>{tables.patterns[name]})" for name in operators]
+    literals = sorted((text for text in tables.literals if text not in tables.keywords), key=len, reverse=True)
+    longer = [re.escape(text) for text in literals if len(text) > 1]
+    single = "".join(re.escape(text) for text in literals if len(text) == 1)
+    parts.append("(?P<OPERATOR>" + "|".join(longer + [f"[{single}]"]) + ")")
+    newline = r"(?:\r\n|\r|\n)"
+    parts += [rf"(?P<_LINE>{newline}(?:[ \t\f]*(?:\#[^\r\n]*)?{newline})*)", r"(?P<_COMMENT>\#[^\r\n]*)",
+              rf"(?P<_JOIN>\\{newline})", r"(?P<_END>\Z)", r"(?P<_BAD>.)"]
+    return re.compile(r"[ \t\f]*(?:" + "|".join(parts) + ")", re.DOTALL)
 
 
 _PATTERNS: dict = {}
@@ -94,52 +104,28 @@ def _tokenize(source: Source, tables: Tables, tokens: list) -> None:
     if pattern is None:
         pattern = _PATTERNS[id(tables)] = _master_pattern(tables)
     text = source.text
-    match = pattern.match
     keywords = tables.literals
     keyword_set = tables.keywords
     append = tokens.append
     brackets: list = []  # (character, offset) of each open bracket
     indents = [0]
-    pos, size = 0, len(text)
-    line_start = True
+    size = len(text)
+    line_start = 0  # the offset where the current line starts, while no token of it is seen
     line_has_tokens = False
 
-    while pos < size:
-        if line_start and not brackets:
-            pos, line_start = _indentation(source, pos, indents, tokens)
-            line_has_tokens = False
-            if pos >= size:
-                break
-        m = match(text, pos)
-        if m is None:
-            raise _bad_character(source, pos + len(text[pos:]) - len(text[pos:].lstrip(" \t\f")))
+    for m in pattern.finditer(text):
         kind = m.lastgroup
-        end = m.end()
-        pos = m.start(kind)
+        if line_start is not None and not brackets and kind != "_LINE" and kind != "_COMMENT" and kind != "_END":
+            _indentation(source, line_start, m.start(kind), indents, tokens)
+            line_start = None
         if kind == "NAME":
-            value = m.group(kind)
+            pos, end = m.span(kind)
+            value = m[kind]
             append(Token(keywords[value] if value in keyword_set else "NAME", value, pos, end))
             line_has_tokens = True
-        elif kind == "_COMMENT" or kind == "_JOIN" or kind == "_END":
-            pass
-        elif kind == "_LINE":
-            if not brackets:
-                if line_has_tokens:
-                    append(Token("_NL", "", pos, pos))
-                    line_has_tokens = False
-                line_start = True
-        elif kind == "NUMBER":
-            if end - pos > MAX_NUMBER_LENGTH:
-                raise SyntaxProblem(
-                    f"number literal is too long: {end - pos} characters (at most {MAX_NUMBER_LENGTH})",
-                    source, pos, end,
-                )
-            if end < size and (text[end].isalpha() or text[end] == "_"):
-                raise _implicit_product(source, pos, end)
-            append(Token("NUMBER", m.group(kind), pos, end))
-            line_has_tokens = True
-        else:
-            value = m.group(kind)
+        elif kind == "OPERATOR":
+            pos, end = m.span(kind)
+            value = m[kind]
             if value in OPENERS:
                 if len(brackets) >= MAX_NESTING:
                     raise SyntaxProblem(f"too many nested brackets: more than {MAX_NESTING} levels", source, pos, end)
@@ -154,9 +140,34 @@ def _tokenize(source: Source, tables: Tables, tokens: list) -> None:
                         f"line {source.line_column(opened_at)[0]}",
                         source, pos, end,
                     )
-            append(Token(kind, value, pos, end))
+            append(Token(keywords[value], value, pos, end))
             line_has_tokens = True
-        pos = end
+        elif kind == "_LINE":
+            if not brackets:
+                if line_has_tokens:
+                    pos = m.start(kind)
+                    append(Token("_NL", "", pos, pos))
+                    line_has_tokens = False
+                line_start = m.end()
+        elif kind == "NUMBER":
+            pos, end = m.span(kind)
+            if end - pos > MAX_NUMBER_LENGTH:
+                raise SyntaxProblem(
+                    f"number literal is too long: {end - pos} characters (at most {MAX_NUMBER_LENGTH})",
+                    source, pos, end,
+                )
+            if end < size and (text[end].isalpha() or text[end] == "_"):
+                raise _implicit_product(source, pos, end)
+            append(Token("NUMBER", m[kind], pos, end))
+            line_has_tokens = True
+        elif kind == "_BAD":
+            raise _bad_character(source, m.start(kind))
+        elif kind == "_COMMENT" or kind == "_JOIN" or kind == "_END":
+            pass
+        else:  # an operator defined by a pattern (COMPARE, POWER...)
+            pos, end = m.span(kind)
+            append(Token(kind, m[kind], pos, end))
+            line_has_tokens = True
 
     if brackets:
         opener, opened_at = brackets[-1]
@@ -169,30 +180,14 @@ def _tokenize(source: Source, tables: Tables, tokens: list) -> None:
     append(Token("$END", "", size, size))
 
 
-def _indentation(source: Source, pos: int, indents: list, tokens: list):
-    """At the start of a line: measure its indentation and emit _INDENT/_DEDENT tokens.
-
-    Blank and comment-only lines are skipped. Returns the new position and whether we are
-    still at the start of a line (only when the text ended).
-    """
-    text = source.text
-    size = len(text)
-    while True:
+def _indentation(source: Source, start: int, pos: int, indents: list, tokens: list) -> None:
+    """At the first token of a line (at `pos`, the line starting at `start`): measure its
+    indentation and emit _INDENT/_DEDENT tokens. Blank and comment-only lines never get here."""
+    column = pos - start
+    if column and source.text.count(" ", start, pos) != column:  # tabs and form feeds, as Python counts them
         column = 0
-        start = pos
-        while pos < size and text[pos] in " \t\f":
-            column = column + 8 - column % 8 if text[pos] == "\t" else (0 if text[pos] == "\f" else column + 1)
-            pos += 1
-        if pos >= size:
-            return pos, True
-        ch = text[pos]
-        if ch in "\r\n" or ch == "#":  # blank or comment-only: not a line for layout
-            while pos < size and text[pos] not in "\r\n":
-                pos += 1
-            if pos < size:
-                pos += 2 if text.startswith("\r\n", pos) else 1
-            continue
-        break
+        for ch in source.text[start:pos]:
+            column = column + 8 - column % 8 if ch == "\t" else (0 if ch == "\f" else column + 1)
     if column > indents[-1]:
         if len(indents) > MAX_INDENT_LEVELS:
             raise SyntaxProblem(f"too many levels of indentation (at most {MAX_INDENT_LEVELS})", source, pos, pos + 1)
@@ -204,7 +199,6 @@ def _indentation(source: Source, pos: int, indents: list, tokens: list):
             tokens.append(Token("_DEDENT", "", pos, pos))
         if column != indents[-1]:
             raise SyntaxProblem("unindent does not match any outer indentation level", source, pos, pos + 1)
-    return pos, False
 
 
 def _bad_character(source: Source, pos: int) -> SyntaxProblem:
