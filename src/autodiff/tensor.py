@@ -155,9 +155,8 @@ class Tensor(TensorMethods):
 
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
         """Compute the gradient of this tensor with respect to the graph's leaves."""
-        from .autograd.engine import backward
-
-        backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs=inputs)
+        _engine().backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph,
+                           inputs=inputs)
 
     def detach(self) -> Tensor:
         """The same values as a new leaf that does not require grad."""
@@ -476,6 +475,19 @@ def legacy_type_name(t: Tensor) -> str:
 
 
 _new = object.__new__
+
+
+def _engine():
+    """autograd/engine.py, which imports this module: looked up once, not at every backward()."""
+    global _ENGINE
+    if _ENGINE is None:
+        from .autograd import engine
+
+        _ENGINE = engine
+    return _ENGINE
+
+
+_ENGINE = None
 
 
 def _init(t: Tensor, data, requires_grad: bool, grad_fn) -> None:

@@ -294,8 +294,9 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
     quiet = backend.np.errstate(all="ignore")
     quiet.__enter__()
     try:
-        run_leaves([n for n in root_nodes if n.__class__ is AccumulateGrad and n not in leaf_edges
-                    and (needed is None or n in needed)])
+        if len(root_nodes) > 1 or root_nodes[0].__class__ is AccumulateGrad:  # leaves among the roots
+            run_leaves([n for n in root_nodes if n.__class__ is AccumulateGrad and n not in leaf_edges
+                        and (needed is None or n in needed)])
         for node in order:
             grad = take(node, None)
             plan = node._plan
@@ -495,6 +496,13 @@ def _run_leaf_hooks(variable: Tensor, g: Tensor) -> Tensor:
 def _accumulate(variable: Tensor, g, as_tensors: bool) -> None:
     """AccumulateGrad: run the leaf's hooks, then add the gradient into `variable.grad`."""
     if g is None:
+        return
+    if not as_tensors and not variable._backward_hooks:  # no hook to show it to: the array goes in
+        current = variable._grad
+        if current is None:
+            variable._grad = _make(g)
+        else:
+            current._data = current._data + g  # in place, as _store_grad explains
         return
     _store_grad(variable, _run_leaf_hooks(variable, _as_tensor(g, as_tensors)), as_tensors)
 
