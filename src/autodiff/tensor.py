@@ -165,6 +165,7 @@ class Tensor(TensorMethods):
     def detach_(self) -> Tensor:
         self.grad_fn = None
         self._requires_grad = False
+        self._output_nr = 0  # a leaf is always its own output 0 (the ops' edges rely on it)
         return self
 
     @property

@@ -42,7 +42,7 @@ from operator import itemgetter
 from .. import _limits, backend
 from ..autograd.anomaly import ANOMALY
 from ..autograd.grad_mode import STATE as GRAD_MODE
-from ..autograd.node import Node, _sequence, edge, input_node
+from ..autograd.node import Node, _sequence, edge, input_node, output_numbers
 from ..tensor import InplaceClock, Tensor, _make, legacy_type_name
 from . import surface
 from .batching import Batched, dispatch
@@ -341,7 +341,6 @@ _np = backend.np
 _NUMPY_CLASSES = backend.NUMPY_CLASSES
 _SCALAR_CLASSES = frozenset((int, float, bool))
 _HOST_CLASSES = _NUMPY_CLASSES | _SCALAR_CLASSES  # operands that can only mean the CPU
-_NO_EDGE = (None, 0)
 _ZERO, _ZEROS = (0,), (0, 0)  # the output numbers of almost every node's inputs
 _F64 = _np.float64
 _NDARRAY = _np.ndarray
@@ -349,9 +348,11 @@ _F64_DTYPE = _np.dtype(_F64)
 _NO_DIMS = ()
 
 
-def _node(op: OpDef, next_functions, args, arrays, out):
+def _node(op: OpDef, children, nrs, args, arrays, out):
+    """The node of a recorded op, for every case: `_recorded` is the common one, inline."""
     node = _new(op.node_class)
-    node.next_functions = next_functions
+    node._next = children
+    node._nrs = nrs
     node._seq = next(_sequence)
     node._shape, node._dtype = (_NO_DIMS, _F64_DTYPE) if out.__class__ is _F64 else (out.shape, out.dtype)
     node._hooks = None
@@ -367,13 +368,18 @@ def _node(op: OpDef, next_functions, args, arrays, out):
     else:
         node._saved = saves(args, arrays, out)
         node._saved_arrays = saves(arrays, arrays, out)
-    if node._saved and len(next_functions) > 1 and not op.variadic:
-        for child, _ in next_functions:
-            if child is None:
-                _drop_unused(op, node, next_functions)
-                break
+    if node._saved and len(children) > 1 and not op.variadic and None in children:
+        _drop_unused(op, node, children)
     node._clock = InplaceClock.ticks
     return node
+
+
+def _inputs_of(values) -> tuple:
+    """(nodes, output numbers) of an op's inputs: None and 0 for an input that is no tensor or
+    needs no gradient."""
+    children = tuple(input_node(v) if isinstance(v, Tensor) else None for v in values)
+    nrs = tuple(v._output_nr if c is not None else 0 for v, c in zip(values, children))
+    return children, output_numbers(nrs)
 
 
 def _recorded(out, node_class, children, nrs, saved, saved_arrays) -> Tensor:
@@ -402,9 +408,10 @@ def _recorded(out, node_class, children, nrs, saved, saved_arrays) -> Tensor:
     return result
 
 
-def _drop_unused(op: OpDef, node, next_functions) -> None:
+def _drop_unused(op: OpDef, node, children) -> None:
     """Keep only the saved values that the inputs needing a gradient will use."""
-    active = tuple(child is not None for child, _ in next_functions)
+    active = (children[0] is not None, children[1] is not None) if len(children) == 2 else \
+        tuple(child is not None for child in children)
     keep = op.keep.get(active)
     if keep is None:
         used = set()
@@ -522,7 +529,8 @@ def _unary_apply(op: OpDef):
         if saves is _SAVES_RESULT and not ANOMALY.enabled:  # tanh, exp, sigmoid...
             nrs = _ZERO if not input._output_nr else (input._output_nr,)
             return _recorded(out, node_class, (first,), nrs, (out,), (out,))
-        node = _node(op, ((first, input._output_nr),), (input, *params), (data, *params), out)
+        nrs = _ZERO if not input._output_nr else (input._output_nr,)
+        node = _node(op, (first,), nrs, (input, *params), (data, *params), out)
         return _make(out, True, node)
 
     apply.__name__ = apply.__qualname__ = op.name
@@ -583,16 +591,19 @@ def _binary_apply(op: OpDef):
             raise _explained(exc, (a, b)) from None
         if not needs or not GRAD_MODE.enabled:
             return _make(out)
-        first = (input.grad_fn or input_node(input)) if input_is_tensor else None
-        second = (other.grad_fn or input_node(other)) if other_is_tensor else None
-        if first is not None and second is not None and not ANOMALY.enabled:
+        if input_is_tensor and other_is_tensor:
+            first = input.grad_fn or input_node(input)
+            second = other.grad_fn or input_node(other)
             nrs = _ZEROS if not (input._output_nr or other._output_nr) else (input._output_nr, other._output_nr)
-            if saves is _SAVES_ARGS:  # mul, div...
-                return _recorded(out, node_class, (first, second), nrs, (input, other), (a, b))
-            if saves is None:  # add, sub...
-                return _recorded(out, node_class, (first, second), nrs, (), ())
-        edges = (edge(input) if input_is_tensor else _NO_EDGE, edge(other) if other_is_tensor else _NO_EDGE)
-        return _make(out, True, _node(op, edges, (input, other), (a, b), out))
+            if first is not None and second is not None and not ANOMALY.enabled:
+                if saves is _SAVES_ARGS:  # mul, div...
+                    return _recorded(out, node_class, (first, second), nrs, (input, other), (a, b))
+                if saves is None:  # add, sub...
+                    return _recorded(out, node_class, (first, second), nrs, (), ())
+            children = (first, second)
+        else:
+            children, nrs = _inputs_of((input, other))
+        return _make(out, True, _node(op, children, nrs, (input, other), (a, b), out))
 
     apply.__name__ = apply.__qualname__ = op.name
     return apply
@@ -627,8 +638,8 @@ def _general_apply(op: OpDef):
                              [arrays[i] for i in range(len(arrays)) if i not in tensor_positions])
         out = _run(op, xp, arrays)
         if needs and GRAD_MODE.enabled:
-            edges = tuple(edge(args[i]) if isinstance(args[i], Tensor) else (None, 0) for i in diff_positions)
-            return _make(out, True, _node(op, edges, args, tuple(arrays), out))
+            children, nrs = _inputs_of([args[i] for i in diff_positions])
+            return _make(out, True, _node(op, children, nrs, args, tuple(arrays), out))
         return _make(out)
 
     apply.__name__ = apply.__qualname__ = op.name
@@ -652,8 +663,8 @@ def _variadic_apply(op: OpDef):
             _limits.check_op(op.name, arrays)
         out = _run(op, xp, (arrays, *params))
         if GRAD_MODE.enabled and any(t._requires_grad for t in tensors):
-            edges = tuple(edge(t) for t in tensors)
-            return _make(out, True, _node(op, edges, (tensors, *params), (arrays, *params), out))
+            children, nrs = _inputs_of(tensors)
+            return _make(out, True, _node(op, children, nrs, (tensors, *params), (arrays, *params), out))
         return _make(out)
 
     apply.__name__ = apply.__qualname__ = op.name
