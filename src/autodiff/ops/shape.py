@@ -27,7 +27,7 @@ def _sum_to_forward(xp, input, shape):
 
 EXPAND = defop(
     "expand",
-    lambda xp, input, shape: xp.broadcast_to(input, shape),
+    lambda xp, input, shape: backend.broadcast_to(xp, input, shape),
     input=lambda grad, input_shape: SUM_TO.apply(grad, input_shape),
 )
 SUM_TO = defop(
