@@ -148,7 +148,7 @@ def _quantity(name: str, role: str, value, note: str = "") -> Quantity:
 
 def differentiate(source: Source | str, at: dict | None = None, *, program: Program | None = None, wrt=None,
                   retain=None, output: str | None = None, grad_output=None, order: int = 1, graph: bool = False,
-                  options: Options | None = None, keep_graph: bool = False) -> Differentiation:
+                  options: Options | None = None, keep_graph: bool = False, analysis=None) -> Differentiation:
     """Run `source` (its text or Source; `program` when already parsed) at the point `at`
     ({name: number, list or tensor}) and differentiate its output.
 
@@ -156,7 +156,8 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     are kept, or ["all"]. grad_output: None (a scalar output), "ones", or a value's text.
     order 2 adds the Hessian of a scalar output. graph: build the grad_fn graph model.
     keep_graph: backward keeps the saved values (retain_graph), for callers that run the
-    nodes' formulas again (explain).
+    nodes' formulas again (explain). analysis: the program's language.analysis.analyze(), when
+    the caller has it (with `program`), so that it is not worked out again.
     Raises ProgramError, UsageProblem, GradientProblem (the engine's RuntimeError included).
     """
     if order not in (1, 2):
@@ -166,7 +167,7 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
         options.keep_tensors = True
     source, program = _source_and_program(source, program)
     at = dict(at or {})
-    evaluation = evaluate(program, source, at=at, wrt=wrt, output=output, options=options)
+    evaluation = evaluate(program, source, at=at, wrt=wrt, output=output, options=options, analysis=analysis)
     result = evaluation.output
     warnings = list(evaluation.warnings)
     if isinstance(result, (bool, int, float)):  # a program of constants: a value with no gradients

@@ -111,7 +111,7 @@ def _run(path: Path, settings: Settings) -> FileResult:
     except RecordProblem as exc:
         return FileResult(name, ERRORED, str(exc))
     expectations = expected_errors(source.text)
-    program, inputs, needs_values = _prepare(source)
+    program, analysis, inputs, needs_values = _prepare(source)
     recorded_settings = dict((record or {}).get("settings", {}))
     chosen = {"dtype": settings.options.dtype, "seed": settings.options.seed}
     if settings.update:  # a value given on the command line applies, and is recorded
@@ -138,7 +138,7 @@ def _run(path: Path, settings: Settings) -> FileResult:
     for at in points:  # each point once, where it first appears
         unique.setdefault(point_key(at), at)
     points = list(unique.values())
-    outcomes = [(at, evaluate_point(program, source, at, options)) for at in points]
+    outcomes = [(at, evaluate_point(program, source, at, options, analysis)) for at in points]
 
     problem = _unexpected(outcomes, expectations)
     if problem:
@@ -196,27 +196,29 @@ def _unexpected(outcomes: list, expectations: list):
 
 
 def _prepare(source: Source):
-    """The parsed program (or the error parsing it raised), its inputs, and those lacking a default."""
+    """The parsed program (or the error parsing it raised), its analysis (done once, for every
+    point), its inputs, and those lacking a default."""
     try:
         program = parse(source)
         analysis = analyze(program, source)
     except ProgramError as problem:
-        return problem, [], []  # every point fails the same way: record that once, at the defaults
+        return problem, None, [], []  # every point fails the same way: record that once, at the defaults
     declared = analysis.declared
     needs = [n for n in analysis.inputs if not (n in declared and declared[n].value is not None)]
-    return program, analysis.inputs, needs
+    return program, analysis, analysis.inputs, needs
 
 
-def evaluate_point(program, source: Source, at: dict, options: Options) -> dict:
+def evaluate_point(program, source: Source, at: dict, options: Options, analysis=None) -> dict:
     """The results of the program at one point, as a record holds them. An error that makes the
     program invalid (syntax, unknown names, wrong arguments, missing inputs) is marked
-    "invalid": no comment can expect it."""
+    "invalid": no comment can expect it. analysis: the program's, when already made."""
     if isinstance(program, LimitProblem):
         raise NotAResult(program.render().splitlines()[0])
     if isinstance(program, ProgramError):
         return _error(program)
     try:
-        run = differentiate(source, {k: from_record(v) for k, v in at.items()}, program=program, options=options)
+        run = differentiate(source, {k: from_record(v) for k, v in at.items()}, program=program, options=options,
+                            analysis=analysis)
     except LimitProblem as problem:  # --max-elements, --max-iterations, out of memory: not the program's result
         raise NotAResult(f"at {_at_text(at)}: {problem.render().splitlines()[0]}") from None
     except MemoryError:
