@@ -218,7 +218,7 @@ def evaluate_point(program, source: Source, at: dict, options: Options, analysis
         return _error(program)
     try:
         run = differentiate(source, {k: from_record(v) for k, v in at.items()}, program=program, options=options,
-                            analysis=analysis)
+                            analysis=analysis, named=False)
     except LimitProblem as problem:  # --max-elements, --max-iterations, out of memory: not the program's result
         raise NotAResult(f"at {_at_text(at)}: {problem.render().splitlines()[0]}") from None
     except MemoryError:

@@ -223,6 +223,8 @@ def _brief(value) -> str:
 
 def point_key(at: dict) -> str:
     """The identity of a point: its input values, written canonically (2 and 2.0 are one point)."""
+    if not at:
+        return "{}"  # the file's own defaults: most points of most suites
     return json.dumps(to_record(as_floats(at)), sort_keys=True)
 
 
