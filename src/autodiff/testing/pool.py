@@ -14,17 +14,19 @@ and between files checks that its parent is still the one that started it.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
+import select
 import signal
 import sys
 import time
 from collections import deque
-from multiprocessing.connection import wait
 
 from .one_file import ERRORED, FileResult, Settings, run_file
 
 FILES_PER_REQUEST = 8  # few enough to balance the workers, enough to keep messages rare
+FILES_PER_REQUEST_ALONE = 64  # one worker has nothing to balance: fewer round trips
 MAX_JOBS = 256  # more worker processes than this is a usage error
 DEFAULT_TIMEOUT = 60.0  # seconds one file may run
 
@@ -117,20 +119,20 @@ class _Pool:
         self.workers: list = []
         self.stop_when = None
         self.stopped = False
+        # One poll set for the whole run, kept as workers come and go: each result wakes this
+        # process once, for one poll() call (multiprocessing's wait() builds a selector each time).
+        self.poller = select.poll()
+        self.watched: dict = {}  # fd -> (worker, whether it is the process's sentinel)
 
     def run(self) -> list:
         try:
             for _ in range(self.jobs):
                 self._start_worker()
             while self.workers and not self.stopped:
-                waitables = {}
-                for worker in self.workers:
-                    waitables[worker.connection] = worker
-                    waitables[worker.process.sentinel] = worker
-                for ready in wait(list(waitables), timeout=self._wait_time()):
-                    worker = waitables[ready]
-                    if worker in self.workers:
-                        self._serve(worker, died=ready is worker.process.sentinel)
+                for fd, _ in self.poller.poll(self._wait_time()):
+                    worker, sentinel = self.watched.get(fd, (None, False))
+                    if worker in self.workers and not self.stopped:
+                        self._serve(worker, died=sentinel)
                 self._stop_late_workers()
         finally:
             for worker in self.workers:
@@ -140,12 +142,13 @@ class _Pool:
         return self.results
 
     def _wait_time(self):
+        """Milliseconds to wait for a message (None: until one comes)."""
         if self.timeout <= 0:
             return None
         busy = [w.since for w in self.workers if w.assigned]
         if not busy:
-            return self.timeout
-        return max(0.0, min(busy) + self.timeout - time.monotonic()) + 0.01
+            return math.ceil(self.timeout * 1000)
+        return math.ceil((max(0.0, min(busy) + self.timeout - time.monotonic()) + 0.01) * 1000)
 
     def _stop_late_workers(self) -> None:
         """Kill a worker whose file has run past the time limit (hung, stopped or just slow)."""
@@ -161,12 +164,25 @@ class _Pool:
     def _start_worker(self) -> None:
         worker = _Worker(self.context, self.settings)
         self.workers.append(worker)
+        for fd, sentinel in ((worker.connection.fileno(), False), (worker.process.sentinel, True)):
+            self.watched[fd] = (worker, sentinel)
+            self.poller.register(fd, select.POLLIN)
         self._give_work(worker)
 
+    def _unwatch(self, worker: _Worker) -> None:
+        """Stop polling a worker's descriptors (before they close: a new worker may get their numbers)."""
+        for fd in [fd for fd, (watched, _) in self.watched.items() if watched is worker]:
+            self.poller.unregister(fd)
+            del self.watched[fd]
+
     def _give_work(self, worker: _Worker) -> None:
-        share = max(1, min(FILES_PER_REQUEST, len(self.queue) // (2 * self.jobs)))
+        if self.jobs == 1:
+            share = FILES_PER_REQUEST_ALONE
+        else:
+            share = max(1, min(FILES_PER_REQUEST, len(self.queue) // (2 * self.jobs)))
         request = [self.queue.popleft() for _ in range(min(share, len(self.queue)))]
         if not request:
+            self._unwatch(worker)
             worker.connection.send(None)
             worker.process.join()
             self.workers.remove(worker)
@@ -176,8 +192,10 @@ class _Pool:
         worker.connection.send([(index, str(path)) for index, path in request])
 
     def _serve(self, worker: _Worker, died: bool) -> None:
+        """One message from a worker that has one (the poll set says so), or, when it died,
+        every message it sent before, then its loss."""
         try:
-            while worker.connection.poll():
+            while not died or worker.connection.poll():
                 message = worker.connection.recv()
                 if message is None:
                     self._give_work(worker)
@@ -186,9 +204,11 @@ class _Pool:
                 worker.assigned = [item for item in worker.assigned if item[0] != index]
                 worker.since = time.monotonic()
                 self._keep(index, result)
+                if not died:
+                    return
         except (EOFError, OSError):
             died = True
-        if died or not worker.process.is_alive():
+        if died:
             self._lost(worker)
 
     def _keep(self, index: int, result: FileResult) -> None:
@@ -202,6 +222,7 @@ class _Pool:
 
     def _lost(self, worker: _Worker) -> None:
         """A worker died: blame the file it was running, requeue the rest, replace the worker."""
+        self._unwatch(worker)
         worker.process.join()
         worker.connection.close()
         if worker not in self.workers:
