@@ -54,8 +54,10 @@ def discover(paths: list, globs=DEFAULT_GLOBS) -> list:
     return [found[key] for key in sorted(found)]
 
 
-def _key(path: Path) -> str:
-    return Path(os.path.normpath(path)).as_posix()
+def _key(path) -> str:
+    """A path written one way: normalised, with / (what Path(os.path.normpath(p)).as_posix() gives)."""
+    key = os.path.normpath(path)
+    return key if os.sep == "/" else key.replace(os.sep, "/")
 
 
 def _search(root: Path, wanted) -> list:
@@ -86,9 +88,9 @@ def unused_records(paths: list, globs, files: list) -> list:
         if not path.is_dir():
             continue
         for record in _search(path, lambda name: name.endswith(RECORD_SUFFIX)):
-            owner = Path(str(record)[: -len(RECORD_SUFFIX)])
-            if _key(owner) in collected:
+            if _key(str(record)[: -len(RECORD_SUFFIX)]) in collected:
                 continue
+            owner = Path(str(record)[: -len(RECORD_SUFFIX)])
             if not owner.exists():
                 unused.append((record, f"its file {owner.name} does not exist"))
             elif not is_collected(owner.name, globs):
