@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autodiff.testing.compare import _arrays_differ, compare_point, numbers_differ, scalars_close
+from autodiff.testing.compare import (_arrays_differ, _tolerances, compare_point, numbers_differ, scalars_close,
+                                      tolerance_for)
 from autodiff.testing.records import to_record
 
 RECORDED = {"output": "e", "value": 100.0, "grads": {"a": [1.0, 0.0], "b": "nan"}}
@@ -95,3 +96,12 @@ def test_scalar_fast_path_agrees_with_numpy(want, have, rtol, atol):
                                           (1.0, [1.0]), ("nan", "nan"), ("inf", 1e308)])
 def test_other_values_take_the_general_path(expected, got):
     assert repr(numbers_differ(expected, got, 1e-9, 1e-12)) == repr(_arrays_differ(expected, got, 1e-9, 1e-12))
+
+
+@pytest.mark.parametrize("record", [{}, {"rtol": 1e-6}, {"rtol": 1e-6, "atol": 1e-3}])
+@pytest.mark.parametrize("point", [{}, {"atol": 2e-9}, {"tolerances": {"grad x": {"rtol": 0.5}}},
+                                   {"rtol": 1, "tolerances": {"value": {"atol": 3}, "grad y": {}}}])
+def test_tolerances_worked_out_once_per_point_are_tolerance_for(record, point):
+    tolerances = _tolerances(point, record, 1e-9, 1e-12)
+    for quantity in ("value", "grad x", "grad y"):
+        assert tolerances(quantity) == tolerance_for(quantity, point, record, 1e-9, 1e-12)

@@ -52,6 +52,18 @@ def tolerance_for(quantity: str, point: dict, record: dict, rtol: float, atol: f
     return rtol, atol
 
 
+def _tolerances(point: dict, record: dict, rtol: float, atol: float):
+    """tolerance_for(quantity, point, record, rtol, atol) as a function of the quantity, with
+    the record's and the point's layers worked out once."""
+    for layer in (record, point):
+        rtol = float(layer.get("rtol", rtol))
+        atol = float(layer.get("atol", atol))
+    by_quantity = point.get("tolerances")
+    if not by_quantity:
+        return lambda quantity: (rtol, atol)
+    return lambda quantity: tolerance_for(quantity, {}, by_quantity.get(quantity) or {}, rtol, atol)
+
+
 def compare_point(at: dict, expected: dict, got: dict, rtol: float, atol: float, record: dict | None = None) -> list:
     """Mismatches between a recorded point and a new evaluation of it (empty when they agree)."""
     found = []
@@ -73,8 +85,10 @@ def compare_point(at: dict, expected: dict, got: dict, rtol: float, atol: float,
     if expected.get("output") != got.get("output"):
         differ("output", expected.get("output"), got.get("output"), "another output variable")
 
+    tolerances = _tolerances(expected, record, rtol, atol)
+
     def numbers(quantity, want, have):
-        found_rtol, found_atol = tolerance_for(quantity, expected, record, rtol, atol)
+        found_rtol, found_atol = tolerances(quantity)
         difference = numbers_differ(want, have, found_rtol, found_atol)
         if difference:
             if difference.expected is not None:
