@@ -9,6 +9,7 @@ Nothing here prints.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -203,7 +204,7 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
                 warnings.append(Warning_(f"{the_output(evaluation.output_name)} does not depend on input {name!r}"))
         quantity = _quantity(name, "input", leaf, note)
         inputs.append(quantity)
-        if quantity.grad is not None and quantity.grad.dtype.kind == "f" and not np.isfinite(quantity.grad).all():
+        if quantity.grad is not None and quantity.grad.dtype.kind == "f" and not _all_finite(quantity.grad):
             kind = "nan" if np.any(np.isnan(quantity.grad)) else "infinite"
             warnings.append(Warning_(f"the gradient with respect to {name!r} is {kind}"))
     variables = []
@@ -226,6 +227,12 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     if graph:
         run.graph = build_graph(evaluation, result)
     return run
+
+
+def _all_finite(array: np.ndarray) -> bool:
+    if array.ndim == 0:
+        return math.isfinite(array)  # a number: without NumPy's reduction
+    return bool(np.isfinite(array).all())
 
 
 def _retain(evaluation: Evaluation, retain) -> set:

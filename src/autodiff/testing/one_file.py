@@ -52,6 +52,16 @@ class Settings:
     ci: bool = False  # in CI: a file without a record is never recorded
     explicit: dict = field(default_factory=dict)  # settings given on the command line: {"seed": 1}
     update_hint: str = "autodiff test --update"  # how the user asks for records (pytest: pytest --autodiff-update)
+    _run_options: dict = field(default_factory=dict, repr=False, compare=False)  # run_options(), made once each
+
+    def run_options(self, chosen: dict) -> Options:
+        """The options files run with: these, with a record's dtype and seed (`chosen`), and
+        without warnings (records keep none). One object per choice; nothing changes it."""
+        key = tuple(sorted(chosen.items()))
+        options = self._run_options.get(key)
+        if options is None:
+            options = self._run_options[key] = replace(self.options, check_finite=False, **chosen)
+        return options
 
 
 @dataclass
@@ -118,7 +128,7 @@ def _run(path: Path, settings: Settings) -> FileResult:
         chosen.update({k: v for k, v in recorded_settings.items() if k not in settings.explicit})
     else:  # the record's settings win
         chosen.update(recorded_settings)
-    options = replace(settings.options, check_finite=False, **chosen)  # records keep no warnings
+    options = settings.run_options(chosen)
 
     points = []  # the input values of each point, in order, each once
     if not needs_values:
