@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..language import ErrorKind, InputProblem, LimitProblem, Options, ProgramError, Source, parse
+from ..language._gc import collector_paused
 from ..language.analysis import analyze
 from ..language.files import read_file
 from ..program import GradientProblem, NotATensor, differentiate, to_python
@@ -82,7 +83,8 @@ def run_file(path, settings: Settings) -> FileResult:
     """Evaluate one file at its points and compare (or record). Never raises for a bad file."""
     started = time.perf_counter()
     try:
-        result = _run(Path(path), settings)
+        with collector_paused():  # as parsing and running are: a file makes no cycles worth a collection
+            result = _run(Path(path), settings)
     except NotAResult as stopped:
         result = FileResult(str(path), ERRORED, str(stopped))
     except RecursionError:
