@@ -100,3 +100,13 @@ def test_results_as_plain_python():
     assert for_json(float("-inf")) == "-inf" and for_json(np.float64(np.nan)) == "nan"
     grads = differentiate("log(x)", {"x": 0.0}).grads
     assert for_json(grads["x"]) == "inf"
+
+
+@pytest.mark.parametrize("values", [1.0, float("nan"), float("inf"), float("-inf"), [1.0, 2.0], [1.0, float("nan")],
+                                    [[float("inf")], [0.0]]])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_gradient_warning_checks_numbers_as_numpy_does(values, dtype):
+    from autodiff.program.run import _all_finite
+
+    array = np.array(values, dtype=dtype)
+    assert _all_finite(array) is bool(np.isfinite(array).all())

@@ -33,14 +33,15 @@ def test_workers_give_the_same_results_in_the_same_order(suite):
     files = mixed_suite(suite)
     one = run_files(files, Settings(), jobs=1)
     assert len({r.status for r in one}) >= 3
-    for jobs in (2, 3):
+    for jobs, timeout in ((1, 60.0), (2, 0.0), (3, 0.0)):  # -j 1 with a time limit: one worker process
         arrived = []
-        results = run_files(files, Settings(), jobs=jobs, on_result=arrived.append)
+        results = run_files(files, Settings(), jobs=jobs, on_result=arrived.append, timeout=timeout)
         assert comparable(results) == comparable(one)
         assert sorted(r.path for r in arrived) == sorted(r.path for r in one)
 
 
-def test_a_worker_that_dies_costs_only_the_file_it_was_running(suite, monkeypatch):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_worker_that_dies_costs_only_the_file_it_was_running(suite, monkeypatch, jobs):
     files = mixed_suite(suite, 20)
     fatal = str(files[7])
 
@@ -50,12 +51,30 @@ def test_a_worker_that_dies_costs_only_the_file_it_was_running(suite, monkeypatc
         return run_file(path, settings)
 
     monkeypatch.setattr(pool, "run_file", crashing)  # forked workers inherit it
-    results = run_files(files, Settings(), jobs=2)
+    results = run_files(files, Settings(), jobs=jobs, timeout=60.0)  # the lone worker has every file sent ahead
     expected = [run_file(path, Settings()) for path in files]  # the unpatched function, in this process
     assert [r.path for r in results] == [str(f) for f in files]
     crashed = results[7]
     assert (crashed.status, crashed.message) == (ERRORED, "the worker process running this file died (exit status 3)")
     assert comparable(results[:7] + results[8:]) == comparable(expected[:7] + expected[8:])
+
+
+def test_a_lone_worker_that_runs_dry_is_sent_more_at_a_time(suite, monkeypatch):
+    """Its results are read at a tick: files faster than that make its requests grow, and
+    every file still has its result, in order."""
+    files = [suite.write(f"f{i:03}.expr", "1 + 1\n") for i in range(300)]
+    monkeypatch.setattr(pool._Pool, "TICK_MS", 300)  # far longer than 64 such files take
+    grown = []
+    real = pool._Pool._give_work
+
+    def watching(self, worker):
+        real(self, worker)
+        grown.append(self.alone_share)
+
+    monkeypatch.setattr(pool._Pool, "_give_work", watching)
+    results = run_files(files, Settings(), jobs=1, timeout=60.0)
+    assert [r.path for r in results] == [str(f) for f in files]
+    assert max(grown) > pool.FILES_PER_REQUEST_ALONE
 
 
 def test_the_default_is_one_worker_per_core():

@@ -108,11 +108,13 @@ _NUMBER_TYPES = (int, float)
 
 
 def evaluate(program: ast.Program, source: Source, at: dict | None = None, wrt=None, output: str | None = None,
-             options: Options | None = None) -> Evaluation:
-    """Run `program` with input values `at` (tensors or numbers); returns what it produced."""
+             options: Options | None = None, analysis: Analysis | None = None) -> Evaluation:
+    """Run `program` with input values `at` (tensors or numbers); returns what it produced.
+    `analysis`: the program's analyze() when the caller has it already (it is not changed)."""
     options = options or Options()
     with collector_paused():
-        analysis = analyze(program, source)
+        if analysis is None:
+            analysis = analyze(program, source)
         runner = _Runner(program, source, analysis, dict(at or {}), wrt, options)
         return runner.run(output)
 

@@ -9,6 +9,7 @@ Nothing here prints.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -148,7 +149,8 @@ def _quantity(name: str, role: str, value, note: str = "") -> Quantity:
 
 def differentiate(source: Source | str, at: dict | None = None, *, program: Program | None = None, wrt=None,
                   retain=None, output: str | None = None, grad_output=None, order: int = 1, graph: bool = False,
-                  options: Options | None = None, keep_graph: bool = False) -> Differentiation:
+                  options: Options | None = None, keep_graph: bool = False, analysis=None,
+                  named: bool = True) -> Differentiation:
     """Run `source` (its text or Source; `program` when already parsed) at the point `at`
     ({name: number, list or tensor}) and differentiate its output.
 
@@ -156,7 +158,10 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     are kept, or ["all"]. grad_output: None (a scalar output), "ones", or a value's text.
     order 2 adds the Hessian of a scalar output. graph: build the grad_fn graph model.
     keep_graph: backward keeps the saved values (retain_graph), for callers that run the
-    nodes' formulas again (explain).
+    nodes' formulas again (explain). analysis: the program's language.analysis.analyze(), when
+    the caller has it (with `program`), so that it is not worked out again. named=False leaves
+    the constants and variables out (empty lists), for callers that keep only the output and the
+    gradients (autodiff test).
     Raises ProgramError, UsageProblem, GradientProblem (the engine's RuntimeError included).
     """
     if order not in (1, 2):
@@ -166,7 +171,7 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
         options.keep_tensors = True
     source, program = _source_and_program(source, program)
     at = dict(at or {})
-    evaluation = evaluate(program, source, at=at, wrt=wrt, output=output, options=options)
+    evaluation = evaluate(program, source, at=at, wrt=wrt, output=output, options=options, analysis=analysis)
     result = evaluation.output
     warnings = list(evaluation.warnings)
     if isinstance(result, (bool, int, float)):  # a program of constants: a value with no gradients
@@ -199,11 +204,11 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
                 warnings.append(Warning_(f"{the_output(evaluation.output_name)} does not depend on input {name!r}"))
         quantity = _quantity(name, "input", leaf, note)
         inputs.append(quantity)
-        if quantity.grad is not None and quantity.grad.dtype.kind == "f" and not np.all(np.isfinite(quantity.grad)):
+        if quantity.grad is not None and quantity.grad.dtype.kind == "f" and not _all_finite(quantity.grad):
             kind = "nan" if np.any(np.isnan(quantity.grad)) else "infinite"
             warnings.append(Warning_(f"the gradient with respect to {name!r} is {kind}"))
     variables = []
-    for name, value in evaluation.variables.items():
+    for name, value in evaluation.variables.items() if named else ():
         if name == evaluation.output_name:
             continue
         note = ""
@@ -212,7 +217,8 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
         variables.append(_quantity(name, "variable", value, note))
     run = Differentiation(
         source.name, _quantity(evaluation.output_name, "output", result), inputs,
-        [_quantity(n, "constant", v) for n, v in evaluation.constants.items()], variables, warnings=warnings,
+        [_quantity(n, "constant", v) for n, v in evaluation.constants.items()] if named else [], variables,
+        warnings=warnings,
         evaluation=evaluation, tensor=result, seed=seed, program=program, at=at, wrt=wrt, options=options,
         retained_output=evaluation.output_name in retained and retain != ["all"],  # all: the intermediates
     )
@@ -221,6 +227,12 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     if graph:
         run.graph = build_graph(evaluation, result)
     return run
+
+
+def _all_finite(array: np.ndarray) -> bool:
+    if array.ndim == 0:
+        return math.isfinite(array)  # a number: without NumPy's reduction
+    return bool(np.isfinite(array).all())
 
 
 def _retain(evaluation: Evaluation, retain) -> set:

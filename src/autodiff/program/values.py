@@ -12,7 +12,7 @@ def host(value):
     """A tensor's values as a NumPy array on the host (or None)."""
     if value is None:
         return None
-    return value.detach().numpy(force=True)
+    return value.numpy(force=True)  # force: whether it requires grad or not, as detach().numpy() would
 
 
 def to_python(value):

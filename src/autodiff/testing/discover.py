@@ -54,11 +54,14 @@ def discover(paths: list, globs=DEFAULT_GLOBS) -> list:
     return [found[key] for key in sorted(found)]
 
 
-def _key(path: Path) -> str:
-    return Path(os.path.normpath(path)).as_posix()
+def _key(path) -> str:
+    """A path written one way: normalised, with / (what Path(os.path.normpath(p)).as_posix() gives)."""
+    key = os.path.normpath(path)
+    return key if os.sep == "/" else key.replace(os.sep, "/")
 
 
-def _search(root: Path, wanted) -> list:
+def _search(root: Path, wanted, make=Path) -> list:
+    """The files below `root` whose names are `wanted`, as make(path text)."""
     files = []
     stack = [root]
     while stack:
@@ -72,7 +75,7 @@ def _search(root: Path, wanted) -> list:
                 if not skipped_directory(entry.name):
                     stack.append(Path(entry.path))
             elif entry.is_file() and wanted(entry.name):
-                files.append(Path(entry.path))
+                files.append(make(entry.path))
     return files
 
 
@@ -85,10 +88,10 @@ def unused_records(paths: list, globs, files: list) -> list:
         path = Path(given)
         if not path.is_dir():
             continue
-        for record in _search(path, lambda name: name.endswith(RECORD_SUFFIX)):
-            owner = Path(str(record)[: -len(RECORD_SUFFIX)])
-            if _key(owner) in collected:
+        for found in _search(path, lambda name: name.endswith(RECORD_SUFFIX), make=str):  # most are owned: no Path
+            if _key(found[: -len(RECORD_SUFFIX)]) in collected:
                 continue
+            record, owner = Path(found), Path(found[: -len(RECORD_SUFFIX)])
             if not owner.exists():
                 unused.append((record, f"its file {owner.name} does not exist"))
             elif not is_collected(owner.name, globs):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..language import ErrorKind, InputProblem, LimitProblem, Options, ProgramError, Source, parse
+from ..language._gc import collector_paused
 from ..language.analysis import analyze
 from ..language.files import read_file
 from ..program import GradientProblem, NotATensor, differentiate, to_python
@@ -52,6 +53,16 @@ class Settings:
     ci: bool = False  # in CI: a file without a record is never recorded
     explicit: dict = field(default_factory=dict)  # settings given on the command line: {"seed": 1}
     update_hint: str = "autodiff test --update"  # how the user asks for records (pytest: pytest --autodiff-update)
+    _run_options: dict = field(default_factory=dict, repr=False, compare=False)  # run_options(), made once each
+
+    def run_options(self, chosen: dict) -> Options:
+        """The options files run with: these, with a record's dtype and seed (`chosen`), and
+        without warnings (records keep none). One object per choice; nothing changes it."""
+        key = tuple(sorted(chosen.items()))
+        options = self._run_options.get(key)
+        if options is None:
+            options = self._run_options[key] = replace(self.options, check_finite=False, **chosen)
+        return options
 
 
 @dataclass
@@ -72,7 +83,8 @@ def run_file(path, settings: Settings) -> FileResult:
     """Evaluate one file at its points and compare (or record). Never raises for a bad file."""
     started = time.perf_counter()
     try:
-        result = _run(Path(path), settings)
+        with collector_paused():  # as parsing and running are: a file makes no cycles worth a collection
+            result = _run(Path(path), settings)
     except NotAResult as stopped:
         result = FileResult(str(path), ERRORED, str(stopped))
     except RecursionError:
@@ -111,14 +123,14 @@ def _run(path: Path, settings: Settings) -> FileResult:
     except RecordProblem as exc:
         return FileResult(name, ERRORED, str(exc))
     expectations = expected_errors(source.text)
-    program, inputs, needs_values = _prepare(source)
+    program, analysis, inputs, needs_values = _prepare(source)
     recorded_settings = dict((record or {}).get("settings", {}))
     chosen = {"dtype": settings.options.dtype, "seed": settings.options.seed}
     if settings.update:  # a value given on the command line applies, and is recorded
         chosen.update({k: v for k, v in recorded_settings.items() if k not in settings.explicit})
     else:  # the record's settings win
         chosen.update(recorded_settings)
-    options = replace(settings.options, check_finite=False, **chosen)  # records keep no warnings
+    options = settings.run_options(chosen)
 
     points = []  # the input values of each point, in order, each once
     if not needs_values:
@@ -138,7 +150,7 @@ def _run(path: Path, settings: Settings) -> FileResult:
     for at in points:  # each point once, where it first appears
         unique.setdefault(point_key(at), at)
     points = list(unique.values())
-    outcomes = [(at, evaluate_point(program, source, at, options)) for at in points]
+    outcomes = [(at, evaluate_point(program, source, at, options, analysis)) for at in points]
 
     problem = _unexpected(outcomes, expectations)
     if problem:
@@ -196,27 +208,29 @@ def _unexpected(outcomes: list, expectations: list):
 
 
 def _prepare(source: Source):
-    """The parsed program (or the error parsing it raised), its inputs, and those lacking a default."""
+    """The parsed program (or the error parsing it raised), its analysis (done once, for every
+    point), its inputs, and those lacking a default."""
     try:
         program = parse(source)
         analysis = analyze(program, source)
     except ProgramError as problem:
-        return problem, [], []  # every point fails the same way: record that once, at the defaults
+        return problem, None, [], []  # every point fails the same way: record that once, at the defaults
     declared = analysis.declared
     needs = [n for n in analysis.inputs if not (n in declared and declared[n].value is not None)]
-    return program, analysis.inputs, needs
+    return program, analysis, analysis.inputs, needs
 
 
-def evaluate_point(program, source: Source, at: dict, options: Options) -> dict:
+def evaluate_point(program, source: Source, at: dict, options: Options, analysis=None) -> dict:
     """The results of the program at one point, as a record holds them. An error that makes the
     program invalid (syntax, unknown names, wrong arguments, missing inputs) is marked
-    "invalid": no comment can expect it."""
+    "invalid": no comment can expect it. analysis: the program's, when already made."""
     if isinstance(program, LimitProblem):
         raise NotAResult(program.render().splitlines()[0])
     if isinstance(program, ProgramError):
         return _error(program)
     try:
-        run = differentiate(source, {k: from_record(v) for k, v in at.items()}, program=program, options=options)
+        run = differentiate(source, {k: from_record(v) for k, v in at.items()}, program=program, options=options,
+                            analysis=analysis, named=False)
     except LimitProblem as problem:  # --max-elements, --max-iterations, out of memory: not the program's result
         raise NotAResult(f"at {_at_text(at)}: {problem.render().splitlines()[0]}") from None
     except MemoryError:

@@ -1,8 +1,8 @@
 """Running many files: in this process for -j 1, else spread over worker processes.
 
 Workers are forked from this process on Linux, so they start with everything already
-imported; elsewhere they are spawned. Each takes a few files at a time and sends back one
-result per file as soon as it has it. When a worker dies (a crash in a native library, a
+imported; elsewhere they are spawned. Each is sent a few files at a time, the next few
+before it has finished, and sends back one result per file as soon as it has it. When a worker dies (a crash in a native library, a
 kill), the file it was running is reported as errored, the files it had not started go back
 to the queue, and a new worker takes its place: no other file's result is lost.
 
@@ -14,17 +14,20 @@ and between files checks that its parent is still the one that started it.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
+import select
 import signal
 import sys
 import time
 from collections import deque
-from multiprocessing.connection import wait
 
 from .one_file import ERRORED, FileResult, Settings, run_file
 
 FILES_PER_REQUEST = 8  # few enough to balance the workers, enough to keep messages rare
+FILES_PER_REQUEST_ALONE = 64  # one worker has nothing to balance: fewer round trips (doubled while it runs dry)
+MAX_FILES_PER_REQUEST = 1024
 MAX_JOBS = 256  # more worker processes than this is a usage error
 DEFAULT_TIMEOUT = 60.0  # seconds one file may run
 
@@ -87,9 +90,8 @@ def _worker(connection, settings: Settings, parent: int) -> None:
             os._exit(1)
         if request is None:
             return
-        for index, path in request:
+        for index, path in request:  # the next request may already be waiting in the pipe
             connection.send((index, run_file(path, settings)))
-        connection.send(None)  # ready for more
 
 
 class _Worker:
@@ -98,12 +100,27 @@ class _Worker:
         self.process = context.Process(target=_worker, args=(child_end, settings, os.getpid()), daemon=True)
         self.process.start()
         child_end.close()
-        self.assigned: list = []  # (index, path) sent and not yet answered
-        self.since = time.monotonic()  # when the file it is running (assigned[0]) started
+        self.assigned: deque = deque()  # (index, path) sent and not yet answered, in the order it runs them
+        self.since = time.monotonic()  # when the file it is running (assigned[0]) started, as far as seen
         self.timed_out = False
+        self.muted = False  # its results are read at the next tick, not as each comes
+        self.inbox = select.poll()  # its end of the pipe alone: is a message waiting?
+        self.inbox.register(self.connection.fileno(), select.POLLIN)
+
+    def has_message(self) -> bool:
+        return bool(self.inbox.poll(0))
 
 
 class _Pool:
+    """The workers, each sent its next few files before it runs out of work.
+
+    A lone worker (-j 1) has nothing to balance: while it has plenty of files still to run,
+    its results are read in batches, at a tick (TICK_MS), rather than each waking this process;
+    its death and the time limit still wake it at once. Several workers are served at each
+    result, so that none waits for work."""
+
+    TICK_MS = 20
+
     def __init__(self, files: list, settings: Settings, jobs: int, on_result, timeout: float = 0.0) -> None:
         self.timeout = timeout
         self.files = files
@@ -117,20 +134,23 @@ class _Pool:
         self.workers: list = []
         self.stop_when = None
         self.stopped = False
+        self.poller = select.poll()  # every worker's sentinel, and the pipes of those not muted
+        self.alone_share = FILES_PER_REQUEST_ALONE
+        self.watched: dict = {}  # fd -> (worker, whether it is the process's sentinel)
 
     def run(self) -> list:
         try:
             for _ in range(self.jobs):
                 self._start_worker()
             while self.workers and not self.stopped:
-                waitables = {}
-                for worker in self.workers:
-                    waitables[worker.connection] = worker
-                    waitables[worker.process.sentinel] = worker
-                for ready in wait(list(waitables), timeout=self._wait_time()):
-                    worker = waitables[ready]
-                    if worker in self.workers:
-                        self._serve(worker, died=ready is worker.process.sentinel)
+                died = set()
+                for fd, _ in self.poller.poll(self._wait_time()):
+                    worker, sentinel = self.watched.get(fd, (None, False))
+                    if sentinel:
+                        died.add(worker)
+                for worker in list(self.workers):
+                    if worker in self.workers and not self.stopped:
+                        self._serve(worker, died=worker in died)
                 self._stop_late_workers()
         finally:
             for worker in self.workers:
@@ -140,12 +160,15 @@ class _Pool:
         return self.results
 
     def _wait_time(self):
-        if self.timeout <= 0:
-            return None
-        busy = [w.since for w in self.workers if w.assigned]
-        if not busy:
-            return self.timeout
-        return max(0.0, min(busy) + self.timeout - time.monotonic()) + 0.01
+        """Milliseconds to wait for a message (None: until one comes)."""
+        wait = None
+        if self.timeout > 0:
+            busy = [w.since for w in self.workers if w.assigned]
+            seconds = max(0.0, min(busy) + self.timeout - time.monotonic()) + 0.01 if busy else self.timeout
+            wait = math.ceil(seconds * 1000)
+        if any(w.muted for w in self.workers):
+            wait = self.TICK_MS if wait is None else min(wait, self.TICK_MS)
+        return wait
 
     def _stop_late_workers(self) -> None:
         """Kill a worker whose file has run past the time limit (hung, stopped or just slow)."""
@@ -161,35 +184,63 @@ class _Pool:
     def _start_worker(self) -> None:
         worker = _Worker(self.context, self.settings)
         self.workers.append(worker)
+        for fd, sentinel in ((worker.connection.fileno(), False), (worker.process.sentinel, True)):
+            self.watched[fd] = (worker, sentinel)
+            self.poller.register(fd, select.POLLIN)
         self._give_work(worker)
 
+    def _unwatch(self, worker: _Worker) -> None:
+        """Stop polling a worker's descriptors (before they close: a new worker may get their numbers)."""
+        for fd in [fd for fd, (watched, _) in self.watched.items() if watched is worker]:
+            self.poller.unregister(fd)
+            del self.watched[fd]
+
+    def _share(self) -> int:
+        if self.jobs == 1:
+            return self.alone_share
+        return max(1, min(FILES_PER_REQUEST, len(self.queue) // (2 * self.jobs)))
+
     def _give_work(self, worker: _Worker) -> None:
-        share = max(1, min(FILES_PER_REQUEST, len(self.queue) // (2 * self.jobs)))
-        request = [self.queue.popleft() for _ in range(min(share, len(self.queue)))]
-        if not request:
+        """Send a worker more files when it is running low (so that it never waits for this
+        process), stop it when there are none left and it has finished its own, and watch its
+        pipe at every result only while it is running low."""
+        if self.jobs == 1 and worker.muted and not worker.assigned and self.queue:  # it ran dry between ticks
+            self.alone_share = min(2 * self.alone_share, MAX_FILES_PER_REQUEST)
+        share = self._share()
+        if len(worker.assigned) <= share // 2 and self.queue:
+            request = [self.queue.popleft() for _ in range(min(share, len(self.queue)))]
+            if not worker.assigned:
+                worker.since = time.monotonic()
+            worker.assigned.extend(request)
+            worker.connection.send([(index, str(path)) for index, path in request])
+        if not worker.assigned:
+            self._unwatch(worker)
             worker.connection.send(None)
             worker.process.join()
             self.workers.remove(worker)
             return
-        worker.assigned = request
-        worker.since = time.monotonic()
-        worker.connection.send([(index, str(path)) for index, path in request])
+        muted = self.jobs == 1 and len(worker.assigned) > share // 2
+        if muted != worker.muted:
+            worker.muted = muted
+            self.poller.modify(worker.connection.fileno(), 0 if muted else select.POLLIN)
 
     def _serve(self, worker: _Worker, died: bool) -> None:
+        """The messages a worker has sent; then, when it died, its loss."""
         try:
-            while worker.connection.poll():
-                message = worker.connection.recv()
-                if message is None:
-                    self._give_work(worker)
-                    return
-                index, result = message
-                worker.assigned = [item for item in worker.assigned if item[0] != index]
+            while not self.stopped and worker.has_message():
+                index, result = worker.connection.recv()
+                if worker.assigned and worker.assigned[0][0] == index:
+                    worker.assigned.popleft()
+                else:
+                    worker.assigned = deque(item for item in worker.assigned if item[0] != index)
                 worker.since = time.monotonic()
                 self._keep(index, result)
         except (EOFError, OSError):
             died = True
-        if died or not worker.process.is_alive():
+        if died:
             self._lost(worker)
+        elif worker in self.workers and not self.stopped:
+            self._give_work(worker)
 
     def _keep(self, index: int, result: FileResult) -> None:
         if self.stopped:
@@ -202,6 +253,7 @@ class _Pool:
 
     def _lost(self, worker: _Worker) -> None:
         """A worker died: blame the file it was running, requeue the rest, replace the worker."""
+        self._unwatch(worker)
         worker.process.join()
         worker.connection.close()
         if worker not in self.workers:

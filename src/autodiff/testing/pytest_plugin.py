@@ -56,14 +56,41 @@ def _suite_config(config):
 
 def pytest_collect_file(file_path, parent):
     if not file_path.name.endswith((".golden.json", ".golden.new")):
-        from .discover import is_collected, skipped_directory
+        from .discover import is_collected
 
-        patterns = _suite_config(parent.config)[0]
-        root = parent.config.rootpath
-        folders = file_path.parent.relative_to(root).parts if file_path.is_relative_to(root) else ()
-        if is_collected(file_path.name, patterns) and not any(skipped_directory(part) for part in folders):
+        config = parent.config
+        if is_collected(file_path.name, _suite_config(config)[0]) and not _in_skipped_directory(config, file_path.parent):
             return ExpressionFile.from_parent(parent, path=file_path)
     return None
+
+
+def _in_skipped_directory(config, folder) -> bool:
+    """Whether a folder below pytest's root is one `autodiff test` never searches (hidden,
+    build, venv...): worked out once per folder of the session, not once per file."""
+    verdicts = getattr(config, "_autodiff_skipped_folders", None)
+    if verdicts is None:
+        verdicts = config._autodiff_skipped_folders = {}
+    verdict = verdicts.get(folder)
+    if verdict is None:
+        from .discover import skipped_directory
+
+        root = config.rootpath
+        folders = folder.relative_to(root).parts if folder.is_relative_to(root) else ()
+        verdict = verdicts[folder] = any(skipped_directory(part) for part in folders)
+    return verdict
+
+
+def _settings(config):
+    """How this session runs files (the same for every item): made once."""
+    settings = getattr(config, "_autodiff_settings", None)
+    if settings is None:
+        from .one_file import Settings
+
+        _, rtol, atol = _suite_config(config)
+        ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+        settings = config._autodiff_settings = Settings(rtol=rtol, atol=atol, update=config.getoption("autodiff_update"),
+                                                        ci=ci, update_hint="pytest --autodiff-update")
+    return settings
 
 
 class ExpressionFile(pytest.File):
@@ -84,14 +111,9 @@ class ExpressionFailure(Exception):
 
 class ExpressionItem(pytest.Item):
     def runtest(self) -> None:
-        from .one_file import PASSED, UPDATED, Settings, run_file
+        from .one_file import PASSED, UPDATED, run_file
 
-        config = self.config
-        _, rtol, atol = _suite_config(config)
-        ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
-        settings = Settings(rtol=rtol, atol=atol, update=config.getoption("autodiff_update"), ci=ci,
-                            update_hint="pytest --autodiff-update")
-        result = run_file(self.path, settings)
+        result = run_file(self.path, _settings(self.config))
         if result.status not in (PASSED, UPDATED):
             raise ExpressionFailure(result)
 

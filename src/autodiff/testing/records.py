@@ -77,7 +77,10 @@ def load(path, where=None) -> dict | None:
     """The record of an expression file, or None when it has none. A record that is not a
     regular file, too large, not JSON, or not shaped as a record in every field is a
     RecordProblem with a one-line reason. `where`: read this file instead (a pending record)."""
-    where = record_path(path) if where is None else Path(where)
+    if where is None:  # what record_path() gives, without a second Path when `path` is one already
+        where = str(path) + RECORD_SUFFIX if isinstance(path, Path) else record_path(path)
+    else:
+        where = Path(where)
     try:
         data = read_regular(where, MAX_RECORD_BYTES)
     except ReadProblem as exc:
@@ -179,6 +182,8 @@ def _point_problem(point: dict) -> str:
 
 def _value_problem(value, allow_null: bool) -> str:
     """'' for a number, "nan"/"inf"/"-inf", or nested lists of them; else what is wrong."""
+    if type(value) is float:
+        return ""  # most values of most records
     stack = [(value, 0)]
     while stack:
         item, depth = stack.pop()
@@ -223,6 +228,8 @@ def _brief(value) -> str:
 
 def point_key(at: dict) -> str:
     """The identity of a point: its input values, written canonically (2 and 2.0 are one point)."""
+    if not at:
+        return "{}"  # the file's own defaults: most points of most suites
     return json.dumps(to_record(as_floats(at)), sort_keys=True)
 
 
