@@ -90,6 +90,20 @@ def tutorial_expression(lib):
 
 
 @snippet
+def a_change_through_data_after_use_is_what_backward_sees(lib):
+    # Backward reads a saved input as it is then: `.data` changes show (no version bump), in
+    # the formulas' lean path and on the general path (a target given) alike.
+    x, w, v = (lib.tensor(value, requires_grad=True) for value in (2.0, 3.0, [1.0, 2.0]))
+    y, z = x * w, (x * v).sum()
+    w.data.mul_(10)
+    v.data = lib.tensor([5.0, 7.0])
+    y.backward()
+    lean = x.grad.clone()
+    (through_target,) = lib.autograd.grad(z, [x])
+    return [lean, through_target]
+
+
+@snippet
 def non_scalar_output_and_fixes(lib):
     x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], requires_grad=True)
     L = 10 - x * 2

@@ -282,7 +282,7 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
         else:
             outputs = node._apply(grads, as_tensors)
         if not keep_graph and node._frees and node._saved:
-            node._saved = node._saved_arrays = None  # free the tensors backward used
+            node._saved = None  # free the tensors backward used
         return outputs
 
     # Without targets, recording or anomaly mode, an op's node with no hooks and unchanged saved
@@ -307,13 +307,17 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
                 # into the input's buffer (ops/registry.py's OpDef.plan says how to call it).
                 # It repeats the general loop's few lines of delivery below on purpose: a shared
                 # outputs list, or a call per gradient, costs this loop a third of its time.
-                if saved:
-                    saved = node._saved_arrays
                 ready_leaves = None
                 for (f, j), child, nr in zip(plan, node._next, node._nrs):
                     if child is None:
                         continue
-                    g = f(grad) if j is None else f(grad, saved[j]) if j >= 0 else f(grad, saved)
+                    if j is None:
+                        g = f(grad)
+                    elif j >= 0:  # a saved tensor is read now, as PyTorch reads a saved variable
+                        value = saved[j]
+                        g = f(grad, value._data if value.__class__ is Tensor or isinstance(value, Tensor) else value)
+                    else:
+                        g = f(grad, node._arrays())
                     if nr or g.__class__ is not _F64 or child._shape is not _NO_DIMS or child._dtype is not _F64_DTYPE:
                         if nr or g.shape != child._shape or g.dtype is not child._dtype:
                             g = _conform(g, child, nr, node, [g], False)
@@ -326,7 +330,7 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
                         if left == 0:
                             ready_leaves = [child] if ready_leaves is None else ready_leaves + [child]
                 if not keep_graph and node._frees:
-                    node._saved = node._saved_arrays = None  # free the tensors backward used
+                    node._saved = None  # free the tensors backward used
                 if ready_leaves is not None:
                     run_leaves(ready_leaves)
                 continue

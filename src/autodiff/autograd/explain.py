@@ -266,7 +266,7 @@ class _Graph:
     def _operands(self, node) -> dict:
         op = node.op
         names = {"result": self.term(node), "min": "min", "max": "max"}
-        saved = node._saved_arrays if node._saved_arrays is not None else ()
+        saved = node._arrays() if node._saved is not None else ()
         tensors = node._saved if node._saved is not None else ()
         known = getattr(self.namer, "tensors", {})
         for position, argument in enumerate(op.arg_names):

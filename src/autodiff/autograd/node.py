@@ -68,7 +68,6 @@ class Node:
     n_outputs = 1  # nodes of custom Functions with several outputs override this
     # What backward needs; nodes that save tensors keep them here, and free them as None.
     _saved = ()
-    _saved_arrays = ()
     _frees = False
     _plan = None  # an op's formulas, for the engine's lean path (ops/registry.py's OpNode)
 

@@ -72,13 +72,21 @@ class ShapeError(RuntimeError):
 class OpNode(Node):
     """The backward node of a registry op; subclasses are generated, one per op.
 
-    `_saved` holds what the formulas asked for as the forward saw it (tensors, constants, and
-    the result as its bare array); `_saved_arrays` the same with every tensor replaced by its
-    array, for backward without recording.
+    `_saved` holds what the formulas asked for (tensors, constants, and the result as its bare
+    array). Backward without recording reads each saved tensor's array when it runs, as PyTorch
+    reads a saved variable: a change made through `.data` shows there, while an in-place
+    operation fails the version check instead.
     """
 
-    __slots__ = ("_saved", "_saved_arrays", "_clock")
+    __slots__ = ("_saved", "_clock")
     op: OpDef
+
+    def _arrays(self) -> tuple:
+        """The saved values with every tensor (or list of tensors) replaced by its array now."""
+        return tuple(
+            v._data if isinstance(v, Tensor) else [array_of(t) for t in v] if v.__class__ is list else v
+            for v in self._saved
+        )
 
     def _apply(self, grads: list, as_tensors: bool) -> list:
         grad = grads[0]
@@ -97,7 +105,7 @@ class OpNode(Node):
                     result = _make(saved[index], True, self)
                     saved = saved[:index] + (result,) + saved[index + 1 :]
             else:
-                saved = self._saved_arrays
+                saved = self._arrays()
         callers = op.callers
         if len(callers) == 1 and not op.variadic:  # the only input must be the one needing grad
             direct = op.direct[0]
@@ -360,14 +368,12 @@ def _node(op: OpDef, children, nrs, args, arrays, out):
     saves = op.saves
     if saves is _SAVES_ARGS:
         node._saved = args
-        node._saved_arrays = arrays
     elif saves is _SAVES_RESULT:
-        node._saved = node._saved_arrays = (out,)
+        node._saved = (out,)
     elif saves is None:
-        node._saved = node._saved_arrays = ()
+        node._saved = ()
     else:
         node._saved = saves(args, arrays, out)
-        node._saved_arrays = saves(arrays, arrays, out)
     if node._saved and len(children) > 1 and not op.variadic and None in children:
         _drop_unused(op, node, children)
     node._clock = InplaceClock.ticks
@@ -382,7 +388,7 @@ def _inputs_of(values) -> tuple:
     return children, output_numbers(nrs)
 
 
-def _recorded(out, node_class, children, nrs, saved, saved_arrays) -> Tensor:
+def _recorded(out, node_class, children, nrs, saved) -> Tensor:
     """The result of a recorded op and its node, built in one go: `_node` and `_make` for the
     common ops (no anomaly mode, no input without an edge), as the hot path of every operation."""
     node = node_class()
@@ -397,7 +403,6 @@ def _recorded(out, node_class, children, nrs, saved, saved_arrays) -> Tensor:
         node._dtype = out.dtype
     node._hooks = node._trace = None
     node._saved = saved
-    node._saved_arrays = saved_arrays
     node._clock = InplaceClock.ticks
     result = _new(Tensor)
     result._data = out
@@ -421,7 +426,6 @@ def _drop_unused(op: OpDef, node, children) -> None:
         keep = op.keep[active] = _keeper(tuple(i in used for i in range(len(op.saved_names))))
     if keep is not _KEEP_ALL:
         node._saved = keep(node._saved)
-        node._saved_arrays = keep(node._saved_arrays)
 
 
 _KEEP_ALL = "keep everything"
@@ -528,7 +532,7 @@ def _unary_apply(op: OpDef):
         first = input.grad_fn or input_node(input)
         if saves is _SAVES_RESULT and not ANOMALY.enabled:  # tanh, exp, sigmoid...
             nrs = _ZERO if not input._output_nr else (input._output_nr,)
-            return _recorded(out, node_class, (first,), nrs, (out,), (out,))
+            return _recorded(out, node_class, (first,), nrs, (out,))
         nrs = _ZERO if not input._output_nr else (input._output_nr,)
         node = _node(op, (first,), nrs, (input, *params), (data, *params), out)
         return _make(out, True, node)
@@ -597,9 +601,9 @@ def _binary_apply(op: OpDef):
             nrs = _ZEROS if not (input._output_nr or other._output_nr) else (input._output_nr, other._output_nr)
             if first is not None and second is not None and not ANOMALY.enabled:
                 if saves is _SAVES_ARGS:  # mul, div...
-                    return _recorded(out, node_class, (first, second), nrs, (input, other), (a, b))
+                    return _recorded(out, node_class, (first, second), nrs, (input, other))
                 if saves is None:  # add, sub...
-                    return _recorded(out, node_class, (first, second), nrs, (), ())
+                    return _recorded(out, node_class, (first, second), nrs, ())
             children = (first, second)
         else:
             children, nrs = _inputs_of((input, other))
