@@ -195,8 +195,4 @@ def edge(tensor):
     node = tensor.grad_fn
     if node is not None:
         return (node, tensor._output_nr)
-    if tensor._requires_grad:
-        ref = tensor._accumulator
-        node = ref() if ref is not None else None
-        return (node if node is not None else accumulator_of(tensor), 0)
-    return (None, 0)
+    return (input_node(tensor), 0)
