@@ -6,6 +6,11 @@ addition: the state a reduction leaves on top, with the run of unit reductions t
 (state below, rule, lookahead) and taken in one step. Children are filtered exactly as Lark's
 tree builder filters them; each rule's alias picks its builder from BUILDERS, a name table of
 expressions, written once into the rule's reducer. Nothing recurses: the parse stack is a list.
+
+Tokens are (type, text, start, end) tuples (tokenizer.fast_tokens), cheaper to make than
+objects by far; a reducer knows from the tables which of its symbols are tokens and reads their
+fields by index. A rejected token is explained with the careful tokenizer's Token objects, the
+same tokens, so that every message is computed as before.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from .errors import InputProblem, SyntaxProblem
 from .foreign import PYTHON_CONSTRUCTS
 from .grammar import Tables, tables
 from .source import Source
-from .tokenizer import Token, tokenize
+from .tokenizer import Token, fast_tokens, tokenize
 
 
 class _Splice(list):
@@ -46,7 +51,9 @@ def parse(text: str, name: str = "<expr>") -> ast.Program:
         )
     grammar = tables()
     with collector_paused():
-        tokens = tokenize(source, grammar)
+        tokens = fast_tokens(source, grammar)
+        if tokens is None:  # something the careful tokenizer explains, or must handle
+            tokens = [token.as_tuple() for token in tokenize(source, grammar)]
         try:
             return _Driver(grammar).run(tokens, source)
         except _Late as late:
@@ -73,7 +80,7 @@ class _Driver:
         states = [top]
         values: list = []
         for token in tokens:
-            kind = token.type
+            kind = token[0]
             try:
                 action = actions[top][kind]
             except KeyError:
@@ -108,11 +115,14 @@ class _Driver:
             top = action
         raise AssertionError("the parser ended without accepting")  # the tables always accept at $END
 
-    def _rejected(self, source: Source, tokens: list, token: Token, state: int) -> SyntaxProblem:
-        """The error for a token the parser has no action for (a lexical error's own, at its token)."""
-        if token.type == "$ERROR":
-            return token.error
-        return _syntax_error(source, tokens, tokens.index(token), self.grammar.actions[state])
+    def _rejected(self, source: Source, tokens: list, token: tuple, state: int) -> SyntaxProblem:
+        """The error for a token the parser has no action for (a lexical error's own, at its token),
+        told with the careful tokenizer's Token objects: the same tokens, at the same index."""
+        index = next(i for i, candidate in enumerate(tokens) if candidate is token)
+        tokens = tokenize(source, self.grammar)
+        if tokens[index].type == "$ERROR":
+            return tokens[index].error
+        return _syntax_error(source, tokens, index, self.grammar.actions[state])
 
     def _goto(self, below: int, number: int, kind: str) -> int:
         """The state after reducing rule `number` on top of state `below`, with the unit
@@ -168,13 +178,16 @@ def _reducer(rule):
     if not size:
         span = "    s = e = None\n"
     else:
-        first, last = ("r0", 0 in kept), (raw[-1], size - 1 in kept)
-        if not first[1] and not last[1]:
+        # a kept child may be a value without a place; a token always has one
+        first_placed = 0 not in kept or 0 in rule.terminals
+        last_placed = size - 1 not in kept or size - 1 in rule.terminals
+        if first_placed and last_placed:
             span = f"    s, e = r0.start, {raw[-1]}.end\n"
         else:
+            tokens = tuple(index in rule.terminals for index in range(size))
             span = (f"    try:\n        s, e = r0.start, {raw[-1]}.end\n"
                     "    except AttributeError:\n        s = e = None\n"
-                    f"    if s is None or e is None:\n        s, e = _span(({', '.join(raw)},))\n")
+                    f"    if s is None or e is None:\n        s, e = _span(({', '.join(raw)},), {tokens})\n")
     if rule.inline:  # a `_rule`: its children, to be spliced into its parent's
         wrap = "    if not isinstance(c, _Splice):\n    " if grow else ""
         body = children + wrap + "    c = _Splice(c)\n" + span + "    c.start, c.end = s, e\n    return c\n"
@@ -193,7 +206,7 @@ def _reducer(rule):
         if not re.search(r"\b[se]\b", expression):
             span = ""
         body = children + span + f"    return {expression}\n"
-    text = f"def reduce({', '.join(raw)}):\n{body}"
+    text = _read_tokens(f"def reduce({', '.join(raw)}):\n{body}", rule.terminals)
     reduce = _WRITTEN.get(text)
     if reduce is None:
         scope = dict(_scope())
@@ -202,15 +215,29 @@ def _reducer(rule):
     return reduce
 
 
-def _span(raw: list):
-    """The first start and last end among the raw children that have positions."""
+_TOKEN_FIELDS = {"type": 0, "value": 1, "start": 2, "end": 3}
+
+
+def _read_tokens(text: str, terminals: tuple) -> str:
+    """A reducer's text with its tokens' fields (`r1.value`) read from the tuple (`r1[1]`)."""
+    def field(match):
+        if int(match.group(1)) not in terminals:
+            return match.group(0)
+        return f"r{match.group(1)}[{_TOKEN_FIELDS[match.group(2)]}]"
+
+    return re.sub(r"\br(\d+)\.(type|value|start|end)\b", field, text)
+
+
+def _span(raw: tuple, tokens: tuple):
+    """The first start and last end among the raw children that have positions (`tokens`
+    says which are token tuples)."""
     start = end = None
-    for value in raw:
-        start = getattr(value, "start", None)
+    for value, token in zip(raw, tokens):
+        start = value[2] if token else getattr(value, "start", None)
         if start is not None:
             break
-    for value in reversed(raw):
-        end = getattr(value, "end", None)
+    for value, token in zip(reversed(raw), reversed(tokens)):
+        end = value[3] if token else getattr(value, "end", None)
         if end is not None:
             break
     return start, end
@@ -229,10 +256,10 @@ def _statements(children) -> tuple:
     return tuple(out)
 
 
-def _number(token: Token) -> ast.Number:
-    text = token.value.replace("_", "")
+def _number(written: str, start, end) -> ast.Number:
+    text = written.replace("_", "")
     value = float(text) if "." in text or "e" in text or "E" in text else int(text)
-    return ast.Number.make(value, token.value, token.start, token.end)
+    return ast.Number.make(value, written, start, end)
 
 
 def _binary(op: str):
@@ -265,11 +292,16 @@ def _call(func, arguments, start, end):
 
 def _compare(children, start, end):
     operands = children[0::2]
-    operators = children[1::2]
+    operators = [_text_and_start(token) for token in children[1::2]]
     return ast.Compare.make(
-        operands[0], tuple(t.value for t in operators), tuple(operands[1:]), tuple(t.start for t in operators),
+        operands[0], tuple(text for text, _ in operators), tuple(operands[1:]), tuple(at for _, at in operators),
         start, end,
     )
+
+
+def _text_and_start(token) -> tuple:
+    """An operator token's text and start: a tuple here, a Token in Lark's reference tree."""
+    return (token[1], token[2]) if type(token) is tuple else (token.value, token.start)
 
 
 class _Late(Exception):
@@ -321,7 +353,7 @@ BUILDERS = {
     "slice_": "Slice(c[0], c[1], c[2], s, e)",
     "attribute": "Attribute(c[0], c[1].value, s, e)",
     "name": "Name(c[0].value, s, e)",
-    "number": "_number(c[0])",
+    "number": "_number(c[0].value, s, e)",
     "true": "Constant(True, s, e)",
     "false": "Constant(False, s, e)",
     "none": "Constant(None, s, e)",
