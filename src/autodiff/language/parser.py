@@ -2,8 +2,8 @@
 
 The driver is the textbook LALR loop over the tables Lark compiled (grammar.py), with one
 addition: the state a reduction leaves on top, with the run of unit reductions that follows it
-(`test -> or_test -> ... -> atom`, which only relabel the top of the stack), is remembered per
-(state below, rule, lookahead) and taken in one step. Children are filtered exactly as Lark's
+(`test -> or_test -> ... -> atom`, which only relabel the top of the stack), and that state's
+action on the lookahead, are remembered per (state below, rule, lookahead) and taken in one step. Children are filtered exactly as Lark's
 tree builder filters them; each rule's alias picks its builder from BUILDERS, a name table of
 expressions, written once into the rule's reducer. Nothing recurses: the parse stack is a list.
 
@@ -75,7 +75,6 @@ class _Driver:
     def run(self, tokens: list, source: Source) -> ast.Program:
         actions = self.grammar.actions
         reducers, sizes, gotos = self.reducers, self.sizes, self.gotos
-        end_state = self.grammar.end_state
         top = self.grammar.start_state
         states = [top]
         values: list = []
@@ -85,30 +84,27 @@ class _Driver:
                 action = actions[top][kind]
             except KeyError:
                 raise self._rejected(source, tokens, token, top) from None
-            while action < 0:  # reduce by rule -1 - action
-                number = -1 - action
+            while action < 0:  # reduce by rule ~action (that is, -1 - action)
+                number = ~action
                 size = sizes[number]
+                # The rule's symbols become one value, whose state takes the first symbol's slot.
                 if size == 1:
                     values[-1] = reducers[number](values[-1])
-                    del states[-1]
                 elif size:
-                    raw = values[-size:]
-                    del values[-size:]
-                    del states[-size:]
-                    values.append(reducers[number](*raw))
+                    values[-size:] = (reducers[number](*values[-size:]),)
+                    del states[1 - size:]
                 else:
                     values.append(reducers[number]())
-                below = states[-1]
-                key = (below, number, kind)
-                top = gotos.get(key)
-                if top is None:
-                    top = gotos[key] = self._goto(below, number, kind)
-                states.append(top)
-                if top == end_state and kind == "$END":
-                    return values[-1]
-                try:
-                    action = actions[top][kind]
-                except KeyError:
+                    states.append(None)
+                key = (states[-2], number, kind)
+                step = gotos.get(key)
+                if step is None:
+                    step = gotos[key] = self._step(states[-2], number, kind)
+                top, action = step
+                states[-1] = top
+                if action is None:  # no action: the end, or an error
+                    if top == self.grammar.end_state and kind == "$END":
+                        return values[-1]
                     raise self._rejected(source, tokens, token, top) from None
             states.append(action)  # shift
             values.append(token)
@@ -123,6 +119,12 @@ class _Driver:
         if tokens[index].type == "$ERROR":
             return tokens[index].error
         return _syntax_error(source, tokens, index, self.grammar.actions[state])
+
+    def _step(self, below: int, number: int, kind: str) -> tuple:
+        """(state, its action on `kind`, None if it has none) after reducing rule `number` on
+        top of state `below`: both remembered, so that a reduction looks up one key."""
+        state = self._goto(below, number, kind)
+        return state, self.grammar.actions[state].get(kind)
 
     def _goto(self, below: int, number: int, kind: str) -> int:
         """The state after reducing rule `number` on top of state `below`, with the unit
@@ -195,7 +197,7 @@ def _reducer(rule):
         body = children + "    if len(c) == 1:\n        child = c[0]\n"
         if size > 1:  # `( test )`: the child, spanning its brackets
             body += ("        if isinstance(child, Node):\n"
-                     f"            return child.replace(start=r0.start, end={raw[-1]}.end)\n")
+                     f"            return child.with_span(r0.start, {raw[-1]}.end)\n")
         body += "        return child\n"
     else:
         expression = BUILDERS[rule.builder]
@@ -258,7 +260,7 @@ def _statements(children) -> tuple:
 
 def _number(written: str, start, end) -> ast.Number:
     text = written.replace("_", "")
-    value = float(text) if "." in text or "e" in text or "E" in text else int(text)
+    value = int(text) if text.isdigit() else float(text)  # digits alone, or with '.' or an exponent
     return ast.Number.make(value, written, start, end)
 
 
@@ -386,7 +388,7 @@ def builder(alias: str):
 
 
 def _statement_list(children, start, end) -> _Splice:
-    statements = _Splice(x for x in children if x is not None)
+    statements = _Splice(children if None not in children else [x for x in children if x is not None])
     statements.start, statements.end = start, end
     return statements
 
