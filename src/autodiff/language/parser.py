@@ -61,7 +61,7 @@ def parse(text: str, name: str = "<expr>") -> ast.Program:
 
 
 class _Driver:
-    _compiled: dict = {}  # per tables: (goto memo, reducers, rule sizes)
+    _compiled: dict = {}  # per tables: (steps memo, reducers, rule sizes)
 
     def __init__(self, grammar: Tables) -> None:
         self.grammar = grammar
@@ -69,12 +69,13 @@ class _Driver:
         if compiled is None:
             reducers: list = []
             reducers += [_on_first_use(reducers, number, rule) for number, rule in enumerate(grammar.rules)]
-            compiled = self._compiled[id(grammar)] = ({}, reducers, [rule.size for rule in grammar.rules])
-        self.gotos, self.reducers, self.sizes = compiled
+            steps = [{} for _ in grammar.rules]  # per rule: state below -> lookahead -> (state, action)
+            compiled = self._compiled[id(grammar)] = (steps, reducers, [rule.size for rule in grammar.rules])
+        self.steps, self.reducers, self.sizes = compiled
 
     def run(self, tokens: list, source: Source) -> ast.Program:
         actions = self.grammar.actions
-        reducers, sizes, gotos = self.reducers, self.sizes, self.gotos
+        reducers, sizes, steps = self.reducers, self.sizes, self.steps
         top = self.grammar.start_state
         states = [top]
         values: list = []
@@ -96,11 +97,10 @@ class _Driver:
                 else:
                     values.append(reducers[number]())
                     states.append(None)
-                key = (states[-2], number, kind)
-                step = gotos.get(key)
-                if step is None:
-                    step = gotos[key] = self._step(states[-2], number, kind)
-                top, action = step
+                try:  # nested subscripts: cheaper than hashing and comparing a (below, rule, kind) key
+                    top, action = steps[number][states[-2]][kind]
+                except KeyError:
+                    top, action = self._step(states[-2], number, kind)
                 states[-1] = top
                 if action is None:  # no action: the end, or an error
                     if top == self.grammar.end_state and kind == "$END":
@@ -122,9 +122,10 @@ class _Driver:
 
     def _step(self, below: int, number: int, kind: str) -> tuple:
         """(state, its action on `kind`, None if it has none) after reducing rule `number` on
-        top of state `below`: both remembered, so that a reduction looks up one key."""
+        top of state `below`: both remembered, so that a reduction looks them up at once."""
         state = self._goto(below, number, kind)
-        return state, self.grammar.actions[state].get(kind)
+        step = self.steps[number].setdefault(below, {})[kind] = (state, self.grammar.actions[state].get(kind))
+        return step
 
     def _goto(self, below: int, number: int, kind: str) -> int:
         """The state after reducing rule `number` on top of state `below`, with the unit
