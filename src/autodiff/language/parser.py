@@ -3,9 +3,10 @@
 The driver is the textbook LALR loop over the tables Lark compiled (grammar.py), with one
 addition: the state a reduction leaves on top, with the run of unit reductions that follows it
 (`test -> or_test -> ... -> atom`, which only relabel the top of the stack), and that state's
-action on the lookahead, are remembered per (state below, rule, lookahead) and taken in one step. Children are filtered exactly as Lark's
-tree builder filters them; each rule's alias picks its builder from BUILDERS, a name table of
-expressions, written once into the rule's reducer. Nothing recurses: the parse stack is a list.
+action on the lookahead, are remembered per (rule, state below, lookahead) and taken in one
+step. Children are filtered exactly as Lark's tree builder filters them; each rule's alias
+picks its builder from BUILDERS, a name table of expressions, written once into the rule's
+reducer. Nothing recurses: the parse stack is a list.
 
 Tokens are (type, text, start, end) tuples (tokenizer.fast_tokens), cheaper to make than
 objects by far; a reducer knows from the tables which of its symbols are tokens and reads their
@@ -124,7 +125,8 @@ class _Driver:
         """(state, its action on `kind`, None if it has none) after reducing rule `number` on
         top of state `below`: both remembered, so that a reduction looks them up at once."""
         state = self._goto(below, number, kind)
-        step = self.steps[number].setdefault(below, {})[kind] = (state, self.grammar.actions[state].get(kind))
+        step = (state, self.grammar.actions[state].get(kind))
+        self.steps[number].setdefault(below, {})[kind] = step
         return step
 
     def _goto(self, below: int, number: int, kind: str) -> int:
