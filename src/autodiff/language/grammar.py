@@ -18,7 +18,7 @@ import json
 import os
 from dataclasses import dataclass
 
-FORMAT = 4  # bump when the compiled form changes
+FORMAT = 5  # bump when the compiled form changes
 GRAMMAR_FILE = "grammar.lark"
 TABLES_FILE = "grammar_tables.json"
 LAYOUT_TERMINALS = ("_NL", "_INDENT", "_DEDENT")
@@ -35,6 +35,7 @@ class Rule:
     include: tuple  # (index, splice, nones_before) for each kept child, as Lark's tree builder
     trailing_nones: int
     inline: bool  # a `_rule`: its children are spliced into the parent's
+    terminals: tuple  # the indices of the symbols that are tokens (the parser reads their fields)
 
     @property
     def passes_through(self) -> bool:
@@ -99,7 +100,7 @@ def shipped_data() -> dict:
 def _from_data(data: dict) -> Tables:
     rules = [
         Rule(r["size"], r["origin"], r["builder"], r["expand_single"], tuple(map(tuple, r["include"])),
-             r["trailing_nones"], r["inline"])
+             r["trailing_nones"], r["inline"], tuple(r["terminals"]))
         for r in data["rules"]
     ]
     literals = dict(data["literals"])
@@ -203,6 +204,7 @@ def _describe(rule) -> dict:
         "include": include,
         "trailing_nones": pending,
         "inline": origin.startswith("_"),
+        "terminals": [i for i, symbol in enumerate(expansion) if symbol.is_term],
     }
 
 

@@ -2,10 +2,16 @@
 
 The driver is the textbook LALR loop over the tables Lark compiled (grammar.py), with one
 addition: the state a reduction leaves on top, with the run of unit reductions that follows it
-(`test -> or_test -> ... -> atom`, which only relabel the top of the stack), is remembered per
-(state below, rule, lookahead) and taken in one step. Children are filtered exactly as Lark's
-tree builder filters them; each rule's alias picks its builder from BUILDERS, a name table of
-expressions, written once into the rule's reducer. Nothing recurses: the parse stack is a list.
+(`test -> or_test -> ... -> atom`, which only relabel the top of the stack), and that state's
+action on the lookahead, are remembered per (rule, state below, lookahead) and taken in one
+step. Children are filtered exactly as Lark's tree builder filters them; each rule's alias
+picks its builder from BUILDERS, a name table of expressions, written once into the rule's
+reducer. Nothing recurses: the parse stack is a list.
+
+Tokens are (type, text, start, end) tuples (tokenizer.fast_tokens), cheaper to make than
+objects by far; a reducer knows from the tables which of its symbols are tokens and reads their
+fields by index. A rejected token is explained with the careful tokenizer's Token objects, the
+same tokens, so that every message is computed as before.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from .errors import InputProblem, SyntaxProblem
 from .foreign import PYTHON_CONSTRUCTS
 from .grammar import Tables, tables
 from .source import Source
-from .tokenizer import Token, tokenize
+from .tokenizer import Token, fast_tokens, tokenize
 
 
 class _Splice(list):
@@ -46,7 +52,9 @@ def parse(text: str, name: str = "<expr>") -> ast.Program:
         )
     grammar = tables()
     with collector_paused():
-        tokens = tokenize(source, grammar)
+        tokens = fast_tokens(source, grammar)
+        if tokens is None:  # something the careful tokenizer explains, or must handle
+            tokens = [token.as_tuple() for token in tokenize(source, grammar)]
         try:
             return _Driver(grammar).run(tokens, source)
         except _Late as late:
@@ -54,7 +62,7 @@ def parse(text: str, name: str = "<expr>") -> ast.Program:
 
 
 class _Driver:
-    _compiled: dict = {}  # per tables: (goto memo, reducers, rule sizes)
+    _compiled: dict = {}  # per tables: (steps memo, reducers, rule sizes)
 
     def __init__(self, grammar: Tables) -> None:
         self.grammar = grammar
@@ -62,57 +70,64 @@ class _Driver:
         if compiled is None:
             reducers: list = []
             reducers += [_on_first_use(reducers, number, rule) for number, rule in enumerate(grammar.rules)]
-            compiled = self._compiled[id(grammar)] = ({}, reducers, [rule.size for rule in grammar.rules])
-        self.gotos, self.reducers, self.sizes = compiled
+            steps = [{} for _ in grammar.rules]  # per rule: state below -> lookahead -> (state, action)
+            compiled = self._compiled[id(grammar)] = (steps, reducers, [rule.size for rule in grammar.rules])
+        self.steps, self.reducers, self.sizes = compiled
 
     def run(self, tokens: list, source: Source) -> ast.Program:
         actions = self.grammar.actions
-        reducers, sizes, gotos = self.reducers, self.sizes, self.gotos
-        end_state = self.grammar.end_state
+        reducers, sizes, steps = self.reducers, self.sizes, self.steps
         top = self.grammar.start_state
         states = [top]
         values: list = []
         for token in tokens:
-            kind = token.type
+            kind = token[0]
             try:
                 action = actions[top][kind]
             except KeyError:
                 raise self._rejected(source, tokens, token, top) from None
-            while action < 0:  # reduce by rule -1 - action
-                number = -1 - action
+            while action < 0:  # reduce by rule ~action (that is, -1 - action)
+                number = ~action
                 size = sizes[number]
+                # The rule's symbols become one value, whose state takes the first symbol's slot.
                 if size == 1:
                     values[-1] = reducers[number](values[-1])
-                    del states[-1]
                 elif size:
-                    raw = values[-size:]
-                    del values[-size:]
-                    del states[-size:]
-                    values.append(reducers[number](*raw))
+                    values[-size:] = (reducers[number](*values[-size:]),)
+                    del states[1 - size:]
                 else:
                     values.append(reducers[number]())
-                below = states[-1]
-                key = (below, number, kind)
-                top = gotos.get(key)
-                if top is None:
-                    top = gotos[key] = self._goto(below, number, kind)
-                states.append(top)
-                if top == end_state and kind == "$END":
-                    return values[-1]
-                try:
-                    action = actions[top][kind]
+                    states.append(None)
+                try:  # nested subscripts: cheaper than hashing and comparing a (below, rule, kind) key
+                    top, action = steps[number][states[-2]][kind]
                 except KeyError:
+                    top, action = self._step(states[-2], number, kind)
+                states[-1] = top
+                if action is None:  # no action: the end, or an error
+                    if top == self.grammar.end_state and kind == "$END":
+                        return values[-1]
                     raise self._rejected(source, tokens, token, top) from None
             states.append(action)  # shift
             values.append(token)
             top = action
         raise AssertionError("the parser ended without accepting")  # the tables always accept at $END
 
-    def _rejected(self, source: Source, tokens: list, token: Token, state: int) -> SyntaxProblem:
-        """The error for a token the parser has no action for (a lexical error's own, at its token)."""
-        if token.type == "$ERROR":
-            return token.error
-        return _syntax_error(source, tokens, tokens.index(token), self.grammar.actions[state])
+    def _rejected(self, source: Source, tokens: list, token: tuple, state: int) -> SyntaxProblem:
+        """The error for a token the parser has no action for (a lexical error's own, at its token),
+        told with the careful tokenizer's Token objects: the same tokens, at the same index."""
+        index = next(i for i, candidate in enumerate(tokens) if candidate is token)
+        tokens = tokenize(source, self.grammar)
+        if tokens[index].type == "$ERROR":
+            return tokens[index].error
+        return _syntax_error(source, tokens, index, self.grammar.actions[state])
+
+    def _step(self, below: int, number: int, kind: str) -> tuple:
+        """(state, its action on `kind`, None if it has none) after reducing rule `number` on
+        top of state `below`: both remembered, so that a reduction looks them up at once."""
+        state = self._goto(below, number, kind)
+        step = (state, self.grammar.actions[state].get(kind))
+        self.steps[number].setdefault(below, {})[kind] = step
+        return step
 
     def _goto(self, below: int, number: int, kind: str) -> int:
         """The state after reducing rule `number` on top of state `below`, with the unit
@@ -168,13 +183,16 @@ def _reducer(rule):
     if not size:
         span = "    s = e = None\n"
     else:
-        first, last = ("r0", 0 in kept), (raw[-1], size - 1 in kept)
-        if not first[1] and not last[1]:
+        # a kept child may be a value without a place; a token always has one
+        first_placed = 0 not in kept or 0 in rule.terminals
+        last_placed = size - 1 not in kept or size - 1 in rule.terminals
+        if first_placed and last_placed:
             span = f"    s, e = r0.start, {raw[-1]}.end\n"
         else:
+            tokens = tuple(index in rule.terminals for index in range(size))
             span = (f"    try:\n        s, e = r0.start, {raw[-1]}.end\n"
                     "    except AttributeError:\n        s = e = None\n"
-                    f"    if s is None or e is None:\n        s, e = _span(({', '.join(raw)},))\n")
+                    f"    if s is None or e is None:\n        s, e = _span(({', '.join(raw)},), {tokens})\n")
     if rule.inline:  # a `_rule`: its children, to be spliced into its parent's
         wrap = "    if not isinstance(c, _Splice):\n    " if grow else ""
         body = children + wrap + "    c = _Splice(c)\n" + span + "    c.start, c.end = s, e\n    return c\n"
@@ -182,7 +200,7 @@ def _reducer(rule):
         body = children + "    if len(c) == 1:\n        child = c[0]\n"
         if size > 1:  # `( test )`: the child, spanning its brackets
             body += ("        if isinstance(child, Node):\n"
-                     f"            return child.replace(start=r0.start, end={raw[-1]}.end)\n")
+                     f"            return child.with_span(r0.start, {raw[-1]}.end)\n")
         body += "        return child\n"
     else:
         expression = BUILDERS[rule.builder]
@@ -193,7 +211,7 @@ def _reducer(rule):
         if not re.search(r"\b[se]\b", expression):
             span = ""
         body = children + span + f"    return {expression}\n"
-    text = f"def reduce({', '.join(raw)}):\n{body}"
+    text = _read_tokens(f"def reduce({', '.join(raw)}):\n{body}", rule.terminals)
     reduce = _WRITTEN.get(text)
     if reduce is None:
         scope = dict(_scope())
@@ -202,15 +220,29 @@ def _reducer(rule):
     return reduce
 
 
-def _span(raw: list):
-    """The first start and last end among the raw children that have positions."""
+_TOKEN_FIELDS = {"type": 0, "value": 1, "start": 2, "end": 3}
+
+
+def _read_tokens(text: str, terminals: tuple) -> str:
+    """A reducer's text with its tokens' fields (`r1.value`) read from the tuple (`r1[1]`)."""
+    def field(match):
+        if int(match.group(1)) not in terminals:
+            return match.group(0)
+        return f"r{match.group(1)}[{_TOKEN_FIELDS[match.group(2)]}]"
+
+    return re.sub(r"\br(\d+)\.(type|value|start|end)\b", field, text)
+
+
+def _span(raw: tuple, tokens: tuple):
+    """The first start and last end among the raw children that have positions (`tokens`
+    says which are token tuples)."""
     start = end = None
-    for value in raw:
-        start = getattr(value, "start", None)
+    for value, token in zip(raw, tokens):
+        start = value[2] if token else getattr(value, "start", None)
         if start is not None:
             break
-    for value in reversed(raw):
-        end = getattr(value, "end", None)
+    for value, token in zip(reversed(raw), reversed(tokens)):
+        end = value[3] if token else getattr(value, "end", None)
         if end is not None:
             break
     return start, end
@@ -229,10 +261,10 @@ def _statements(children) -> tuple:
     return tuple(out)
 
 
-def _number(token: Token) -> ast.Number:
-    text = token.value.replace("_", "")
-    value = float(text) if "." in text or "e" in text or "E" in text else int(text)
-    return ast.Number.make(value, token.value, token.start, token.end)
+def _number(written: str, start, end) -> ast.Number:
+    text = written.replace("_", "")
+    value = int(text) if text.isdigit() else float(text)  # digits alone, or with '.' or an exponent
+    return ast.Number.make(value, written, start, end)
 
 
 def _binary(op: str):
@@ -265,11 +297,16 @@ def _call(func, arguments, start, end):
 
 def _compare(children, start, end):
     operands = children[0::2]
-    operators = children[1::2]
+    operators = [_text_and_start(token) for token in children[1::2]]
     return ast.Compare.make(
-        operands[0], tuple(t.value for t in operators), tuple(operands[1:]), tuple(t.start for t in operators),
+        operands[0], tuple(text for text, _ in operators), tuple(operands[1:]), tuple(at for _, at in operators),
         start, end,
     )
+
+
+def _text_and_start(token) -> tuple:
+    """An operator token's text and start: a tuple here, a Token in Lark's reference tree."""
+    return (token[1], token[2]) if type(token) is tuple else (token.value, token.start)
 
 
 class _Late(Exception):
@@ -321,7 +358,7 @@ BUILDERS = {
     "slice_": "Slice(c[0], c[1], c[2], s, e)",
     "attribute": "Attribute(c[0], c[1].value, s, e)",
     "name": "Name(c[0].value, s, e)",
-    "number": "_number(c[0])",
+    "number": "_number(c[0].value, s, e)",
     "true": "Constant(True, s, e)",
     "false": "Constant(False, s, e)",
     "none": "Constant(None, s, e)",
@@ -354,7 +391,7 @@ def builder(alias: str):
 
 
 def _statement_list(children, start, end) -> _Splice:
-    statements = _Splice(x for x in children if x is not None)
+    statements = _Splice(children if None not in children else [x for x in children if x is not None])
     statements.start, statements.end = start, end
     return statements
 

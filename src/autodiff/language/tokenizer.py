@@ -4,6 +4,12 @@ The terminals (names, numbers, operators, keywords) are the grammar's own; this 
 what Python's tokenizer adds: end-of-line tokens, indentation as _INDENT/_DEDENT, lines joined
 inside brackets and after a backslash, comments skipped. It also enforces the lexical limits
 and explains characters that cannot start a token.
+
+`tokenize` is the careful tokenizer: Token objects, and every lexical error in words. The parser
+first tries `fast_tokens`: the same tokens as plain (type, text, start, end) tuples, read from
+one `findall` (no match object, no Token per token). It gives up (None) on anything the careful
+tokenizer must explain, and on backslash continuations, which are rare; the parser then takes
+the careful tokenizer's tokens.
 """
 
 from __future__ import annotations
@@ -50,9 +56,13 @@ class Token:
     def __repr__(self) -> str:
         return f"Token({self.type!r}, {self.value!r}, {self.start}, {self.end})"
 
+    def as_tuple(self) -> tuple:
+        """The form `fast_tokens` gives: (type, text, start, end)."""
+        return (self.type, self.value, self.start, self.end)
 
-def _master_pattern(tables: Tables) -> re.Pattern:
-    """One regular expression for every token, skipping the spaces before it in the same match.
+
+def _alternatives(tables: Tables) -> list:
+    """(name, regular expression) of each kind of token, in the order they are tried.
 
     Names and numbers come first (nothing else starts like them), then the operators: the
     terminals defined by a pattern, then every literal operator in one group (longest first,
@@ -61,18 +71,24 @@ def _master_pattern(tables: Tables) -> re.Pattern:
     A line break takes the blank and comment-only lines after it, so that the next match is the
     next line's first token and the spaces before it are that line's indentation.
     """
-    parts = [f"(?P<{name}>{tables.patterns[name]})" for name in ("NAME", "NUMBER")]
+    parts = [(name, tables.patterns[name]) for name in ("NAME", "NUMBER")]
     operators = sorted((name for name in tables.patterns if name not in ("NAME", "NUMBER")),
                        key=lambda name: -len(tables.patterns[name]))
-    parts += [f"(?P<{name}>{tables.patterns[name]})" for name in operators]
+    parts += [(name, tables.patterns[name]) for name in operators]
     literals = sorted((text for text in tables.literals if text not in tables.keywords), key=len, reverse=True)
     longer = [re.escape(text) for text in literals if len(text) > 1]
     single = "".join(re.escape(text) for text in literals if len(text) == 1)
-    parts.append("(?P<OPERATOR>" + "|".join(longer + [f"[{single}]"]) + ")")
+    parts.append(("OPERATOR", "|".join(longer + [f"[{single}]"])))
     newline = r"(?:\r\n|\r|\n)"
-    parts += [rf"(?P<_LINE>{newline}(?:[ \t\f]*(?:\#[^\r\n]*)?{newline})*)", r"(?P<_COMMENT>\#[^\r\n]*)",
-              rf"(?P<_JOIN>\\{newline})", r"(?P<_END>\Z)", r"(?P<_BAD>.)"]
-    return re.compile(r"[ \t\f]*(?:" + "|".join(parts) + ")", re.DOTALL)
+    parts += [("_LINE", rf"{newline}(?:[ \t\f]*(?:\#[^\r\n]*)?{newline})*"), ("_COMMENT", r"\#[^\r\n]*"),
+              ("_JOIN", rf"\\{newline}"), ("_END", r"\Z"), ("_BAD", ".")]
+    return parts
+
+
+def _master_pattern(tables: Tables) -> re.Pattern:
+    """One regular expression for every token, skipping the spaces before it in the same match."""
+    groups = "|".join(f"(?P<{name}>{regex})" for name, regex in _alternatives(tables))
+    return re.compile(r"[ \t\f]*(?:" + groups + ")", re.DOTALL)
 
 
 _PATTERNS: dict = {}
@@ -180,9 +196,123 @@ def _tokenize(source: Source, tables: Tables, tokens: list) -> None:
     append(Token("$END", "", size, size))
 
 
-def _indentation(source: Source, start: int, pos: int, indents: list, tokens: list) -> None:
+class _GiveUp(Exception):
+    """Raised inside fast_tokens: this text needs the careful tokenizer."""
+
+
+class _FastPattern:
+    """The master pattern's alternatives as findall groups: (spaces, name, number, operator,
+    line break, other), where other is a comment, a backslash continuation, the end ('') or a
+    character that starts no token. The alternatives keep the master pattern's order, so each
+    match is the same text; an operator's terminal is the first of its alternatives that
+    matches its text whole, remembered per text (operators are few)."""
+
+    def __init__(self, tables: Tables) -> None:
+        alternatives = _alternatives(tables)
+        names = [name for name, _ in alternatives]
+        operators = alternatives[2:names.index("_LINE")]
+        groups = [alternatives[0][1], alternatives[1][1], "|".join(f"(?:{regex})" for _, regex in operators),
+                  dict(alternatives)["_LINE"], "|".join(regex for name, regex in alternatives[names.index("_COMMENT"):])]
+        self.regex = re.compile(r"([ \t\f]*)(?:" + "|".join(f"({regex})" for regex in groups) + ")", re.DOTALL)
+        self.operators = [(name, re.compile(regex, re.DOTALL)) for name, regex in operators]
+        self.literals = tables.literals
+        self.kinds = {text: kind for text, kind in tables.literals.items() if text in tables.keywords}
+
+    def operator_kind(self, text: str) -> str:
+        for name, regex in self.operators:
+            if regex.fullmatch(text):
+                kind = self.literals[text] if name == "OPERATOR" else name
+                self.kinds[text] = kind
+                return kind
+        raise AssertionError(f"{text!r} matched no operator")  # findall matched it as one
+
+
+_FAST: dict = {}
+
+
+def _as_tuple(*fields) -> tuple:
+    return fields
+
+
+def fast_tokens(source: Source, tables: Tables) -> list | None:
+    """The tokens `tokenize` gives, as (type, text, start, end) tuples; None where the text has
+    a lexical error or a backslash continuation (the careful tokenizer's work)."""
+    fast = _FAST.get(id(tables))
+    if fast is None:
+        fast = _FAST[id(tables)] = _FastPattern(tables)
+    tokens: list = []
+    try:
+        _fast_tokens(source, fast, tokens)
+    except (_GiveUp, SyntaxProblem):
+        return None
+    return tokens
+
+
+def _fast_tokens(source: Source, fast: _FastPattern, tokens: list) -> None:
+    """tokenize's loop over findall's groups (see there); anything unusual raises _GiveUp."""
+    text = source.text
+    kinds = fast.kinds
+    append = tokens.append
+    brackets: list = []  # the open brackets' characters
+    indents = [0]
+    size = len(text)
+    pos = 0  # where the last match ended
+    line_start = 0  # as in tokenize
+    line_has_tokens = False
+
+    for spaces, name, number, operator, line, other in fast.regex.findall(text):
+        start = pos + len(spaces)
+        if line_start is not None and not brackets and not line and (name or number or operator):
+            if start != line_start or len(indents) > 1:  # nothing to measure at column 0 outside blocks
+                _indentation(source, line_start, start, indents, tokens, _as_tuple)
+            line_start = None
+        if name:
+            pos = start + len(name)
+            append((kinds[name] if name in kinds else "NAME", name, start, pos))
+            line_has_tokens = True
+        elif operator:
+            pos = start + len(operator)
+            kind = kinds[operator] if operator in kinds else fast.operator_kind(operator)
+            if operator in OPENERS:
+                if len(brackets) >= MAX_NESTING:
+                    raise _GiveUp
+                brackets.append(operator)
+            elif operator in CLOSERS:
+                if not brackets or CLOSERS[operator] != brackets.pop():
+                    raise _GiveUp
+            append((kind, operator, start, pos))
+            line_has_tokens = True
+        elif number:
+            pos = start + len(number)
+            if pos - start > MAX_NUMBER_LENGTH or pos < size and (text[pos].isalpha() or text[pos] == "_"):
+                raise _GiveUp
+            append(("NUMBER", number, start, pos))
+            line_has_tokens = True
+        elif line:
+            pos = start + len(line)
+            if not brackets:
+                if line_has_tokens:
+                    append(("_NL", "", start, start))
+                    line_has_tokens = False
+                line_start = pos
+        elif other.startswith("#"):
+            pos = start + len(other)
+        elif other:  # a backslash continuation or a character that starts no token
+            raise _GiveUp
+
+    if brackets:
+        raise _GiveUp
+    if line_has_tokens:
+        append(("_NL", "", size, size))
+    for _ in indents[1:]:
+        append(("_DEDENT", "", size, size))
+    append(("$END", "", size, size))
+
+
+def _indentation(source: Source, start: int, pos: int, indents: list, tokens: list, make=Token) -> None:
     """At the first token of a line (at `pos`, the line starting at `start`): measure its
-    indentation and emit _INDENT/_DEDENT tokens. Blank and comment-only lines never get here."""
+    indentation and emit _INDENT/_DEDENT tokens, made by `make`. Blank and comment-only lines
+    never get here."""
     column = pos - start
     if column and source.text.count(" ", start, pos) != column:  # tabs and form feeds, as Python counts them
         column = 0
@@ -192,11 +322,11 @@ def _indentation(source: Source, start: int, pos: int, indents: list, tokens: li
         if len(indents) > MAX_INDENT_LEVELS:
             raise SyntaxProblem(f"too many levels of indentation (at most {MAX_INDENT_LEVELS})", source, pos, pos + 1)
         indents.append(column)
-        tokens.append(Token("_INDENT", "", start, pos))
+        tokens.append(make("_INDENT", "", start, pos))
     elif column < indents[-1]:
         while column < indents[-1]:
             indents.pop()
-            tokens.append(Token("_DEDENT", "", pos, pos))
+            tokens.append(make("_DEDENT", "", pos, pos))
         if column != indents[-1]:
             raise SyntaxProblem("unindent does not match any outer indentation level", source, pos, pos + 1)
 
