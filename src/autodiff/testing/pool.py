@@ -14,6 +14,7 @@ and between files checks that its parent is still the one that started it.
 
 from __future__ import annotations
 
+import gc
 import math
 import multiprocessing
 import os
@@ -77,6 +78,10 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _worker(connection, settings: Settings, parent: int) -> None:
+    # A forked worker shares its parent's memory until it writes to it; the collector's walks
+    # over the inherited objects would write to (and copy) every page they are on. Frozen, they
+    # are left alone, in this process only (CPython's advice for forked workers, gc.freeze).
+    gc.freeze()
     _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
