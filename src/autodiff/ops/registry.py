@@ -106,15 +106,16 @@ class OpNode(Node):
                     saved = saved[:index] + (result,) + saved[index + 1 :]
             else:
                 saved = self._arrays()
-        callers = op.callers
-        if len(callers) == 1 and not op.variadic:  # the only input must be the one needing grad
-            direct = op.direct[0]
-            return [direct(grad, *saved) if direct is not None else callers[0](grad, saved)]
         children = self._next
+        if op.plan is not None:  # one or two inputs: called as the engine's lean path calls them
+            return [
+                None if c is None else f(grad) if j is None else f(grad, saved[j]) if j >= 0 else f(grad, saved)
+                for (f, j), c in zip(op.plan, children)
+            ]
         if op.variadic:
-            call = callers[0]
+            call = op.callers[0]
             return [None if c is None else call(grad, saved, i) for i, c in enumerate(children)]
-        return [None if c is None else call(grad, saved) for c, call in zip(children, callers)]
+        return [None if c is None else call(grad, saved) for c, call in zip(children, op.callers)]
 
     @property
     def saved_tensors(self) -> tuple:
@@ -175,19 +176,19 @@ class OpDef:
         # For each differentiable input, the saved values its formula uses: values that only
         # inputs without a gradient would use are not kept (as PyTorch), so they can neither
         # pin memory nor trip the in-place check.
-        self.uses = tuple(frozenset(self.saved_names.index(n) for n in self._wanted(f)) for f in formulas)
+        indices = [tuple(self.saved_names.index(n) for n in self._wanted(f)) for f in formulas]
+        self.uses = tuple(frozenset(idx) for idx in indices)
         self.keep: dict = {}  # which inputs need a gradient -> how to blank the unused values
-        self.callers = tuple(self._bind(f) for f in formulas)
-        # For one or two differentiable inputs, (formula, j) pairs that the engine's lean path
-        # calls as formula(grad) when j is None, formula(grad, saved[j]) when j >= 0, or else
-        # through its caller, caller(grad, saved).
+        self.callers = tuple(self._bind(f, idx) for f, idx in zip(formulas, indices))
+        # For one or two differentiable inputs, (formula, j) pairs that backward calls as
+        # formula(grad) when j is None, formula(grad, saved[j]) when j >= 0, or else through
+        # its caller, caller(grad, saved).
         self.plan = None
         if len(formulas) in (1, 2) and not variadic:
-            self.plan = tuple(self._direct_pair(f, c) for f, c in zip(formulas, self.callers))
-        # Formulas that take every saved value in order are called without a wrapper.
-        self.direct = tuple(
-            f if not variadic and self._wanted(f) == list(self.saved_names) else None for f in formulas
-        )
+            self.plan = tuple(
+                (f, None) if not idx else (f, idx[0]) if len(idx) == 1 else (caller, -1)
+                for f, idx, caller in zip(formulas, indices, self.callers)
+            )
         # Saved tensors are freed after backward; saved sizes and dims are kept (as PyTorch).
         frees = any(k == _RESULT or (k == _ARG and i in self.tensor_positions) for k, i in self.save_plan)
         self.node_class = type(
@@ -220,17 +221,9 @@ class OpDef:
                 plan.append(("_" + kind, self.arg_names.index(base)))
         return tuple(names), tuple(plan)
 
-    def _direct_pair(self, formula, caller) -> tuple:
-        idx = tuple(self.saved_names.index(n) for n in self._wanted(formula))
-        if not idx:
-            return formula, None
-        if len(idx) == 1:
-            return formula, idx[0]
-        return caller, -1
-
-    def _bind(self, formula):
-        """A caller `(grad, saved[, index]) -> gradient` that hands the formula what it names."""
-        idx = tuple(self.saved_names.index(n) for n in self._wanted(formula))
+    def _bind(self, formula, idx: tuple):
+        """A caller `(grad, saved[, index]) -> gradient` that hands the formula the saved values
+        at `idx`, those it names."""
         if self.variadic:
             return lambda grad, saved, i: formula(grad, i, *[saved[j] for j in idx])
         if not idx:
