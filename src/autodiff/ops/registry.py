@@ -83,10 +83,7 @@ class OpNode(Node):
 
     def _arrays(self) -> tuple:
         """The saved values with every tensor (or list of tensors) replaced by its array now."""
-        return tuple(
-            v._data if isinstance(v, Tensor) else [array_of(t) for t in v] if v.__class__ is list else v
-            for v in self._saved
-        )
+        return tuple([array_of(t) for t in v] if v.__class__ is list else array_of(v) for v in self._saved)
 
     def _apply(self, grads: list, as_tensors: bool) -> list:
         grad = grads[0]
