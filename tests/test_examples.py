@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from printed import first_difference
+
 EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
 PYTHON_EXAMPLES = sorted((EXAMPLES / "python").glob("*.py"))
 
@@ -16,7 +18,9 @@ def test_python_example_prints_its_recorded_output(script):
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
-    assert without_addresses(result.stdout) == without_addresses(script.with_suffix(".out").read_text())
+    recorded = without_addresses(script.with_suffix(".out").read_text())
+    difference = first_difference(without_addresses(result.stdout), recorded)  # BLAS digits vary by CPU
+    assert difference is None, f"{script.name} prints other than {script.with_suffix('.out').name}: {difference}"
 
 
 def without_addresses(text: str) -> str:
