@@ -12,6 +12,7 @@ runs. Limits bound what a program may ask for: elements created, loop turns, cal
 
 from __future__ import annotations
 
+import difflib
 import math
 import operator
 from dataclasses import dataclass, field
@@ -207,15 +208,27 @@ class _Runner:
             node = analysis.first_use.get(missing[0]) or analysis.declared[missing[0]]
             names = ", ".join(repr(n) for n in missing[:-1]) + f" and {missing[-1]!r}"
             raise InputProblem(f"no values for the inputs {names}: give them with --at "
-                               + ",".join(f"{n}=VALUE" for n in missing), self.source, node.start, node.end)
+                               + ",".join(f"{n}=VALUE" for n in missing) + self._misspelt(missing),
+                               self.source, node.start, node.end)
         for name in analysis.inputs:
             if name in analysis.declared:
                 continue  # bound when its declaration runs
             node = analysis.first_use[name]
             if name not in self.at:
-                raise InputProblem(f"no value for input {name!r}: give one with --at {name}=VALUE",
-                                   self.source, node.start, node.end)
+                raise InputProblem(f"no value for input {name!r}: give one with --at {name}=VALUE"
+                                   + self._misspelt([name]), self.source, node.start, node.end)
             self._bind_input(name, self.at[name], node, requires_grad=True)
+
+    def _misspelt(self, missing: list) -> str:
+        """"; did you mean 'u'?" when a missing input is close to a name the program assigns:
+        `uu` used where `u` was meant is an input, and its missing value the first sign of it."""
+        analysis = self.result.analysis
+        assigned = sorted((analysis.assigned | set(analysis.declared)) - set(analysis.inputs))
+        if len(missing) == 1:
+            return suggestion(missing[0], assigned)
+        close = [(name, difflib.get_close_matches(name, assigned, n=1, cutoff=0.6)) for name in missing]
+        pairs = [f"{match[0]!r} for {name!r}" for name, match in close if match]
+        return f"; did you mean {', '.join(pairs)}?" if pairs else ""
 
     def _bind_input(self, name: str, value, node, requires_grad: bool) -> Tensor:
         if value.__class__ is Batched:  # many points at once: the caller made the leaves
