@@ -115,6 +115,8 @@ def test_wrt_limits_which_inputs_require_grad():
     assert grads(ev) == {"a": 3.0, "b": None, "d": 0.5, "c": None}
     with pytest.raises(InputProblem, match="--wrt names 'q'"):
         run(TUTORIAL, at=AT, wrt=["q"])
+    with pytest.raises(InputProblem, match="line 1 declares it a constant; .* declare it an input: `g: input = 9.81`"):
+        run("g: const = 9.81\ny = g * x", at={"x": 1}, wrt=["g"])
 
 
 # -- calls, indexing -------------------------------------------------------------------------------------

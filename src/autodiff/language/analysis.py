@@ -193,3 +193,24 @@ def bound_in(function: ast.FunctionDef) -> frozenset:
             continue
         stack.extend(ast.children(node)[0])
     return frozenset(names)
+
+
+def input_advice(program: ast.Program, source: Source, name: str) -> str:
+    """How to make an assigned or constant `name` an input, for `--wrt w` and `--why w`: a
+    gradient is taken with respect to inputs, and `w = randn(5, 3)` is a value of the program."""
+    stack = list(reversed(program.body))
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.FunctionDef:
+            continue  # its names are its own
+        if kind is ast.Assign and node.target == name or kind is ast.Declare and node.name == name:
+            break
+        stack.extend(reversed(ast.children(node)[0]))
+    else:
+        return ""
+    line = source.line_column(node.start)[0]
+    value = source.snippet(node.value.start, node.value.end) if node.value is not None else "..."
+    what = "declares it a constant" if type(node) is ast.Declare else "assigns it, a value the program computes"
+    return (f": line {line} {what}; to differentiate with respect to it, declare it an input: "
+            f"`{name}: input = {value}`")

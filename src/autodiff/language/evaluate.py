@@ -24,7 +24,7 @@ from ..ops.batching import Batched, DataDependent
 from ..ops.registry import ShapeError
 from . import ast, numbers
 from ._gc import collector_paused
-from .analysis import Analysis, analyze, bound_in
+from .analysis import Analysis, analyze, bound_in, input_advice
 from .builtins import CONSTANTS, FUNCTIONS, WORDS, CallProblem, GradModeWord, call, signature_text, suggestion
 from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
 from .source import Source
@@ -158,7 +158,7 @@ class _Runner:
             for name in wrt:
                 if name not in inputs:
                     raise InputProblem(f"--wrt names {name!r}, which is not an input of the program"
-                                       f"{suggestion(name, inputs)}")
+                                       f"{input_advice(program, source, name) or suggestion(name, inputs)}")
         self.wrt = None if wrt is None else set(wrt)
         self.globals: dict = {}
         self.iterations = 0
