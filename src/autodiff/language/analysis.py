@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import ast
-from .builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS, suggestion
+from .builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS, reduction_word, suggestion
 from .errors import NameProblem, SyntaxProblem
 from .foreign import MODULES, PYTHON_CONSTRUCTS, function_advice, module_advice, name_advice
 from .source import Source
@@ -126,7 +126,7 @@ def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) 
             if type(node.func) is ast.Attribute:
                 push(node.func.value)
             stack.extend(node.args)
-            stack.extend(k.value for k in node.keywords)
+            stack.extend(k.value for k in node.keywords if reduction_word(k) is None)
         elif kind is ast.UnaryOp:
             push(node.operand)
         else:

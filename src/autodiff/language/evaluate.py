@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import math
 import operator
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,7 +26,8 @@ from ..ops.registry import ShapeError
 from . import ast, numbers
 from ._gc import collector_paused
 from .analysis import Analysis, analyze, bound_in, input_advice
-from .builtins import CONSTANTS, FUNCTIONS, WORDS, CallProblem, GradModeWord, call, signature_text, suggestion
+from .builtins import (CONSTANTS, FUNCTIONS, LOSSES, WORDS, CallProblem, GradModeWord, call, reduction_word,
+                       signature_text, suggestion)
 from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
 from .source import Source
 
@@ -612,7 +614,8 @@ class _Runner:
         if step == 0:
             work.append((node, 1))
             for keyword in reversed(node.keywords):
-                work.append((keyword.value, 0))
+                word = reduction_word(keyword)  # `reduction=sum`: the language has no strings
+                work.append((keyword.value if word is None else ast.Constant(word, keyword.start, keyword.end), 0))
             for argument in reversed(node.args):
                 work.append((argument, 0))
             if method:
@@ -643,10 +646,17 @@ class _Runner:
                 raise EvaluationProblem(f"{name}() cannot take {_describe(value)} as an argument", self.source,
                                         node.start, node.end)
         inputs = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Tensor)]
+        arguments = (name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node))
+        device = None if self.options.device == "cpu" else self.options.device
         try:
             try:
-                result = call(name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node),
-                              device=None if self.options.device == "cpu" else self.options.device)
+                if name in LOSSES:  # PyTorch's warnings (a target's size...) become the program's, at the call
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        result = call(*arguments, device=device)
+                    self._warn_at(node, [str(w.message) for w in caught])
+                else:
+                    result = call(*arguments, device=device)
             except BaseException:
                 with self._located(node.start, node.end, f"{name}(): ", f"in {name}()"):
                     raise
@@ -658,6 +668,12 @@ class _Runner:
         if isinstance(result, np.ndarray) or isinstance(result, np.generic):
             result = self._tensor(result, node)
         return self._recorded(result, node, inputs)
+
+    def _warn_at(self, node, messages: list) -> None:
+        """Each warning once per place, however often the place runs."""
+        for message in messages:
+            if not any(w.message == message and w.start == node.start for w in self.result.warnings):
+                self.result.warnings.append(Warning_(message, self.source, node.start, node.end))
 
     def _call_user(self, function: UserFunction, args: list, kwargs: dict, node: ast.Call):
         definition = function.node
