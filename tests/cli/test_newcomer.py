@@ -184,6 +184,14 @@ def test_an_at_list_split_by_the_shell_is_explained(autodiff, args):
     assert "or quote the list" in result.stderr
 
 
+def test_json_lines_read_as_csv_hint_at_in_jsonl(autodiff):
+    lines = '{"a": 1, "b": 2}\n{"a": 3, "b": 4}\n'
+    result = autodiff("grad", "-e", "a * b", "--points", "-", stdin=lines)
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr.rstrip().endswith("the lines look like JSON Lines: add --in jsonl"), result.stderr
+    assert autodiff("grad", "-e", "a * b", "--points", "-", "--in", "jsonl", stdin=lines).code == 0
+
+
 # -- conventions -----------------------------------------------------------------------------------------
 
 
