@@ -97,6 +97,9 @@ GOLDEN = [
     ('total = a * 2\nnorm = a / totl + nrm', {'a': 1}, 2,
      "expr.txt:2:12: error: no values for the inputs 'totl' and 'nrm': give them with --at totl=VALUE,nrm=VALUE; "
      "did you mean 'total' for 'totl', 'norm' for 'nrm'?\n    norm = a / totl + nrm\n               ^~~~"),
+    ('y == x*2\nz = y + 1', {'x': 1}, 2,  # `=` meant
+     "expr.txt:1:1: error: no value for input 'y': give one with --at y=VALUE; `y == x*2` is a comparison, "
+     "not an assignment; did you mean `y = x*2`?\n    y == x*2\n    ^"),
 ]
 
 

@@ -315,6 +315,17 @@ def test_nan_produced_is_a_warning_naming_its_first_line():
     )
 
 
+def test_a_comparison_statement_whose_value_is_thrown_away_is_a_warning():
+    ev = run("y = 0\ny == x*2\nx*2 == y\nz = y + x", at={"x": 1.0})
+    assert ev.output.item() == 1.0  # `y == x*2` changed nothing: said, not silent
+    assert [w.render() for w in ev.warnings] == [
+        "<expr>:2:1: warning: `y == x*2` is a comparison whose value is thrown away; did you mean `y = x*2`?\n"
+        "    y == x*2\n    ^~~~~~~~",
+        "<expr>:3:1: warning: `x*2 == y` is a comparison whose value is thrown away\n    x*2 == y\n    ^~~~~~~~",
+    ]
+    assert run("x == 2", at={"x": 2.0}).warnings == []  # the last statement's value is the output
+
+
 def test_no_warning_when_nan_was_given():
     assert run("x * 2", at={"x": math.nan}).warnings == []
 

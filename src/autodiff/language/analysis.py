@@ -25,6 +25,7 @@ class Analysis:
     declared: dict = field(default_factory=dict)  # name -> Declare node
     assigned: set = field(default_factory=set)  # names assigned at the top level
     functions: dict = field(default_factory=dict)  # name -> FunctionDef
+    equalities: list = field(default_factory=list)  # top-level `y == x*2` statements: `=` meant?
 
 
 def analyze(program: ast.Program, source: Source) -> Analysis:
@@ -62,6 +63,8 @@ def _collect_top_level(body, result: Analysis, source: Source) -> None:
             result.declared[node.name] = node
         elif isinstance(node, ast.Return):
             raise SyntaxProblem("'return' outside a function", source, node.start, node.end)
+        elif type(node) is ast.ExprStatement and type(node.value) is ast.Compare and node.value.ops == ("==",):
+            result.equalities.append(node)
         stack.extend(reversed(ast.children(node)[0]))
 
 
@@ -214,3 +217,13 @@ def input_advice(program: ast.Program, source: Source, name: str) -> str:
     what = "declares it a constant" if type(node) is ast.Declare else "assigns it, a value the program computes"
     return (f": line {line} {what}; to differentiate with respect to it, declare it an input: "
             f"`{name}: input = {value}`")
+
+
+def equality_advice(statement: ast.ExprStatement, source: Source, what: str = "is a comparison, not an assignment") -> str:
+    """`y == x*2` as a statement: "`y == x*2` is a comparison, not an assignment; did you mean `y = x*2`?"."""
+    compare = statement.value
+    text = f"`{source.snippet(compare.start, compare.end)}` {what}"
+    if type(compare.left) is not ast.Name:
+        return text
+    right = compare.comparators[0]
+    return f"{text}; did you mean `{compare.left.id} = {source.snippet(right.start, right.end)}`?"

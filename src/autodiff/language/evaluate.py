@@ -25,7 +25,7 @@ from ..ops.batching import Batched, DataDependent
 from ..ops.registry import ShapeError
 from . import ast, numbers
 from ._gc import collector_paused
-from .analysis import Analysis, analyze, bound_in, input_advice
+from .analysis import Analysis, analyze, bound_in, equality_advice, input_advice
 from .builtins import (CONSTANTS, FUNCTIONS, LOSSES, WORDS, CallProblem, GradModeWord, call, reduction_word,
                        signature_text, suggestion)
 from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
@@ -156,6 +156,11 @@ class _Runner:
             self.result.warnings.append(Warning_(
                 f"--at gives {name!r}, which is not an input of the program (its inputs: {listed}): "
                 f"the value is not used{suggestion(name, inputs)}"))
+        body = program.body
+        for statement in analysis.equalities:  # a comparison whose value nobody sees
+            if not body or statement is not body[-1]:
+                advice = equality_advice(statement, source, "is a comparison whose value is thrown away")
+                self.result.warnings.append(Warning_(advice, source, statement.start, statement.end))
         if wrt is not None:
             for name in wrt:
                 if name not in inputs:
@@ -210,15 +215,16 @@ class _Runner:
             node = analysis.first_use.get(missing[0]) or analysis.declared[missing[0]]
             names = ", ".join(repr(n) for n in missing[:-1]) + f" and {missing[-1]!r}"
             raise InputProblem(f"no values for the inputs {names}: give them with --at "
-                               + ",".join(f"{n}=VALUE" for n in missing) + self._misspelt(missing),
-                               self.source, node.start, node.end)
+                               + ",".join(f"{n}=VALUE" for n in missing) + self._misspelt(missing)
+                               + self._meant_assignment(missing), self.source, node.start, node.end)
         for name in analysis.inputs:
             if name in analysis.declared:
                 continue  # bound when its declaration runs
             node = analysis.first_use[name]
             if name not in self.at:
                 raise InputProblem(f"no value for input {name!r}: give one with --at {name}=VALUE"
-                                   + self._misspelt([name]), self.source, node.start, node.end)
+                                   + self._misspelt([name]) + self._meant_assignment([name]),
+                                   self.source, node.start, node.end)
             self._bind_input(name, self.at[name], node, requires_grad=True)
 
     def _misspelt(self, missing: list) -> str:
@@ -231,6 +237,15 @@ class _Runner:
         close = [(name, difflib.get_close_matches(name, assigned, n=1, cutoff=0.6)) for name in missing]
         pairs = [f"{match[0]!r} for {name!r}" for name, match in close if match]
         return f"; did you mean {', '.join(pairs)}?" if pairs else ""
+
+    def _meant_assignment(self, missing: list) -> str:
+        """"; `y == x*2` is a comparison...": a missing input first met as the left of `==`."""
+        analysis = self.result.analysis
+        for statement in analysis.equalities:
+            left = statement.value.left
+            if type(left) is ast.Name and left.id in missing and analysis.first_use.get(left.id) is left:
+                return "; " + equality_advice(statement, self.source)
+        return ""
 
     def _bind_input(self, name: str, value, node, requires_grad: bool) -> Tensor:
         if value.__class__ is Batched:  # many points at once: the caller made the leaves
