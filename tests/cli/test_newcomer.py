@@ -196,7 +196,8 @@ def test_json_lines_read_as_csv_hint_at_in_jsonl(autodiff):
     (("-e", "sum(x*2)", "--at", "x=[1,", "2]"),
      "--at x=[1,: the shell cut this value at its spaces (its bracket is not closed); "
      "quote it and drop the spaces: --at 'x=[1,2]'"),
-    (("examples/tutorial.expr", "--at", "a=[1,", "2],b=3,c=5,d=10"), "quote it and drop the spaces: --at 'a=[1,2],b=3,c=5,d=10'"),
+    (("examples/tutorial.expr", "--at", "a=[1,", "2],b=3,c=5,d=10"),
+     "quote it and drop the spaces: --at 'a=[1,2],b=3,c=5,d=10'"),
     (("--at=W=[[1,", "2],", "[3,", "4]]", "-e", "sum(W)"), "quote it and drop the spaces: --at 'W=[[1,2],[3,4]]'"),
     (("-e", "a * b", "--at", "a=2", "b=3"), "'b=3' looks like another --at value: join them with commas: --at a=2,b=3"),
     (("examples/tutorial.expr", "--at", "a=2", "b=3", "c=5,d=10"), "join them with commas: --at a=2,b=3,c=5,d=10"),

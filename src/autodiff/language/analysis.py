@@ -219,7 +219,8 @@ def input_advice(program: ast.Program, source: Source, name: str) -> str:
             f"`{name}: input = {value}`")
 
 
-def equality_advice(statement: ast.ExprStatement, source: Source, what: str = "is a comparison, not an assignment") -> str:
+def equality_advice(statement: ast.ExprStatement, source: Source,
+                    what: str = "is a comparison, not an assignment") -> str:
     """`y == x*2` as a statement: "`y == x*2` is a comparison, not an assignment; did you mean `y = x*2`?"."""
     compare = statement.value
     text = f"`{source.snippet(compare.start, compare.end)}` {what}"
