@@ -222,8 +222,11 @@ def test_a_losss_warning_is_pytorchs_at_the_call():
 def test_a_reduction_word_is_not_an_input_and_quotes_are_answered():
     ev = run("mean = 3\nmse_loss(x, y, reduction=none) * mean", at={"x": [1.0, 2.0], "y": [0.0, 0.0]})
     assert list(ev.inputs) == ["x", "y"] and ev.output.tolist() == [3.0, 12.0]
+    assert run("x.mse_loss(y, reduction=sum)", at={"x": [1.0, 2.0], "y": [0.0, 0.0]}).output.item() == 5.0
     with pytest.raises(ProgramError, match="write the reduction as a word, without quotes: reduction=mean"):
         run('mse_loss(x, y, reduction = "sum")', at={"x": 1.0, "y": 2.0})
+    with pytest.raises(NameProblem, match="'sum' is a function"):  # the words are for the losses alone
+        run("def f(a, reduction=1):\n    return a * reduction\nf(x, reduction=sum)", at={"x": 1.0})
 
 
 def test_class_indices_must_be_whole_numbers():

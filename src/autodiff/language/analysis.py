@@ -129,7 +129,7 @@ def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) 
             if type(node.func) is ast.Attribute:
                 push(node.func.value)
             stack.extend(node.args)
-            stack.extend(k.value for k in node.keywords if reduction_word(k) is None)
+            stack.extend(k.value for k in node.keywords if reduction_word(node, k, result.functions) is None)
         elif kind is ast.UnaryOp:
             push(node.operand)
         else:
@@ -213,7 +213,7 @@ def input_advice(program: ast.Program, source: Source, name: str) -> str:
     else:
         return ""
     line = source.line_column(node.start)[0]
-    value = source.snippet(node.value.start, node.value.end) if node.value is not None else "..."
+    value = _code(source, node.value) if node.value is not None else "..."
     what = "declares it a constant" if type(node) is ast.Declare else "assigns it, a value the program computes"
     return (f": line {line} {what}; to differentiate with respect to it, declare it an input: "
             f"`{name}: input = {value}`")
@@ -223,8 +223,13 @@ def equality_advice(statement: ast.ExprStatement, source: Source,
                     what: str = "is a comparison, not an assignment") -> str:
     """`y == x*2` as a statement: "`y == x*2` is a comparison, not an assignment; did you mean `y = x*2`?"."""
     compare = statement.value
-    text = f"`{source.snippet(compare.start, compare.end)}` {what}"
+    text = f"`{_code(source, compare)}` {what}"
     if type(compare.left) is not ast.Name:
         return text
-    right = compare.comparators[0]
-    return f"{text}; did you mean `{compare.left.id} = {source.snippet(right.start, right.end)}`?"
+    return f"{text}; did you mean `{compare.left.id} = {_code(source, compare.comparators[0])}`?"
+
+
+def _code(source: Source, node, width: int = 60) -> str:
+    """A node's source text for a one-line message: its spaces joined, a long one cut short."""
+    text = " ".join(source.snippet(node.start, node.end).split())
+    return text if len(text) <= width else text[: width - 3] + "..."

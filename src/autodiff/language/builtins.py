@@ -73,12 +73,15 @@ WORDS = {
 REDUCTION_WORDS = ("mean", "sum", "none")
 
 
-def reduction_word(keyword) -> str | None:
-    """'sum' for the keyword argument `reduction=sum`; None for any other."""
+def reduction_word(call, keyword, defined) -> str | None:
+    """'sum' for `reduction=sum` in a call of a loss (not one of the program's own functions,
+    `defined`); None for any other keyword argument."""
     value = keyword.value
-    if keyword.name == "reduction" and type(value) is ast.Name and value.id in REDUCTION_WORDS:
-        return value.id
-    return None
+    if keyword.name != "reduction" or type(value) is not ast.Name or value.id not in REDUCTION_WORDS:
+        return None
+    func = call.func
+    name = func.id if type(func) is ast.Name else func.name if type(func) is ast.Attribute else None
+    return value.id if name in LOSSES and name not in defined else None
 
 
 def _class_indices(target):

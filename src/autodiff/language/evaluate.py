@@ -629,7 +629,7 @@ class _Runner:
         if step == 0:
             work.append((node, 1))
             for keyword in reversed(node.keywords):
-                word = reduction_word(keyword)  # `reduction=sum`: the language has no strings
+                word = reduction_word(node, keyword, self.result.analysis.functions)  # the language has no strings
                 work.append((keyword.value if word is None else ast.Constant(word, keyword.start, keyword.end), 0))
             for argument in reversed(node.args):
                 work.append((argument, 0))
