@@ -79,6 +79,15 @@ def test_why_and_wrt(autodiff):
     assert result.code == 2 and "not an input" in result.stderr
 
 
+def test_why_of_a_computed_value_says_how_to_make_it_an_input(autodiff):
+    """`w = randn(5, 3)` is a value of the program, not an input: --why w says how to make it one."""
+    result = autodiff("explain", "-e", "x = 2\nw = randn(5, 3)\ny = sum(w * x)", "--why", "w")
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == ("autodiff: error: --why names 'w', which is not an input of the program: line 2 assigns "
+                             "it, a value the program computes; to differentiate with respect to it, declare it an "
+                             "input: `w: input = randn(5, 3)`\n")
+
+
 def test_options_shared_with_grad(autodiff):
     result = autodiff("explain", "examples/nonscalar.expr", "--grad-output", "ones", "-f", "json", "--dtype", "float32")
     x = json.loads(result.stdout)["inputs"]["x"]

@@ -12,8 +12,10 @@ runs. Limits bound what a program may ask for: elements created, loop turns, cal
 
 from __future__ import annotations
 
+import difflib
 import math
 import operator
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,8 +25,9 @@ from ..ops.batching import Batched, DataDependent
 from ..ops.registry import ShapeError
 from . import ast, numbers
 from ._gc import collector_paused
-from .analysis import Analysis, analyze, bound_in
-from .builtins import CONSTANTS, FUNCTIONS, WORDS, CallProblem, GradModeWord, call, signature_text, suggestion
+from .analysis import Analysis, analyze, bound_in, equality_advice, input_advice
+from .builtins import (CONSTANTS, FUNCTIONS, LOSSES, WORDS, CallProblem, GradModeWord, call, reduction_word,
+                       signature_text, suggestion)
 from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
 from .source import Source
 
@@ -153,11 +156,16 @@ class _Runner:
             self.result.warnings.append(Warning_(
                 f"--at gives {name!r}, which is not an input of the program (its inputs: {listed}): "
                 f"the value is not used{suggestion(name, inputs)}"))
+        body = program.body
+        for statement in analysis.equalities:  # a comparison whose value nobody sees
+            if not body or statement is not body[-1]:
+                advice = equality_advice(statement, source, "is a comparison whose value is thrown away")
+                self.result.warnings.append(Warning_(advice, source, statement.start, statement.end))
         if wrt is not None:
             for name in wrt:
                 if name not in inputs:
                     raise InputProblem(f"--wrt names {name!r}, which is not an input of the program"
-                                       f"{suggestion(name, inputs)}")
+                                       f"{input_advice(program, source, name) or suggestion(name, inputs)}")
         self.wrt = None if wrt is None else set(wrt)
         self.globals: dict = {}
         self.iterations = 0
@@ -207,15 +215,37 @@ class _Runner:
             node = analysis.first_use.get(missing[0]) or analysis.declared[missing[0]]
             names = ", ".join(repr(n) for n in missing[:-1]) + f" and {missing[-1]!r}"
             raise InputProblem(f"no values for the inputs {names}: give them with --at "
-                               + ",".join(f"{n}=VALUE" for n in missing), self.source, node.start, node.end)
+                               + ",".join(f"{n}=VALUE" for n in missing) + self._misspelt(missing)
+                               + self._meant_assignment(missing), self.source, node.start, node.end)
         for name in analysis.inputs:
             if name in analysis.declared:
                 continue  # bound when its declaration runs
             node = analysis.first_use[name]
             if name not in self.at:
-                raise InputProblem(f"no value for input {name!r}: give one with --at {name}=VALUE",
+                raise InputProblem(f"no value for input {name!r}: give one with --at {name}=VALUE"
+                                   + self._misspelt([name]) + self._meant_assignment([name]),
                                    self.source, node.start, node.end)
             self._bind_input(name, self.at[name], node, requires_grad=True)
+
+    def _misspelt(self, missing: list) -> str:
+        """"; did you mean 'u'?" when a missing input is close to a name the program assigns:
+        `uu` used where `u` was meant is an input, and its missing value the first sign of it."""
+        analysis = self.result.analysis
+        assigned = sorted((analysis.assigned | set(analysis.declared)) - set(analysis.inputs))
+        if len(missing) == 1:
+            return suggestion(missing[0], assigned)
+        close = [(name, difflib.get_close_matches(name, assigned, n=1, cutoff=0.6)) for name in missing]
+        pairs = [f"{match[0]!r} for {name!r}" for name, match in close if match]
+        return f"; did you mean {', '.join(pairs)}?" if pairs else ""
+
+    def _meant_assignment(self, missing: list) -> str:
+        """"; `y == x*2` is a comparison...": a missing input first met as the left of `==`."""
+        analysis = self.result.analysis
+        for statement in analysis.equalities:
+            left = statement.value.left
+            if type(left) is ast.Name and left.id in missing and analysis.first_use.get(left.id) is left:
+                return "; " + equality_advice(statement, self.source)
+        return ""
 
     def _bind_input(self, name: str, value, node, requires_grad: bool) -> Tensor:
         if value.__class__ is Batched:  # many points at once: the caller made the leaves
@@ -599,7 +629,8 @@ class _Runner:
         if step == 0:
             work.append((node, 1))
             for keyword in reversed(node.keywords):
-                work.append((keyword.value, 0))
+                word = reduction_word(node, keyword, self.result.analysis.functions)  # the language has no strings
+                work.append((keyword.value if word is None else ast.Constant(word, keyword.start, keyword.end), 0))
             for argument in reversed(node.args):
                 work.append((argument, 0))
             if method:
@@ -630,10 +661,17 @@ class _Runner:
                 raise EvaluationProblem(f"{name}() cannot take {_describe(value)} as an argument", self.source,
                                         node.start, node.end)
         inputs = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Tensor)]
+        arguments = (name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node))
+        device = None if self.options.device == "cpu" else self.options.device
         try:
             try:
-                result = call(name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node),
-                              device=None if self.options.device == "cpu" else self.options.device)
+                if name in LOSSES:  # PyTorch's warnings (a target's size...) become the program's, at the call
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        result = call(*arguments, device=device)
+                    self._warn_at(node, [str(w.message) for w in caught])
+                else:
+                    result = call(*arguments, device=device)
             except BaseException:
                 with self._located(node.start, node.end, f"{name}(): ", f"in {name}()"):
                     raise
@@ -645,6 +683,12 @@ class _Runner:
         if isinstance(result, np.ndarray) or isinstance(result, np.generic):
             result = self._tensor(result, node)
         return self._recorded(result, node, inputs)
+
+    def _warn_at(self, node, messages: list) -> None:
+        """Each warning once per place, however often the place runs."""
+        for message in messages:
+            if not any(w.message == message and w.start == node.start for w in self.result.warnings):
+                self.result.warnings.append(Warning_(message, self.source, node.start, node.end))
 
     def _call_user(self, function: UserFunction, args: list, kwargs: dict, node: ast.Call):
         definition = function.node
