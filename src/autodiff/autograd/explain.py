@@ -240,55 +240,83 @@ class _Graph:
 
     def term(self, node) -> str:
         """The name as a term of a formula: in parentheses when it is an expression."""
-        text = self.name(node)
-        if text.replace("_", "").replace(".", "").isalnum() or _enclosed(text):  # x, x₃, f(x), (a + b)
-            return text
-        return f"({text})"
+        return _as_term(self.name(node))  # x, x₃, f(x), (a + b)
 
     def formula(self, node, position: int) -> str:
         """`∂(t * c)/∂t = c` for the edge from `node` to its input `position`."""
         key = (node, position)
         if key not in self._formulas:
             child = node.next_functions[position][0]
-            op = getattr(node, "op", None)
-            body = None
-            if op is not None and not op.variadic:
-                from ..ops.formulas import formula_text
-
-                argument = op.arg_names[op.diff_positions[position]]
-                template = formula_text(op.name, argument)
-                if template is not None:
-                    body = template.format(**self._operands(node))
             head = f"∂{self.term(node)}/∂{self.term(child)}"
-            self._formulas[key] = f"{head} = {body}" if body is not None else f"{head}: ∂ {node.name()}"
+            if sum(c is child for c, _ in node.next_functions) > 1:  # v * v: which factor
+                head += f" (argument {position + 1})"
+            self._formulas[key] = f"{head} = {self._body(node, position)}"
         return self._formulas[key]
 
-    def _operands(self, node) -> dict:
+    def _body(self, node, position: int) -> str:
+        """The local derivative's text: the registry op's template, written in the node's operands."""
+        op = getattr(node, "op", None)
+        if op is None:  # an autograd.Function, or a node without a derivative
+            return f"g ↦ {node.name()}(g)"
+        from ..ops.formulas import formula_text
+
+        argument = op.arg_names[0 if op.variadic else op.diff_positions[position]]
+        template = formula_text(op.name, argument)
+        if template is None:
+            raise LookupError(f"op {op.name} has no formula text for {argument!r} (ops/formulas.py)")
+        return template.format_map(self._operands(node, position))
+
+    def _operands(self, node, position: int) -> dict:
+        """What each placeholder of `node`'s formulas reads (looked up only when a template names
+        it): a child's name, a named constant, the operand's source text, or its saved value;
+        never the argument's bare name."""
         op = node.op
-        names = {"result": self.term(node), "min": "min", "max": "max"}
         saved = node._arrays() if node._saved is not None else ()
         tensors = node._saved if node._saved is not None else ()
         known = getattr(self.namer, "tensors", {})
-        for position, argument in enumerate(op.arg_names):
-            text = argument
-            if position in op.diff_positions:
-                child = node.next_functions[op.diff_positions.index(position)][0]
-                if child is not None:
-                    names[argument] = self.term(child)
-                    continue
-            if argument in op.saved_names and len(saved) == len(op.saved_names):
-                value = saved[op.saved_names.index(argument)]
-                kept = tensors[op.saved_names.index(argument)] if len(tensors) == len(saved) else None
-                if id(kept) in known:  # a constant input, named
-                    names[argument] = known[id(kept)]
-                    continue
-                if value is None:
-                    text = "-inf" if argument == "min" else "inf" if argument == "max" else argument
-                elif np.ndim(value) == 0 and not isinstance(value, (tuple, list)):
-                    text = number_text(value) if not isinstance(value, bool) else str(value)
-                    text = f"({text})" if text.startswith("-") else text
-            names[argument] = text
-        return names
+        children = {} if op.variadic else {
+            op.arg_names[p]: child for p, (child, _) in zip(op.diff_positions, node.next_functions)}
+        texts = self._unnamed_operands(node, children)
+
+        def resolve(argument: str) -> str:
+            if argument == "result" and (self.infos[node].name or self.infos[node].text):
+                return self.term(node)
+            if op.variadic and argument == op.arg_names[0]:
+                return self.term(node.next_functions[position][0])
+            if children.get(argument) is not None:
+                return self.term(children[argument])
+            index = op.saved_names.index(argument) if argument in op.saved_names else None
+            usable = index is not None and len(saved) == len(op.saved_names)
+            kept = tensors[index] if usable and len(tensors) == len(saved) else None
+            if kept is not None and id(kept) in known:  # a constant input, named
+                return known[id(kept)]
+            if argument in texts:
+                return texts[argument]
+            if usable:
+                return _value_term(argument, saved[index])
+            raise LookupError(f"the formula of {node.name()} names {argument!r}, which the node does not keep")
+
+        return _Lookup(resolve)
+
+    def _unnamed_operands(self, node, children: dict) -> dict:
+        """{argument: source text} for a binary op's one operand that has no node (a constant
+        expression, `(1 - c)` in `(1 - c) * x`), read from the program's source through the
+        namer: the operand whose text is not the other one's name."""
+        operands = getattr(self.namer, "operand_texts", None)
+        texts = operands(node) if operands is not None else None
+        op = node.op
+        if not texts or len(texts) != 2 or len(op.arg_names) < 2:
+            return {}
+        first, second = op.arg_names[:2]
+        named = {a: self.term(c) for a, c in children.items() if c is not None and a in (first, second)}
+        missing = [a for a in (first, second) if a not in named]
+        if len(missing) != 1 or len(named) != 1:
+            return {}
+        (other_text,) = named.values()
+        plain = [_as_term(t) for t in texts]
+        if plain.count(other_text) != 1:
+            return {}
+        return {missing[0]: plain[1 - plain.index(other_text)]}
 
     # numbers
 
@@ -319,8 +347,9 @@ class _Graph:
         return self._locals[node]
 
     def tensor_local(self, node, position: int):
-        """A tensor edge's local derivative as values: the diagonal of its Jacobian, in the
-        input's shape, when the op is elementwise there and small; else None."""
+        """A tensor edge's local derivative as values, such that gradient × local (broadcast) is
+        what passes on: the diagonal of its Jacobian when the op is elementwise there and small,
+        the Jacobian's one row when the output is one number (sum, mean); else None."""
         key = (node, position, "tensor")
         if key in self._locals:
             return self._locals[key]
@@ -329,7 +358,10 @@ class _Graph:
         local = None
         size = int(np.prod(shape))
         child_shape = child._output_metadata(node.next_functions[position][1])[0]
-        if tuple(child_shape) == tuple(shape) and 0 < size <= SMALL and node.n_outputs == 1:
+        if size == 1 and node.n_outputs == 1:  # a reduction: g × ∂out/∂input, for a number g
+            row = self.vjp(node, 0, np.ones(shape, dtype=dtype))[position]
+            local = None if row is None else np.asarray(row)
+        elif tuple(child_shape) == tuple(shape) and 0 < size <= SMALL and node.n_outputs == 1:
             rows = []
             for k in range(size):
                 basis = np.zeros(size, dtype=dtype)
@@ -344,6 +376,18 @@ class _Graph:
         return local
 
 
+class _Lookup(dict):
+    """A mapping that works each value out when it is first asked for (by str.format_map)."""
+
+    def __init__(self, resolve) -> None:
+        super().__init__()
+        self._resolve = resolve
+
+    def __missing__(self, key: str) -> str:
+        self[key] = value = self._resolve(key)
+        return value
+
+
 def _enclosed(text: str) -> bool:
     """Whether `text` is one parenthesized or bracketed group: `(x - y)`, `[1, 2]`, `f(x)`."""
     if not text or text[-1] not in ")]":
@@ -356,6 +400,28 @@ def _enclosed(text: str) -> bool:
     start = text.find("(") if text[-1] == ")" else text.find("[")
     head = text[:start]
     return start >= 0 and (not head or head.replace("_", "").isalnum())
+
+
+def _as_term(text: str) -> str:
+    """Source text as a term of a formula: in parentheses when it is an expression."""
+    if text.replace("_", "").replace(".", "").isalnum() or _enclosed(text):
+        return text
+    return f"({text})"
+
+
+def _value_term(argument: str, value) -> str:
+    """A saved value as a formula writes it: a number, a shape, a tensor's values; a missing
+    bound as ±inf and a missing weight as 1."""
+    if value is None:
+        return {"min": "-inf", "max": "inf"}.get(argument, "1")
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    if isinstance(value, bool) or np.ndim(value) == 0 and isinstance(value, (np.bool_,)):
+        return str(bool(value))
+    text = values_text(value)
+    return f"({text})" if text.startswith("-") else text
 
 
 def _scalar(array):
@@ -725,6 +791,14 @@ def plain(explanation: Explanation) -> str:
     return "\n".join(lines) + "\n"
 
 
+def passed_text(grad, passed: Passed) -> str:
+    """What a step hands on, as true arithmetic: `g × local = value` where the local derivative
+    is one factor per element (broadcast), else the map `g ↦ value` that the formula makes."""
+    if passed.local is None:
+        return f"{values_text(grad)} ↦ {values_text(passed.value)}"
+    return f"{values_text(grad)} × {values_text(passed.local)} = {values_text(passed.value)}"
+
+
 def step_lines(steps: list) -> list:
     lines = []
     for s in steps:
@@ -736,6 +810,5 @@ def step_lines(steps: list) -> list:
         retained = ", retained" if s.retained else ""
         lines.append(f"  {s.number}. {s.node}{where}   [{s.op}{retained}] receives {values_text(s.grad)}")
         for p in s.passes:
-            local = f" × {values_text(p.local)}" if p.local is not None else ""
-            lines.append(f"       to {p.to}: {values_text(s.grad)}{local} = {values_text(p.value)}   ({p.formula})")
+            lines.append(f"       to {p.to}: {passed_text(s.grad, p)}   ({p.formula})")
     return lines
