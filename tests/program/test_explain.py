@@ -357,3 +357,43 @@ def test_a_vector_matmul_shows_a_formula_for_each_node():
     formulas = [e.formula for e in result.inputs["x"].paths[0].edges]
     assert all(" = " in f for f in formulas) and not any(": ∂" in f for f in formulas), formulas
     assert any(f.endswith("= g ↦ reshape(g, [1, 3])") for f in formulas), formulas
+
+
+def _path_text(path) -> str:
+    from autodiff.autograd.explain import product_text
+
+    return "\n".join([product_text(path, True)] + [e.formula for e in path.edges])
+
+
+def test_loop_turns_and_repeated_arguments_are_told_apart():
+    """examples/dynamic.expr assigns y on line 12 in two turns, and v * v takes one node twice:
+    every path reads differently, and each turn's nodes carry their turn."""
+    result = explain(example("dynamic.expr"))
+    paths = result.inputs["x"].paths
+    assert len(paths) == 8
+    texts = [_path_text(p) for p in paths]
+    assert len(set(texts)) == len(texts)
+    nodes = [s.node for s in result.steps]
+    assert {"y₁₂⁽¹⁾", "y₁₂⁽²⁾", "log(y)⁽¹⁾", "(y * 0.5)⁽²⁾"} <= set(nodes), nodes
+    assert len(set(nodes)) == len(nodes)  # no two steps name the same thing
+    formulas = {e.formula for p in paths for e in p.edges}
+    assert {"∂(v * v)/∂y₁₂⁽²⁾ (argument 1) = y₁₂⁽²⁾", "∂(v * v)/∂y₁₂⁽²⁾ (argument 2) = y₁₂⁽²⁾"} <= formulas
+
+
+def test_a_tensor_prints_nested_in_its_shape():
+    from autodiff.autograd.explain import values_text
+
+    assert values_text(np.arange(15).reshape(5, 3)) == "[[0, 1, 2], [3, 4, 5], …, [9, 10, 11], [12, 13, 14]] (shape [5, 3])"
+    assert values_text(np.arange(4).reshape(2, 2)) == "[[0, 1], [2, 3]]"
+    result = explain("y = sum(x * x)", {"x": np.ones((5, 3)).tolist()})
+    assert "∂y/∂x = [[2, 2, 2], [2, 2, 2], …, [2, 2, 2], [2, 2, 2]] (shape [5, 3])" in str(result)
+
+
+def test_a_started_gradient_is_named_for_what_it_gives():
+    """From a gradient g other than 1, .grad holds gᵀ·∂y/∂x (a vector–Jacobian product), not ∂y/∂x."""
+    vector = str(explain("y = x * 3", {"x": [1.0, 2.0]}, grad_output="[1, 2]"))
+    assert "backward starts from the gradient g = [1, 2]: what follows are vector–Jacobian products" in vector
+    assert "\ngᵀ·∂y/∂x = [3, 6]\n" in vector and "\n∂y/∂x =" not in vector
+    number = str(explain("y = x * 3", {"x": 2.0}, grad_output="2"))
+    assert "\ng·∂y/∂x = 6\n" in number
+    assert "\n∂y/∂x = 3\n" in str(explain("y = x * 3", {"x": 2.0}))

@@ -211,10 +211,11 @@ def values_text(value, limit: int = 9) -> str:
     shown = ", ".join(number_text(v) for v in flat[:limit])
     if array.ndim == 1:
         return f"[{shown}{', …' if flat.size > limit else ''}]"
-    if flat.size <= limit:
-        return np.array2string(array, separator=", ", formatter={"float_kind": number_text, "int": number_text}
-                               ).replace("\n", "")
-    return f"[{shown}, …] (shape {list(array.shape)})"
+    # nested as the tensor is, the first and last rows and columns of a large one (as NumPy prints)
+    text = np.array2string(array, separator=", ", threshold=limit, edgeitems=2, max_line_width=10**9,
+                           formatter={"float_kind": number_text, "int": number_text, "bool": str})
+    text = " ".join(text.split()).replace("...", "…")
+    return text if flat.size <= limit else f"{text} (shape {list(array.shape)})"
 
 
 # -- the graph ---------------------------------------------------------------------------------------------
@@ -231,12 +232,36 @@ class _Graph:
         self.infos = {node: namer(node) for node in self.order}
         self._locals: dict = {}
         self._formulas: dict = {}
+        self._occurrence = None  # worked out when a name is first asked for
 
     # names
 
-    def name(self, node) -> str:
+    def _base_name(self, node) -> str:
         info = self.infos[node]
         return info.name or info.text or node.name()
+
+    def _occurrences(self) -> dict:
+        """{node: k} for the k-th (in the order they were recorded) of nodes that would read the
+        same: a loop's turns, a function's calls, `y = y * 0.5 + log(y)` run twice."""
+        alike: dict = {}
+        for node in self.order:
+            if type(node) is not AccumulateGrad:
+                alike.setdefault(self._base_name(node), []).append(node)
+        occurrence = {}
+        for nodes in alike.values():
+            if len(nodes) > 1:
+                for k, node in enumerate(sorted(nodes, key=lambda n: n._seq), 1):
+                    occurrence[node] = k
+        return occurrence
+
+    def name(self, node) -> str:
+        """The node's name, `y₁₂⁽²⁾` for the second of two nodes that line 12 assigned to y."""
+        if self._occurrence is None:
+            self._occurrence = self._occurrences()
+        k = self._occurrence.get(node)
+        if k is None:
+            return self._base_name(node)
+        return _as_term(self._base_name(node)) + f"⁽{k}⁾".translate(_SUPERSCRIPTS)
 
     def term(self, node) -> str:
         """The name as a term of a formula: in parentheses when it is an expression."""
@@ -402,9 +427,13 @@ def _enclosed(text: str) -> bool:
     return start >= 0 and (not head or head.replace("_", "").isalnum())
 
 
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def _as_term(text: str) -> str:
     """Source text as a term of a formula: in parentheses when it is an expression."""
-    if text.replace("_", "").replace(".", "").isalnum() or _enclosed(text):
+    base = text[:text.rindex("⁽")] if text.endswith("⁾") else text  # y₁₂⁽²⁾, (y * 0.5)⁽²⁾
+    if base.replace("_", "").replace(".", "").isalnum() or _enclosed(base):
         return text
     return f"({text})"
 
@@ -759,13 +788,34 @@ def product_text(path: Path, scalar: bool) -> str:
     return f"{heads} → {values_text(path.product)}"
 
 
+def seeded(explanation: Explanation) -> bool:
+    """Whether backward started from a gradient other than the number 1."""
+    seed = np.asarray(explanation.seed)
+    return seed.size != 1 or float(seed.reshape(-1)[0]) != 1
+
+
+def seed_text(explanation: Explanation) -> str:
+    what = "vector–Jacobian products" if np.size(explanation.seed) != 1 or np.size(explanation.value) != 1 else \
+        "gradients times g"
+    return f"backward starts from the gradient g = {values_text(explanation.seed)}: what follows are {what}"
+
+
+def grad_label(explanation: Explanation, name: str) -> str:
+    """What an input's `.grad` holds: `∂y/∂x`, or for another starting gradient g its product with
+    g: `g·∂y/∂x` for a number, the vector–Jacobian product `gᵀ·∂y/∂x` for a tensor."""
+    label = f"∂{explanation.output}/∂{name}"
+    if not seeded(explanation):
+        return label
+    return ("g·" if np.size(explanation.seed) == 1 and np.size(explanation.value) == 1 else "gᵀ·") + label
+
+
 def plain(explanation: Explanation) -> str:
     lines = [f"{explanation.output} = {values_text(explanation.value)}"]
-    if np.size(explanation.seed) != 1 or float(np.asarray(explanation.seed).reshape(-1)[0]) != 1:
-        lines.append(f"backward starts from the gradient {values_text(explanation.seed)}")
+    if seeded(explanation):
+        lines.append(seed_text(explanation))
     for name, item in explanation.inputs.items():
         lines.append("")
-        head = f"∂{explanation.output}/∂{name} = {values_text(item.grad)}"
+        head = f"{grad_label(explanation, name)} = {values_text(item.grad)}"
         lines.append(head)
         if item.why:
             lines.append(f"  why: {item.why}")
