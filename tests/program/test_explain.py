@@ -357,6 +357,16 @@ def test_a_vector_matmul_shows_a_formula_for_each_node():
     formulas = [e.formula for e in result.inputs["x"].paths[0].edges]
     assert all(" = " in f for f in formulas) and not any(": ∂" in f for f in formulas), formulas
     assert any(f.endswith("= g ↦ reshape(g, [1, 3])") for f in formulas), formulas
+    # the steps inside `x @ w` have no source text of their own: they read as calls of their inputs
+    assert not any("Backward" in f for f in formulas), formulas
+    assert "∂mm(unsqueeze(x), w)/∂w = g ↦ unsqueeze(x)ᵀ @ g" in {e.formula for e in result.inputs["w"].paths[0].edges}
+
+
+def test_a_graph_built_in_python_reads_as_calls_of_its_inputs():
+    a = autodiff.tensor(2.0, requires_grad=True)
+    b = autodiff.tensor(3.0, requires_grad=True)
+    result = autodiff.explain((a * b + autodiff.log(a)) * 2, {"a": a, "b": b})
+    assert [s.node for s in result.steps[:2]] == ["output", "add(mul(a, b), log(a))"]
 
 
 def _path_text(path) -> str:

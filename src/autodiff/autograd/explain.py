@@ -44,6 +44,7 @@ LIMIT = 10  # paths shown per input
 ENUMERATE_LIMIT = 2_000  # tensor graphs with at most this many paths are listed in full
 SEARCH_BUDGET = 100_000  # nodes the best-first search may expand
 SMALL = 16  # tensor edges show their local derivative as values up to this many elements
+CALL_LIMIT = 40  # a node without a name is written as a call of its inputs up to this many characters
 
 
 # -- the result ------------------------------------------------------------------------------------------
@@ -224,8 +225,9 @@ def values_text(value, limit: int = 9) -> str:
 class _Graph:
     """The nodes reachable from the output, in topological order, with names and formulas."""
 
-    def __init__(self, root, seed, namer) -> None:
+    def __init__(self, root, seed, namer, output_name: str | None = None) -> None:
         self.root = root
+        self.output_name = output_name  # the root's name where the namer has none
         self.seed = seed
         self.namer = namer
         self.order = _topological(root)
@@ -233,12 +235,40 @@ class _Graph:
         self._locals: dict = {}
         self._formulas: dict = {}
         self._occurrence = None  # worked out when a name is first asked for
+        self._called = None  # likewise
 
     # names
 
     def _base_name(self, node) -> str:
         info = self.infos[node]
-        return info.name or info.text or node.name()
+        if info.name or info.text:
+            return info.name or info.text
+        if node is self.root and self.output_name:
+            return self.output_name
+        if self._called is None:
+            self._called = self._calls()
+        return self._called.get(node) or node.name()
+
+    def _calls(self) -> dict:
+        """{node: `mm(unsqueeze(x), w)`} for the nodes without a name or a source text (the
+        steps inside `x @ w`, every node of a graph built in Python) whose inputs all have names."""
+        called: dict = {}
+        for node in reversed(self.order):  # inputs first
+            op = getattr(node, "op", None)
+            info = self.infos[node]
+            if op is None or info.name or info.text or not node.next_functions:
+                continue
+            terms = []
+            for child, _ in node.next_functions:
+                named = child is not None and (self.infos[child].name or self.infos[child].text or called.get(child))
+                if not named:
+                    break
+                terms.append(_as_term(named))
+            else:
+                text = f"{_called_as(op.name)}({', '.join(terms)})"
+                if len(text) <= CALL_LIMIT:
+                    called[node] = text
+        return called
 
     def _occurrences(self) -> dict:
         """{node: k} for the k-th (in the order they were recorded) of nodes that would read the
@@ -425,6 +455,18 @@ def _enclosed(text: str) -> bool:
     start = text.find("(") if text[-1] == ")" else text.find("[")
     head = text[:start]
     return start >= 0 and (not head or head.replace("_", "").isalnum())
+
+
+_CALLED = {"reshape_alias": "reshape", "unsafe_view": "view", "to_dtype": "to", "to_device": "to",
+           "pow_tensor": "pow", "pow_scalar_base": "pow", "div_scalar": "div", "remainder_scalar": "remainder"}
+
+
+def _called_as(op_name: str) -> str:
+    """The function a user calls for a registry op: `squeeze` for squeeze_dim and squeeze_."""
+    name = _CALLED.get(op_name, op_name).rstrip("_")
+    for suffix in ("_dims", "_dim"):
+        name = name.removesuffix(suffix)
+    return name
 
 
 _SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -694,7 +736,7 @@ def explain_graph(output: Tensor, targets: dict, *, seed=None, namer=None, limit
         inputs = {name: InputExplanation(name, None, 0, [], None, True) for name in targets}
         return Explanation(output_name, value, seed, inputs, [])
     root = edge(output)[0]
-    graph = _Graph(root, seed, namer)
+    graph = _Graph(root, seed, namer, output_name)
     leaf_nodes = {}
     for name, tensor in targets.items():
         node = edge(tensor)[0] if tensor.requires_grad and tensor.is_leaf else None
