@@ -216,7 +216,7 @@ def values_text(value, limit: int = 9) -> str:
     text = np.array2string(array, separator=", ", threshold=limit, edgeitems=2, max_line_width=10**9,
                            formatter={"float_kind": number_text, "int": number_text, "bool": str})
     text = " ".join(text.split()).replace("...", "…")
-    return text if flat.size <= limit else f"{text} (shape {list(array.shape)})"
+    return f"{text} (shape {list(array.shape)})" if "…" in text else text
 
 
 # -- the graph ---------------------------------------------------------------------------------------------
@@ -404,7 +404,7 @@ class _Graph:
     def tensor_local(self, node, position: int):
         """A tensor edge's local derivative as values, such that gradient × local (broadcast) is
         what passes on: the diagonal of its Jacobian when the op is elementwise there and small,
-        the Jacobian's one row when the output is one number (sum, mean); else None."""
+        the Jacobian's one row when the output is one number (sum, mean) and the input small; else None."""
         key = (node, position, "tensor")
         if key in self._locals:
             return self._locals[key]
@@ -413,7 +413,7 @@ class _Graph:
         local = None
         size = int(np.prod(shape))
         child_shape = child._output_metadata(node.next_functions[position][1])[0]
-        if size == 1 and node.n_outputs == 1:  # a reduction: g × ∂out/∂input, for a number g
+        if size == 1 and 0 < int(np.prod(child_shape)) <= SMALL and node.n_outputs == 1:  # a reduction: g × ∂out/∂input
             row = self.vjp(node, 0, np.ones(shape, dtype=dtype))[position]
             local = None if row is None else np.asarray(row)
         elif tuple(child_shape) == tuple(shape) and 0 < size <= SMALL and node.n_outputs == 1:
