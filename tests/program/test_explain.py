@@ -407,3 +407,9 @@ def test_a_started_gradient_is_named_for_what_it_gives():
     number = str(explain("y = x * 3", {"x": 2.0}, grad_output="2"))
     assert "\ng·∂y/∂x = 6\n" in number
     assert "\n∂y/∂x = 3\n" in str(explain("y = x * 3", {"x": 2.0}))
+
+
+def test_an_operand_a_formula_encloses_is_not_parenthesized_twice():
+    result = explain("y = sqrt(x + 1) + tanh(x * 2)", {"x": 3.0})
+    formulas = {e.formula for p in result.inputs["x"].paths for e in p.edges}
+    assert {"∂sqrt(x + 1)/∂(x + 1) = 1/(2·sqrt(x + 1))", "∂tanh(x * 2)/∂(x * 2) = 1 - tanh²(x * 2)"} <= formulas

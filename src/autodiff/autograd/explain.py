@@ -32,6 +32,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -319,6 +320,8 @@ class _Graph:
         template = formula_text(op.name, argument)
         if template is None:
             raise LookupError(f"op {op.name} has no formula text for {argument!r} (ops/formulas.py)")
+        # an operand a template already encloses, as in sqrt({input}), loses its own parentheses
+        template = re.sub(r"\(\{(\w+)\}\)", r"({\1__bare})", template)
         return template.format_map(self._operands(node, position))
 
     def _operands(self, node, position: int) -> dict:
@@ -334,6 +337,9 @@ class _Graph:
         texts = self._unnamed_operands(node, children)
 
         def resolve(argument: str) -> str:
+            if argument.endswith("__bare"):
+                text = resolve(argument.removesuffix("__bare"))
+                return text[1:-1] if text.startswith("(") and _enclosed(text) else text
             if argument == "result" and (self.infos[node].name or self.infos[node].text):
                 return self.term(node)
             if op.variadic and argument == op.arg_names[0]:
