@@ -68,7 +68,20 @@ def _namer(evaluation):
             name += str(line).translate(subscripts)
         return NodeInfo(name, text, line)
 
+    def operand_texts(node) -> list | None:
+        """The source texts of the operands of the expression that recorded `node` (`(1 - c)` and
+        `x` for `(1 - c) * x`), so a formula can name an operand that has no node of its own."""
+        origin = evaluation.origins.get(node)
+        if isinstance(origin, ast.BinOp):
+            operands = [origin.left, origin.right]
+        elif isinstance(origin, ast.Call) and not origin.keywords:
+            operands = list(origin.args)
+        else:
+            return None
+        return [evaluation.source.snippet(o.start, o.end) for o in operands]
+
     namer.tensors = leaves  # constants a formula names
+    namer.operand_texts = operand_texts
     return namer
 
 
