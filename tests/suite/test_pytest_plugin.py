@@ -56,6 +56,18 @@ def test_a_changed_value_fails_with_a_readable_report(project):
     ])
 
 
+def test_update_in_ci_is_a_usage_error(project, monkeypatch):
+    project.runpytest("--autodiff-update")
+    before = (project.path / "defaults.expr.golden.json").read_bytes()
+    (project.path / "defaults.expr").write_text(WITH_DEFAULTS.replace("sin", "cos"))
+    monkeypatch.setenv("CI", "true")
+    result = project.runpytest("--autodiff-update")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--autodiff-update writes records, and CI is set: in CI nothing is ever rewritten*"])
+    assert (project.path / "defaults.expr.golden.json").read_bytes() == before
+    project.runpytest().assert_outcomes(passed=2, failed=1)  # without the option, CI runs as usual
+
+
 def test_pytest_xdist_runs_expression_files_in_parallel(project):
     pytest.importorskip("xdist")
     project.runpytest("--autodiff-update")

@@ -279,14 +279,27 @@ def test_in_ci_a_new_file_is_never_recorded(suite):
     suite.write("old.expr", CUBE)
     run_autodiff("test", "--update", cwd=suite.root)
     suite.write("new.expr", WITH_DEFAULTS)
-    result = run_autodiff("test", "--update", cwd=suite.root, CI="true")
+    result = run_autodiff("test", cwd=suite.root, CI="true")
     assert result.code == 1
     assert lines(result, "new") == ["new\tnew.expr\tno golden record, and CI is set: records are not written in CI; "
                                     "run autodiff test --update where you work and commit the record"]
     assert not (suite.root / "new.expr.golden.json").exists()
-    assert run_autodiff("test", "--pending", cwd=suite.root, CI="1").code == 1
-    assert not (suite.root / "new.expr.golden.new").exists()
     assert run_autodiff("test", "--update", cwd=suite.root, CI="false").code == 0  # not truthy
+
+
+@pytest.mark.parametrize("option", ["--update", "--pending"])
+def test_in_ci_update_is_refused_and_nothing_is_rewritten(suite, option):
+    path = suite.write("old.expr", CUBE)
+    run_autodiff("test", "--update", cwd=suite.root)
+    before = (suite.root / "old.expr.golden.json").read_bytes()
+    path.write_text(CUBE.replace("3", "4"))  # a changed result that --update would record
+    suite.write("new.expr", WITH_DEFAULTS)
+    result = run_autodiff("test", option, cwd=suite.root, CI="true")
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == (f"autodiff: error: {option} writes records, and CI is set: in CI nothing is ever "
+                             "rewritten (a record must come from where you work, reviewed and committed)\n")
+    assert (suite.root / "old.expr.golden.json").read_bytes() == before
+    assert sorted(p.name for p in suite.root.iterdir()) == ["new.expr", "old.expr", "old.expr.golden.json"]
 
 
 # -- 5. records know what they depend on -------------------------------------------------------------------

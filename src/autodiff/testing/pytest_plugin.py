@@ -20,8 +20,6 @@ imported until an expression file is collected.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 
@@ -34,6 +32,14 @@ def pytest_addoption(parser) -> None:
                        "patterns, else *.expr)")
     parser.addini("autodiff_rtol", default=None, help="relative tolerance of autodiff comparisons")
     parser.addini("autodiff_atol", default=None, help="absolute tolerance of autodiff comparisons")
+
+
+def pytest_configure(config) -> None:
+    if config.getoption("autodiff_update", False):
+        from .config import ci_refusal, in_ci
+
+        if in_ci():  # as `autodiff test --update` in CI: a usage error, before anything runs
+            raise pytest.UsageError(ci_refusal("--autodiff-update"))
 
 
 def _suite_config(config):
@@ -86,8 +92,10 @@ def _settings(config):
     if settings is None:
         from .one_file import Settings
 
+        from .config import in_ci
+
         _, rtol, atol = _suite_config(config)
-        ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+        ci = in_ci()
         settings = config._autodiff_settings = Settings(rtol=rtol, atol=atol, update=config.getoption("autodiff_update"),
                                                         ci=ci, update_hint="pytest --autodiff-update")
     return settings
