@@ -74,6 +74,7 @@ BAD_RECORDS = {
     "output_number": '{"points": [{"at": {}, "output": 3, "value": 1.0}]}',
     "format_text": '{"format": "1", "points": []}',
     "huge_integer": '{"points": [{"at": {"x": 1' + "0" * 400 + "}}]}",
+    "thousands_of_digits": '{"points": [{"at": {}, "output": "y", "value": 9' + "9" * 5000 + "}]}",
     "deep_nesting": "[" * 100_000 + "]" * 100_000,
     "deep_value": '{"points": [{"at": {"x": ' + "[" * 5000 + "]" * 5000 + "}}]}",
     "lone_surrogate": '{"points": [{"at": {}, "error": {"class": "\\ud800", "message": "m"}}]}',
@@ -122,6 +123,7 @@ def test_every_malformed_record_costs_its_file_only(tmp_path, outside, jobs):
         assert "worker" not in result["message"], (name, result)
     assert "JSON nested too deeply" in files["deep_nesting.expr"]["message"]
     assert "too large for a float" in files["huge_integer.expr"]["message"]
+    assert "an integer of more than 4300 digits" in files["thousands_of_digits.expr"]["message"]
     assert "FIFO" in files["fifo.expr"]["message"]
     assert "character device" in files["zero.expr"]["message"]
     assert "larger than" in files["oversized.expr"]["message"]
