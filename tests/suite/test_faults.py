@@ -356,6 +356,21 @@ def test_standard_input_closed():
 # -- 7. hostile text is shown, never obeyed --------------------------------------------------------------------
 
 
+def test_symlink_loops_are_skipped_or_a_usage_error_never_an_os_error(tmp_path, outside):
+    (tmp_path / "a.expr").write_text(GOOD)
+    assert run("test", "--update", cwd=tmp_path)[0] == 0
+    os.symlink("l1", tmp_path / "l2")  # a loop no glob takes: not searched, not reported
+    os.symlink("l2", tmp_path / "l1")
+    code, out, err = run("test", cwd=tmp_path)
+    assert (code, out.splitlines()[0], err) == (0, "passed\ta.expr", "")
+    for name in ("loop.expr", "gone.expr.golden.json"):  # what the run collects, or reports when unused
+        os.symlink(name, tmp_path / name)
+        code, out, err = run("test", cwd=tmp_path)
+        assert (code, out) == (2, "")
+        assert err == f"autodiff: error: ./{name}: cannot be followed (Too many levels of symbolic links)\n"
+        os.remove(tmp_path / name)
+
+
 def test_hostile_file_names_stay_one_escaped_field(tmp_path, outside):
     name = "we\x1b[2Jird\tna\nme [bold]x.expr"
     (tmp_path / name).write_text(GOOD)
