@@ -227,8 +227,14 @@ def test_pending_updates_are_accepted_or_rejected(suite):
     assert result.code == 1  # something waits for review
     assert result.stdout.splitlines()[0] == "pending\tcube.expr\t2 change(s), pending review: cube.expr.golden.new"
     assert (suite.root / "cube.expr.golden.json").read_text() == record  # untouched
+    failing = run_autodiff("test", cwd=suite.root)  # the file fails, and says that a new record waits
+    assert lines(failing, "failed") == ["failed\tcube.expr\ta pending record waits for review: cube.expr.golden.new "
+                                        "(autodiff test review, accept or reject)"]
+    rich = " ".join(run_autodiff("test", "--format", "rich", cwd=suite.root).stdout.split())
+    assert "a pending record waits for review: cube.expr.golden.new" in rich
     rejected = run_autodiff("test", "reject", cwd=suite.root)
     assert rejected.stdout == "rejected\tcube.expr.golden.new\n" and not (suite.root / "cube.expr.golden.new").exists()
+    assert lines(run_autodiff("test", cwd=suite.root), "failed") == ["failed\tcube.expr"]  # none waits now
     run_autodiff("test", "--pending", cwd=suite.root)
     accepted = run_autodiff("test", "accept", "cube.expr", cwd=suite.root)
     assert accepted.stdout == "accepted\tcube.expr.golden.new\n"

@@ -94,8 +94,19 @@ def run_file(path, settings: Settings) -> FileResult:
                                                 "allocating them)")
     except Exception as error:  # a bug: it costs this file, never the run
         result = FileResult(str(path), ERRORED, f"internal error: {type(error).__name__}: {error}")
+    if not settings.update and result.status in (FAILED, ERRORED, NEW):
+        _mention_pending(result, Path(path))
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _mention_pending(result: FileResult, path: Path) -> None:
+    """A file that does not pass while a new record of it waits for review says so: accepting
+    that record may be the fix."""
+    pending = pending_path(path)
+    if pending.is_file():
+        note = f"a pending record waits for review: {pending.name} (autodiff test review, accept or reject)"
+        result.message = f"{result.message}; {note}" if result.message else note
 
 
 class NotAResult(Exception):

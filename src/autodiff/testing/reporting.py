@@ -156,6 +156,8 @@ def rich(summary: RunSummary, console) -> None:
                 table.add_row(*(Text(escape(cell)) for cell in (point_text(m.point), m.quantity, _short(m.expected),
                                                                 _short(m.got), m.difference)))
             console.print(table)
+            if result.message:  # a pending record that waits for review, say
+                console.print(Text(f"  {escape(result.message)}"))
             console.print()
             spaced = True
         elif result.status in (ERRORED, NEW, UPDATED, PENDING) or (summary.verbose and result.status == PASSED):
