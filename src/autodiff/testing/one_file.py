@@ -77,6 +77,7 @@ class FileResult:
     added: list = field(default_factory=list)  # with --update: points new to the record
     dropped: list = field(default_factory=list)  # with --update: points the record loses
     unused: list = field(default_factory=list)  # (point, reason): recorded points that no longer apply
+    created: bool = False  # with --update: the record was written and did not exist before
 
 
 def run_file(path, settings: Settings) -> FileResult:
@@ -334,6 +335,7 @@ def _record(path: Path, record, outcomes: list, needs_values: list, unused: list
         write(path, new, where=target)
     except WriteProblem as problem:
         return FileResult(name, ERRORED, str(problem), points=len(outcomes))
+    result.created = record is None
     what = "new record" if record is None else _counted(changes, added, dropped)
     if what == "record rewritten" and "settings" not in old:
         what = "settings recorded: " + ", ".join(f"{k} {v}" for k, v in sorted(chosen.items()))

@@ -13,7 +13,8 @@ and run files the same way (testing/one_file.py):
 
 pytest's own ini options `autodiff_patterns`, `autodiff_rtol` and `autodiff_atol`, where
 set, override the table for pytest alone. `pytest --autodiff-update` writes the records
-instead; `-p no:autodiff` turns the plugin off. Pytest's -k, -x, reports and parallel
+instead, and counts them at the end (`1 record updated, 9 records unchanged`), as syrupy counts
+snapshots; in CI it is refused, as a usage error; `-p no:autodiff` turns the plugin off. Pytest's -k, -x, reports and parallel
 runners (pytest-xdist: `pytest -n 4`) work on the items unchanged. Nothing of autodiff is
 imported until an expression file is collected.
 """
@@ -40,6 +41,7 @@ def pytest_configure(config) -> None:
 
         if in_ci():  # as `autodiff test --update` in CI: a usage error, before anything runs
             raise pytest.UsageError(ci_refusal("--autodiff-update"))
+        config.pluginmanager.register(_RecordCounter(), "autodiff-record-counter")
 
 
 def _suite_config(config):
@@ -118,10 +120,15 @@ class ExpressionFailure(Exception):
 
 
 class ExpressionItem(pytest.Item):
+    record = ""  # with --autodiff-update: what became of its record (RECORD_OUTCOMES)
+
     def runtest(self) -> None:
         from .one_file import PASSED, UPDATED, run_file
 
-        result = run_file(self.path, _settings(self.config))
+        settings = _settings(self.config)
+        result = run_file(self.path, settings)
+        if settings.update and result.status in (PASSED, UPDATED):
+            self.record = "unchanged" if result.status == PASSED else "created" if result.created else "updated"
         if result.status not in (PASSED, UPDATED):
             raise ExpressionFailure(result)
 
@@ -143,3 +150,34 @@ class ExpressionItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, None, f"autodiff: {self.path.name}"
+
+
+# -- what --autodiff-update did, counted as syrupy and insta count snapshots ------------------------------
+
+RECORD_OUTCOMES = ("updated", "created", "unchanged")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "call" and isinstance(item, ExpressionItem) and item.record:
+        # an attribute of the report travels with it from a pytest-xdist worker to the controller
+        outcome.get_result().autodiff_record = item.record
+
+
+class _RecordCounter:
+    """Registered with --autodiff-update: counts the records reported (on the controller, under
+    pytest-xdist) and says them at the end."""
+
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys(RECORD_OUTCOMES, 0)
+
+    def pytest_runtest_logreport(self, report) -> None:
+        record = getattr(report, "autodiff_record", None)
+        if record in self.counts:
+            self.counts[record] += 1
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        words = [f"{count} record{'' if count == 1 else 's'} {what}" for what, count in self.counts.items() if count]
+        terminalreporter.write_sep("-", "autodiff golden records")
+        terminalreporter.write_line(", ".join(words) if words else "no record written")
