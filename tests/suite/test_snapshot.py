@@ -398,6 +398,21 @@ def test_k_x_q_and_v(suite):
     assert "PASSED sub/gamma.expr" in run_autodiff("test", "-v", "--format", "rich", cwd=suite.root).stdout
 
 
+def test_x_stops_at_the_first_failing_file_in_order_with_any_jobs_and_counts_the_rest(suite):
+    # the first file is slow: a second worker finishes a later failing file first
+    suite.write("f0.expr", "x: input = 1.0\ns = x\nfor i in range(30000):\n    s = s * 1.0\n")
+    for i in range(1, 6):
+        suite.write(f"f{i}.expr", CUBE)
+    for jobs in ("1", "2"):
+        result = run_autodiff("test", "-x", "-j", jobs, cwd=suite.root)
+        assert result.code == 1
+        assert files_of(result) == ["f0.expr"]  # new: no record, so not a pass
+        assert result.stdout.splitlines()[-1] == "summary\tpassed 0\tfailed 0\terrored 0\tnew 1\tnot run 5"
+    data = json.loads(run_autodiff("test", "-x", "-j", "2", "--format", "json", cwd=suite.root).stdout)
+    assert (data["summary"]["files"], data["summary"]["not_run"]) == (1, 5)
+    assert "not run" in run_autodiff("test", "-x", "--format", "rich", cwd=suite.root).stdout
+
+
 # -- 8. shards that CI systems drive -----------------------------------------------------------------------
 
 

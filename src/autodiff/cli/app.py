@@ -738,7 +738,8 @@ def test(
     unused_records = [] if (keyword or chosen_shard or len(results) < len(files)) else \
         finding.unused_records(paths, globs, files)
     summary = RunSummary(results, time.perf_counter() - started, update, pending, unused_records,
-                         unused_fails=unused is Unused.fail, quiet=quiet, verbose=verbose)
+                         unused_fails=unused is Unused.fail, quiet=quiet, verbose=verbose,
+                         not_run=len(files) - len(results))
     if unused is Unused.delete and summary.unused_count:
         _delete_unused(summary)
     if junit:
