@@ -104,9 +104,21 @@ class InputProblem(ProgramError):
 
 
 class EvaluationProblem(ProgramError):
-    """The program failed while running: shapes, values, limits (exit 4)."""
+    """The program failed while running: shapes, values, limits (exit 4).
+
+    `python_class` names the built-in exception PyTorch raises for the same failure (Python,
+    for the language's own statements): RuntimeError for shapes, IndexError for an index or a
+    dimension out of range, TypeError for a value of the wrong kind. `# expect-error:` comments
+    and records name it; this class's own name is autodiff's business."""
 
     category = ErrorKind.EVALUATION
+    python_class = "RuntimeError"
+
+    def __init__(self, message: str, source: Source | None = None, start: int | None = None, end: int | None = None,
+                 python_class: str | None = None):
+        super().__init__(message, source, start, end)
+        if python_class is not None:
+            self.python_class = python_class
 
 
 class LimitProblem(EvaluationProblem):

@@ -139,6 +139,8 @@ class ExpressionItem(pytest.Item):
 
         result = excinfo.value.result
         lines = [f"{result.path}: {result.status}" + (f": {result.message}" if result.message else "")]
+        if result.excerpt:  # the line of the file and a caret under the place
+            lines.append(result.excerpt)
         for m in result.mismatches:
             lines.append(f"  {m.quantity} at {point_text(m.point)}")
             lines.append(f"    expected  {value_text(m.expected)}")

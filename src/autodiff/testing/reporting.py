@@ -170,6 +170,8 @@ def rich(summary: RunSummary, console) -> None:
                      "passed": "bold green"}[result.status]
             console.print(Text.assemble((f"{result.status.upper()} ", style), (shown(result.path), "bold"),
                                         f"  {escape(result.message)}" if result.message else ""))
+            for line in result.excerpt.splitlines():  # the line of the file and a caret, as `autodiff grad` shows them
+                console.print(Text(escape(line, keep_tabs=True)), soft_wrap=True)  # unwrapped: the caret stays under
             for m in result.changes:
                 console.print(Text(escape(f"  {m.quantity} at {point_text(m.point)}: {_short(m.expected)} -> "
                                           f"{_short(m.got)}  ({m.difference})")))
