@@ -371,6 +371,19 @@ def test_symlink_loops_are_skipped_or_a_usage_error_never_an_os_error(tmp_path, 
         os.remove(tmp_path / name)
 
 
+def test_a_name_of_a_megabyte_is_cut_in_messages(tmp_path, outside):
+    name = "q" * 1_000_000
+    (tmp_path / "big.expr").write_text(f"x: input = 1.0\ny = x * {name}(x)\n")
+    shortened = "q" * 199 + "…"
+    code, out, err = run("test", "big.expr", cwd=tmp_path)
+    assert code == 1 and len(out) < 1000 and f"unknown function '{shortened}'" in out
+    code, out, err = run("grad", "big.expr", cwd=tmp_path)  # the same message, as grad says it
+    assert code == 3 and len(err) < 1000 and f"unknown function '{shortened}'" in err
+    (tmp_path / "big.expr").write_text(f"# expect-error: NameError\nz = {name} + 1.0\n{name} = 2.0\n")
+    code, out, err = run("test", "big.expr", "--update", cwd=tmp_path)  # an error recorded: its message cut too
+    assert code == 0 and len((tmp_path / "big.expr.golden.json").read_text()) < 1000
+
+
 def test_hostile_file_names_stay_one_escaped_field(tmp_path, outside):
     name = "we\x1b[2Jird\tna\nme [bold]x.expr"
     (tmp_path / name).write_text(GOOD)

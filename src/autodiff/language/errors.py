@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .._text import escape, escape_lines
+from .._text import escape, escape_lines, short_words
 from .._text import shown as shown_name
 from .source import Source
 
@@ -53,7 +53,7 @@ class ProgramError(Exception):
 
 def render(kind: str, message: str, source: Source | None, start: int | None, end: int | None = None) -> str:
     # Names, messages and quoted lines come from outside: control characters are shown escaped.
-    message = escape_lines(message)
+    message = escape_lines(short_words(message))
     if source is None:
         return f"{kind}: {message}"
     name = shown_name(source.name)

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .._text import shown
+from .._text import short_words, shown
 from ..language import ErrorKind, InputProblem, LimitProblem, Options, ProgramError, Source, parse
 from ..language._gc import collector_paused
 from ..language.analysis import analyze
@@ -298,7 +298,7 @@ def _at_text(at: dict) -> str:
 def _error(problem: ProgramError) -> dict:
     """An error as a record holds it: an evaluation error by the class PyTorch raises for it.
     The problem itself is kept too (not recorded): where it happened, for the report."""
-    outcome = _error_dict(getattr(problem, "python_class", type(problem).__name__), problem.message)
+    outcome = _error_dict(getattr(problem, "python_class", type(problem).__name__), short_words(problem.message))
     if problem.category in (ErrorKind.INVALID_PROGRAM, ErrorKind.INVALID_INPUT):
         outcome["invalid"] = True
     outcome["problem"] = problem
