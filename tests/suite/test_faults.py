@@ -139,6 +139,10 @@ def test_a_record_that_looks_like_markup_is_shown_as_written(tmp_path, outside):
     assert code == 1
     assert "[bold red]Boom[/]" in " ".join(out.split())  # literally, not as markup
     assert "\x1b" not in out and "\\x1b[2J" in out
+    (tmp_path / "s.expr").write_text("y = [red]x [/red] +\n")  # the line quoted under a syntax error too
+    (tmp_path / "m.expr.golden.new").write_text("{}")  # and the note of a pending record
+    code, out, err = run("test", "m.expr", "s.expr", "--format", "rich", cwd=tmp_path)
+    assert code == 1 and "    y = [red]x [/red] +\n" in out and "a pending record waits for review" in out
 
 
 # -- 2. never a false pass ---------------------------------------------------------------------------------
