@@ -373,6 +373,10 @@ def test_symlink_loops_are_skipped_or_a_usage_error_never_an_os_error(tmp_path, 
         assert (code, out) == (2, "")
         assert err == f"autodiff: error: ./{name}: cannot be followed (Too many levels of symbolic links)\n"
         os.remove(tmp_path / name)
+    os.symlink("loop.expr", tmp_path / "loop.expr")
+    code, out, err = run("test", "loop.expr", cwd=tmp_path)  # named on the command line
+    assert (code, out, err) == (2, "", "autodiff: error: loop.expr: a symbolic link that cannot be followed (Too many "
+                                       "levels of symbolic links)\n")
 
 
 def test_a_name_of_a_megabyte_is_cut_in_messages(tmp_path, outside):

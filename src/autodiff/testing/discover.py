@@ -50,6 +50,8 @@ def discover(paths: list, globs=DEFAULT_GLOBS) -> list:
                 found.setdefault(_key(file), file)
         elif path.exists():
             raise SuiteProblem(f"{given}: not a file or a directory")
+        elif path.is_symlink():  # to nothing, or round in a loop
+            raise SuiteProblem(f"{given}: a symbolic link that cannot be followed ({_stat_error(path)})")
         else:
             raise SuiteProblem(f"{given}: no such file or directory")
     return [found[key] for key in sorted(found)]
@@ -78,6 +80,14 @@ def _search(root: Path, wanted, make=Path) -> list:
             elif wanted(entry.name) and _is_file(entry):
                 files.append(make(entry.path))
     return files
+
+
+def _stat_error(path) -> str:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return "it changed while being looked at"
 
 
 def _is_file(entry) -> bool:
