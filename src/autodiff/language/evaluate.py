@@ -332,13 +332,13 @@ class _Runner:
         if isinstance(iterable, Tensor):
             if iterable.ndim == 0:
                 raise EvaluationProblem("cannot loop over a 0-d tensor", self.source, node.iterable.start,
-                                        node.iterable.end)
+                                        node.iterable.end, python_class="TypeError")
             items = (iterable[i] for i in range(len(iterable)))
         elif isinstance(iterable, (range, tuple)):
             items = iter(iterable)
         else:
             raise EvaluationProblem(f"a for loop needs range(...), a tuple or a tensor, not {_describe(iterable)}",
-                                    self.source, node.iterable.start, node.iterable.end)
+                                    self.source, node.iterable.start, node.iterable.end, python_class="TypeError")
         for item in items:
             self.iterations += 1
             if self.iterations > self.options.max_iterations:
@@ -353,7 +353,7 @@ class _Runner:
         context = self._evaluate(node.context, env)
         if not isinstance(context, GradModeWord):
             raise EvaluationProblem("`with` takes no_grad or enable_grad", self.source,
-                                    node.context.start, node.context.end)
+                                    node.context.start, node.context.end, python_class="TypeError")
         with context.context():
             self._execute(node.body, env)
 
@@ -503,7 +503,8 @@ class _Runner:
         frame = env if type(env) is _Frame else None
         if frame is not None and name in frame.local_names:
             raise EvaluationProblem(f"cannot access local variable {name!r} where it is not associated with a "
-                                    "value: it is assigned later in the function", self.source, node.start, node.end)
+                                    "value: it is assigned later in the function", self.source, node.start, node.end,
+                                    python_class="UnboundLocalError")
         while frame is not None:
             frame = frame.enclosing
             if frame is None:
@@ -512,7 +513,8 @@ class _Runner:
                 return frame[name]
             if name in frame.local_names:
                 raise EvaluationProblem(f"cannot access free variable {name!r} where it is not associated with a "
-                                        "value in enclosing scope", self.source, node.start, node.end)
+                                        "value in enclosing scope", self.source, node.start, node.end,
+                                        python_class="NameError")
         return self.globals.get(name, _MISSING)
 
     def _lookup(self, node: ast.Name, env: dict):
@@ -527,7 +529,8 @@ class _Runner:
         if name in WORDS:
             return WORDS[name]
         if name in self.result.analysis.assigned or name in self.result.analysis.declared:
-            raise EvaluationProblem(f"{name!r} is used before it is assigned", self.source, node.start, node.end)
+            raise EvaluationProblem(f"{name!r} is used before it is assigned", self.source, node.start, node.end,
+                                    python_class="NameError")
         raise NameProblem(f"unknown name {name!r}", self.source, node.start, node.end)
 
     # -- operators ------------------------------------------------------------------------------------
@@ -535,7 +538,8 @@ class _Runner:
     def _binary(self, op: str, left, right, node, op_start: int):
         if _is_number(left) and _is_number(right):
             if op == "@":
-                raise EvaluationProblem("'@' multiplies tensors, not numbers", self.source, op_start, op_start + 1)
+                raise EvaluationProblem("'@' multiplies tensors, not numbers", self.source, op_start, op_start + 1,
+                                        python_class="TypeError")
             result = numbers.binary(op, left, right)
             if not math.isfinite(result) and math.isfinite(left) and math.isfinite(right):
                 self._warn_non_finite(node, result)
@@ -543,7 +547,7 @@ class _Runner:
         for value in (left, right):
             if not isinstance(value, Tensor) and not _is_number(value):
                 raise EvaluationProblem(f"'{op}' cannot be applied to {_describe(value)}", self.source,
-                                        op_start, op_start + len(op))
+                                        op_start, op_start + len(op), python_class="TypeError")
         if isinstance(left, Tensor) and isinstance(right, Tensor) and left.shape != right.shape and op != "@":
             self._check_broadcast(left, right, op, op_start)
         try:  # the context manager only on the way out of a failure: operators are the hot path
@@ -571,7 +575,7 @@ class _Runner:
             return -value if node.op == "-" else +value
         if not isinstance(value, Tensor):
             raise EvaluationProblem(f"'{node.op}' cannot be applied to {_describe(value)}", self.source,
-                                    node.start, node.end)
+                                    node.start, node.end, python_class="TypeError")
         try:
             result = -value if node.op == "-" else value
         except BaseException:
@@ -611,7 +615,7 @@ class _Runner:
             if value.numel() != 1:
                 raise EvaluationProblem(
                     f"a condition must be a single value, but this one has {value.numel()} "
-                    "(use all(...) or any(...))", self.source, node.start, node.end)
+                    "(use all(...) or any(...))", self.source, node.start, node.end, python_class="RuntimeError")
             try:
                 return bool(value.item())
             except DataDependent as split:  # points that disagree here: the caller groups them
@@ -619,7 +623,8 @@ class _Runner:
                 raise
         if value is None or isinstance(value, (bool, int, float, tuple)):
             return bool(value)
-        raise EvaluationProblem(f"{_describe(value)} is not a condition", self.source, node.start, node.end)
+        raise EvaluationProblem(f"{_describe(value)} is not a condition", self.source, node.start, node.end,
+                                python_class="TypeError")
 
     # -- calls, indexing, literals -------------------------------------------------------------------------
 
@@ -659,7 +664,7 @@ class _Runner:
         for value in list(args) + list(kwargs.values()):
             if isinstance(value, (UserFunction, GradModeWord)) or callable(value) and not isinstance(value, Tensor):
                 raise EvaluationProblem(f"{name}() cannot take {_describe(value)} as an argument", self.source,
-                                        node.start, node.end)
+                                        node.start, node.end, python_class="TypeError")
         inputs = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Tensor)]
         arguments = (name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node))
         device = None if self.options.device == "cpu" else self.options.device
@@ -679,7 +684,8 @@ class _Runner:
             raise NameProblem(f"{exc}: {signature_text(name, function)}", self.source, node.start, node.end) from None
         except AttributeError:  # something other than a tensor where the engine needs one
             raise EvaluationProblem(f"{name}() was given an argument of the wrong kind: "
-                                    f"{signature_text(name, function)}", self.source, node.start, node.end) from None
+                                    f"{signature_text(name, function)}", self.source, node.start, node.end,
+                                    python_class="TypeError") from None
         if isinstance(result, np.ndarray) or isinstance(result, np.generic):
             result = self._tensor(result, node)
         return self._recorded(result, node, inputs)
@@ -730,7 +736,7 @@ class _Runner:
     def _index(self, node: ast.Subscript, value, indices: list):
         if not isinstance(value, Tensor):
             raise EvaluationProblem(f"only tensors can be indexed, not {_describe(value)}", self.source,
-                                    node.start, node.end)
+                                    node.start, node.end, python_class="TypeError")
         key = []
         for index, index_node in zip(indices, node.indices):
             if isinstance(index, Tensor) and index.dtype.is_floating_point:
@@ -749,14 +755,15 @@ class _Runner:
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise EvaluationProblem(f"an index must be an integer, not {_describe(value)}", self.source,
-                                    node.start, node.end)
+                                    node.start, node.end, python_class="IndexError")
         return value
 
     def _index_list(self, node: ast.ListLiteral) -> list:
         values = _constant_value(node)
         flat = np.asarray(values, dtype=float)
         if not np.all(flat == np.round(flat)):
-            raise EvaluationProblem("index lists must hold integers", self.source, node.start, node.end)
+            raise EvaluationProblem("index lists must hold integers", self.source, node.start, node.end,
+                                    python_class="IndexError")
         return np.asarray(values, dtype=np.int64).tolist()
 
     def _attribute(self, node: ast.Attribute, value):
@@ -765,7 +772,7 @@ class _Runner:
                               node.start, node.end)
         if not isinstance(value, Tensor):
             raise EvaluationProblem(f".{node.name} needs a tensor, not {_describe(value)}", self.source,
-                                    node.start, node.end)
+                                    node.start, node.end, python_class="AttributeError")
         return self._recorded(_ATTRIBUTES[node.name](value), node, (value,))
 
     def _list(self, node: ast.ListLiteral, elements: list):
@@ -777,7 +784,7 @@ class _Runner:
                 element = self._tensor(float(element), element_node)
             elif not isinstance(element, Tensor):
                 raise EvaluationProblem(f"a list holds numbers or tensors, not {_describe(element)}", self.source,
-                                        element_node.start, element_node.end)
+                                        element_node.start, element_node.end, python_class="TypeError")
             tensors.append(element)
         if not tensors:
             return self._tensor([], node)
@@ -855,7 +862,10 @@ class _Located:
             raise LimitProblem(what, self.source, self.start, self.end) from None
         if issubclass(kind, ENGINE_ERRORS):
             prefix = self.prefix() if callable(self.prefix) else self.prefix
-            raise self.problem(f"{prefix}{exc}", self.source, self.start, self.end) from None
+            problem = self.problem(f"{prefix}{exc}", self.source, self.start, self.end)
+            if isinstance(problem, EvaluationProblem):  # the engine raises PyTorch's classes (ShapeError: RuntimeError)
+                problem.python_class = next(c.__name__ for c in kind.__mro__ if c.__module__ == "builtins")
+            raise problem from None
         return False
 
 
