@@ -293,19 +293,21 @@ def test_in_ci_a_new_file_is_never_recorded(suite):
     assert run_autodiff("test", "--update", cwd=suite.root, CI="false").code == 0  # not truthy
 
 
-@pytest.mark.parametrize("option", ["--update", "--pending"])
+@pytest.mark.parametrize("option", ["--update", "--pending", "--unused delete"])
 def test_in_ci_update_is_refused_and_nothing_is_rewritten(suite, option):
     path = suite.write("old.expr", CUBE)
     run_autodiff("test", "--update", cwd=suite.root)
     before = (suite.root / "old.expr.golden.json").read_bytes()
+    (suite.root / "gone.expr.golden.json").write_bytes(before)  # a record no file owns: --unused delete's
     path.write_text(CUBE.replace("3", "4"))  # a changed result that --update would record
     suite.write("new.expr", WITH_DEFAULTS)
-    result = run_autodiff("test", option, cwd=suite.root, CI="true")
+    result = run_autodiff("test", *option.split(), cwd=suite.root, CI="true")
     assert (result.code, result.stdout) == (2, "")
     assert result.stderr == (f"autodiff: error: {option} writes records, and CI is set: in CI nothing is ever "
                              "rewritten (a record must come from where you work, reviewed and committed)\n")
     assert (suite.root / "old.expr.golden.json").read_bytes() == before
-    assert sorted(p.name for p in suite.root.iterdir()) == ["new.expr", "old.expr", "old.expr.golden.json"]
+    assert sorted(p.name for p in suite.root.iterdir()) == ["gone.expr.golden.json", "new.expr", "old.expr",
+                                                            "old.expr.golden.json"]
 
 
 # -- 5. records know what they depend on -------------------------------------------------------------------

@@ -686,8 +686,9 @@ def test(
     from ..testing.reporting import Progress, RunSummary
     from .program_input import parse_at
 
-    if (update or pending) and in_ci():  # nothing is rewritten in CI: refused before anything runs
-        raise SuiteProblem(ci_refusal("--pending" if pending else "--update"))
+    writes = "--pending" if pending else "--update" if update else "--unused delete" if unused is Unused.delete else None
+    if writes and in_ci():  # nothing is rewritten (or deleted) in CI: refused before anything runs
+        raise SuiteProblem(ci_refusal(writes))
     update = update or pending
     if at and not update:
         raise typer.BadParameter("--at adds points to records, so it needs --update", param_hint="'--at'")

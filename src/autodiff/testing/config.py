@@ -35,7 +35,7 @@ def in_ci(environ=None) -> bool:
 
 
 def ci_refusal(option: str) -> str:
-    """Why `option` (which writes records) is refused in CI: there, nothing is ever rewritten."""
+    """Why `option` (which writes or deletes records) is refused in CI: there, nothing is ever rewritten."""
     return (f"{option} writes records, and CI is set: in CI nothing is ever rewritten (a record must come "
             "from where you work, reviewed and committed)")
 
