@@ -637,7 +637,7 @@ app.add_typer(test_app, name="test", help="Compare expression files' values and 
 @_runs_programs
 def test(
     ctx: typer.Context,
-    paths: Optional[List[str]] = typer.Argument(None, metavar="PATH...", show_default=False,
+    paths: Optional[List[str]] = typer.Argument(None, metavar="PATH...", show_default=False, click_type=_words(),
                                                 help="Expression files and directories (searched below); default: ."),
     update: bool = typer.Option(False, "--update", help="Write or refresh the golden records, showing what changed."),
     pending: bool = typer.Option(False, "--pending", help="As --update, but write NAME.golden.new beside each record, "
@@ -789,7 +789,7 @@ def os_remove(path) -> None:
     os.remove(path)
 
 
-PATHS = typer.Argument(None, metavar="PATH...", show_default=False,
+PATHS = typer.Argument(None, metavar="PATH...", show_default=False, click_type=_words(),
                        help="Expression files, their records, pending records or directories; default: .")
 
 
@@ -869,7 +869,8 @@ def review(paths: Optional[List[str]] = PATHS) -> None:
 
 @test_app.command("merge")
 def merge(
-    reports: List[str] = typer.Argument(..., metavar="REPORT.xml...", help="The JUnit reports of the shards."),
+    reports: List[str] = typer.Argument(..., metavar="REPORT.xml...", click_type=_words(),
+                                        help="The JUnit reports of the shards."),
     expect: List[str] = typer.Option(..., "--expect", metavar="PATH",
                                      help="The suite the shards split (repeatable): every file it collects must have "
                                           "run exactly once."),

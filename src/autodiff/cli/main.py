@@ -165,7 +165,7 @@ def _run(argv: list) -> int:
             command.main(args=argv, prog_name="autodiff")
             return 0
         try:
-            with command.make_context("autodiff", argv) as context:
+            with _help_to_stderr(not argv), command.make_context("autodiff", argv) as context:
                 status = command.invoke(context)
         except Exit as done:  # --help, --version, and exit statuses the commands choose
             status = done.exit_code
@@ -182,11 +182,19 @@ def _run(argv: list) -> int:
     return status if isinstance(status, int) else 0
 
 
+def _help_to_stderr(no_command: bool):
+    """`autodiff` alone shows the help, but names no command: a usage error (exit 2), so the help goes
+    to standard error and a script that lost its command word fails with nothing on standard output."""
+    import contextlib
+
+    return contextlib.redirect_stdout(sys.stderr) if no_command else contextlib.nullcontext()
+
+
 def _usage(error, argv: list) -> int:
     """A command line that does not parse: one line naming the help to read (exit 2)."""
     message = _first_line(error.format_message()).rstrip(".")
-    if not message:  # `autodiff` alone shows the help, as asked for: not an error (as docker, cargo)
-        return 0
+    if not message:  # `autodiff` alone: the help went to standard error (_help_to_stderr); no command is a usage error
+        return 2
     from .program_input import looks_like_an_at_value, split_at_message
 
     stray = next((i for i, a in enumerate(argv) if i and argv[i - 1].endswith(",") and looks_like_an_at_value(a)), None)
