@@ -185,6 +185,22 @@ ON_ERROR = typer.Option(OnError.stop, "--on-error",
                              "with the error). With skip or null the exit status is 1 if any point failed.")
 
 
+def _records_format(chosen: Format, out: Optional[PointsOut]) -> Optional[PointsOut]:
+    """--points writes one record per point, in the format --out names: --format json asks for
+    JSON Lines; a table (rich, plain) is no format for records, so it is refused, not ignored."""
+    from ..program.errors import UsageProblem
+
+    if chosen is Format.json:
+        if out not in (None, PointsOut.jsonl):
+            raise UsageProblem(f"--format json and --out {out.value} ask for two formats: give one (--out "
+                               f"{out.value}, or --out jsonl for JSON Lines)")
+        return PointsOut.jsonl
+    if chosen is not Format.auto:
+        raise UsageProblem(f"--points writes one record per point, not --format {chosen.value}: choose their "
+                           "format with --out jsonl|csv|tsv")
+    return out
+
+
 def _run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fmt_out, flatten, no_header,
                 on_error) -> None:
     """--points: read, evaluate as vectors and write, a chunk at a time (cli/points.py)."""
@@ -335,8 +351,8 @@ def grad(
     source, values = _inputs(file, expr, at)
     if points is not None:
         return _run_points(source, values, points, wrt=parse_names(wrt, "--wrt"), output=output, gradients=True,
-                           options=options, fmt_in=points_in, fmt_out=points_out, flatten=flatten,
-                           no_header=no_header, on_error=on_error)
+                           options=options, fmt_in=points_in, fmt_out=_records_format(format, points_out),
+                           flatten=flatten, no_header=no_header, on_error=on_error)
     result = show_gradients(source, values, wrt=wrt, retain=retain, output=output, grad_output=grad_output,
                             tree=tree, check=check, order=order, atol=atol, rtol=rtol, chosen=format, options=options)
     if result.check is not None and not result.check.passed:
@@ -371,8 +387,8 @@ def evaluate(
     source, values = _inputs(file, expr, at)
     if points is not None:
         return _run_points(source, values, points, wrt=None, output=output, gradients=False, options=options,
-                           fmt_in=points_in, fmt_out=points_out, flatten=flatten, no_header=no_header,
-                           on_error=on_error)
+                           fmt_in=points_in, fmt_out=_records_format(format, points_out), flatten=flatten,
+                           no_header=no_header, on_error=on_error)
     _emit("evaluation", forward(source, values, output=output, options=options), format)
 
 

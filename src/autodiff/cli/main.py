@@ -202,11 +202,23 @@ def _usage(error, argv: list) -> int:
         before = argv[stray - 1].removeprefix("--at=")
         message = split_at_message(argv[stray], before)
     command = next((a for a in argv if not a.startswith("-")), None)
+    if command in ("grad", "eval"):
+        message += _records_hint(message)
     where = f"autodiff {command} --help" if command in ("grad", "eval", "graph", "test") else "autodiff --help"
     from .._text import escape
 
     say(f"autodiff: error: {escape(message)} (see {where})")
     return 2
+
+
+def _records_hint(message: str) -> str:
+    """`--format csv` names the option that writes CSV: --out, with --points."""
+    import re
+
+    wanted = re.search(r"'--format'.*'(csv|tsv|jsonl)' is not one of", message)
+    if wanted is None:
+        return ""
+    return f"; {wanted.group(1)} (one record per point) is written by --points FILE --out {wanted.group(1)}"
 
 
 def _first_line(message: str) -> str:
