@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from console import ROOT
+from console import ROOT, run_in_terminal
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 TUTORIAL = ("grad", "examples/tutorial.expr", "--at", "a=2,b=3,c=5,d=10")
@@ -191,10 +191,64 @@ def test_color_always_and_never(autodiff):
     always = autodiff(*TUTORIAL, "--format", "rich", "--color", "always", TERM="xterm-256color")
     assert "\x1b[" in always.stdout
     never = autodiff(*TUTORIAL, "--format", "rich", "--color", "never", FORCE_COLOR="1")
-    assert "\x1b[3" not in never.stdout  # no colours (bold may stay, as NO_COLOR allows)
+    assert "\x1b[" not in never.stdout  # no colours, and no bold or dim either
     error = autodiff("grad", "-e", "ln(x)", "--at", "x=1", "--color", "always")
     assert "\x1b[1;31merror:\x1b[0m" in error.stderr
     assert "\x1b[" not in autodiff("grad", "-e", "ln(x)", "--at", "x=1").stderr  # not a terminal
+
+
+def failing_suite(directory) -> str:
+    """A copy of the tutorial whose record expects other numbers: `autodiff test` shows its failure table."""
+    import json
+    import shutil
+
+    shutil.copy(ROOT / "examples/tutorial.expr", directory / "tutorial.expr")
+    record = json.loads((ROOT / "examples/tutorial.expr.golden.json").read_text())
+    record["points"][0]["value"] += 0.1
+    record["points"][0]["grads"]["a"] += 1e-8
+    (directory / "tutorial.expr.golden.json").write_text(json.dumps(record))
+    return str(directory)
+
+
+def terminal_session(tmp_path) -> str:
+    """Every command and format that draws for a person at a terminal, warnings and errors too."""
+    at = "--at a=2,b=3,c=5,d=10"
+    commands = [f"grad examples/tutorial.expr {at} --tree --check --order 2", f"eval examples/tutorial.expr {at}",
+                f"graph examples/tutorial.expr {at}", f"explain examples/tutorial.expr {at}",
+                "plot -e 'y = x ** 3 - 3 * x' --wrt x --range -2:2", "grad -e 'log(x)' --at x=-1",
+                "grad -e 'x +' --at x=1", f"test {failing_suite(tmp_path)} -v", "--help", "grad --help", ""]
+    return "; ".join(f"autodiff {command} COLOR" for command in commands)
+
+
+def test_without_colour_a_terminal_gets_no_escape_at_all(tmp_path):
+    session = terminal_session(tmp_path)
+    code, coloured = run_in_terminal(session.replace(" COLOR", ""), ROOT, TERM="xterm-256color", NO_COLOR="")
+    assert "\x1b[" in coloured  # the same session in colour: bold, dim and colours are escapes
+    for flag, no_color in (("", "1"), (" --color never", "")):  # NO_COLOR=1, or --color never
+        code, shown = run_in_terminal(session.replace(" COLOR", flag), ROOT, TERM="xterm-256color", NO_COLOR=no_color)
+        assert "\x1b" not in shown, (flag, shown[max(0, shown.find("\x1b") - 200):shown.find("\x1b") + 50])
+        assert "FAILED" in shown and "∂y/∂x" in shown and "Usage: autodiff" in shown  # every command did draw
+
+
+def test_without_colour_the_plot_draws_its_two_curves_with_different_glyphs():
+    from rich.console import Console
+
+    from autodiff.cli.render import plot as render
+    from autodiff.language import Source
+    from autodiff.program.plot import sample
+
+    result = sample(Source("y = x ** 3 - 3 * x", "<expr>"), "x", -2.0, 2.0, points=201)
+
+    def glyphs(console) -> tuple:
+        with console.capture() as captured:
+            render.rich(result, console)
+        body = ANSI.sub("", captured.get()).split("\n", 1)[1]
+        return {c for c in body if 0x2800 < ord(c) <= 0x28FF}, {c for c in body if c in render.MONO.values()}
+
+    braille, marks = glyphs(Console(width=80, color_system=None, force_terminal=True))
+    assert braille and marks == {"•", "×"}  # the output in braille, its derivative in dots, a crossing as ×
+    braille, marks = glyphs(Console(width=80, color_system="truecolor", force_terminal=True))
+    assert braille and not marks  # in colour, both in braille, told apart by colour
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

@@ -161,6 +161,7 @@ def _run(argv: list) -> int:
         from .app import app
 
         command = get_command(app)
+        _help_colours(sys.stdout if argv else sys.stderr)
         if os.environ.get("_AUTODIFF_COMPLETE"):  # a shell asks for completions (--install-completion's script)
             command.main(args=argv, prog_name="autodiff")
             return 0
@@ -180,6 +181,14 @@ def _run(argv: list) -> int:
     except OSError as error:
         return _output_failed(error.strerror or str(error))
     return status if isinstance(status, int) else 0
+
+
+def _help_colours(stream) -> None:
+    """Typer's help, drawn by Rich, without colour has no style at all (bold is an escape too)."""
+    if not colour_on(stream):
+        from typer import rich_utils
+
+        rich_utils.COLOR_SYSTEM = None
 
 
 def _help_to_stderr(no_command: bool):
