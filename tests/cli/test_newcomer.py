@@ -75,6 +75,35 @@ def test_a_matrix_wraps_by_rows_never_inside_a_number(width):
         assert "[10.0000, 12.0000, 14.0000, 16.0000]]" in screen, screen
 
 
+def test_a_matrix_in_a_narrow_block_keeps_its_commas_and_brackets():
+    """PyTorch's layout counts numbers, not the `],` after a row: at 40 columns it cut them silently."""
+    values = [[3.2585, -4.5085, 2.2648], [-6.5462, -5.5587, -5.3356], [-1.0037, 5.0122, 9.4688]]
+    whole = "[" + ",".join("[" + ",".join(f"{v:.4f}" for v in row) + "]" for row in values) + "]"
+    for width in range(30, 61):
+        screen = rich_screen(width, "-e", "y = sum(logsumexp(longer_input_name))", "--at",
+                             "longer_input_name=" + str(values).replace(" ", ""))
+        assert widest(screen) <= width, screen
+        assert whole in re.sub(r"\s", "", screen), (width, screen)
+        assert "…" not in screen
+
+
+@pytest.mark.parametrize("columns", [40, 60, 100])
+def test_the_test_failure_table_keeps_every_number_whole(autodiff, tmp_path, columns):
+    import json
+
+    result = autodiff("test", failing_suite(tmp_path), "--format", "rich", COLUMNS=str(columns))
+    assert result.code == 1
+    assert widest(result.stdout) <= columns, result.stdout
+    lines = result.stdout.splitlines()
+    recorded = json.loads((tmp_path / "tutorial.expr.golden.json").read_text())["points"][0]
+    got = json.loads(autodiff(*TUTORIAL, "--format", "json").stdout)
+    for number in (recorded["value"], got["value"], recorded["grads"]["a"], got["grads"]["a"]):
+        number = json.dumps(number)
+        assert any(re.search(rf"(^|\s){re.escape(number)}(\s|$)", line) for line in lines), (number, result.stdout)
+    assert "…" not in result.stdout
+    assert re.search(r"\d\.\d\d s \(\d+ files/s\)", result.stdout)  # the summary's time, on one line too
+
+
 def test_a_deep_tree_goes_on_below_and_stays_readable():
     program = "x = a\n" + "x = tanh(x * a + x)\n" * 30 + "y = x * 2\n"
     from rich.console import Console
