@@ -204,3 +204,22 @@ def test_format_csv_names_the_option_that_writes_csv(autodiff, command, fmt):
     result = autodiff(command, TUTORIAL, "--at", "a=2,b=3,c=5,d=10", "--format", fmt)
     assert result.code == 2
     assert f"is written by --points FILE --out {fmt}" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command", ["grad", "eval"])
+def test_points_warn_as_grad_does_at_one_point(autodiff, tmp_path, command):
+    """nan at a point, and an --at value the program does not take: said once, as for one point."""
+    path = tmp_path / "in.csv"
+    path.write_text("x\n4\n-1\n-2\n")
+    result = autodiff(command, "-e", "y = log(x)", "--points", str(path), "--at", "q=1")
+    assert result.code == 0
+    assert f"{path}:3: nan or inf in this point's results (the first such point); run alone, it says:" in result.stderr
+    alone = autodiff(command, "-e", "y = log(x)", "--at", "x=-1,q=1")
+    assert alone.stderr.strip() and set(alone.stderr.splitlines()) <= set(result.stderr.splitlines()), result.stderr
+    assert result.stderr.count("warning:") == alone.stderr.count("warning:") + 1  # each once, not per point
+
+
+def test_points_without_nan_or_unused_values_say_nothing(autodiff, tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_text("x\n4\n1\n")
+    assert autodiff("grad", "-e", "y = log(x)", "--points", str(path)).stderr == ""

@@ -210,6 +210,8 @@ def _run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fm
     from ..program.points import Sweep
     from . import points as io
     from .exit_codes import ExitCode
+    from .main import say
+    from .messages import line_for
 
     if source.name == "<stdin>" and path == "-":
         raise UsageProblem("the program and the points cannot both come from standard input: give the program "
@@ -239,6 +241,8 @@ def _run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fm
                             errors=on_error is OnError.null, source_format=fmt)
     failed = 0
     notes_said = 0
+    warnings_said = 0
+    not_finite_said = False
     try:
         for entries, columns in reader.chunks():
             if not writer.inputs and reader.header is not None:
@@ -254,12 +258,23 @@ def _run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fm
             for note in sweep.notes[notes_said:]:
                 print(f"autodiff: note: --points: {note}", file=sys.stderr)
             notes_said = len(sweep.notes)
+            for warning in sweep.warnings[warnings_said:]:  # as grad at one point says them (an unused --at)
+                say(line_for(warning))
+            warnings_said = len(sweep.warnings)
+            index = sweep.first_not_finite(results) if results is not None and not not_finite_said else None
+            if index is not None:  # said once, for the first such point, with what it says run alone
+                not_finite_said = True
+                alone = sweep.alone(columns, index)
+                print(f"autodiff: warning: {_point_place(path, good[index].line)}: nan or inf in this point's "
+                      f"results (the first such point){'; run alone, it says:' if alone else ''}", file=sys.stderr)
+                for warning in alone:
+                    say(line_for(warning))
             kept = []
             for entry in entries:
                 problem = failures.get(entry.line)
                 if problem is not None:
                     failed += 1
-                    where = f"{shown(path) if path != '-' else '<stdin>'}:{entry.line}"
+                    where = _point_place(path, entry.line)
                     if on_error is OnError.stop:
                         writer.write(kept, positions, results, {})
                         print(f"autodiff: error: {where}: {problem}", file=sys.stderr)
@@ -276,6 +291,13 @@ def _run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fm
             stream.close()
     if failed:
         raise typer.Exit(ExitCode.CHECK_FAILED)
+
+
+def _point_place(path: str, line: int) -> str:
+    """`points.csv:3`: where a point was read."""
+    from .._text import shown
+
+    return f"{shown(path) if path != '-' else '<stdin>'}:{line}"
 
 
 def _version(value: bool) -> None:
@@ -556,8 +578,7 @@ def plot(
         raise UsageProblem(f"-o {to}: write a .svg or a .png file")
     source, values = _inputs(file, expr, at)
     result = sample(source, wrt, low, high, points=samples, at=values, output=output, options=options)
-    for note in result.notes:
-        print(f"autodiff: note: {note}", file=sys.stderr)
+    _plot_warnings(result)
     if result.errors:
         index = min(result.errors)
         print(f"autodiff: warning: {len(result.errors)} point(s) failed and are left out; the first, at "
@@ -586,6 +607,26 @@ def plot(
         return render.json_(result) if fmt == "json" else render.plain(result)
 
     _output(format, lambda console: render.rich(result, console), text)
+
+
+def _plot_warnings(result) -> None:
+    """What plot says on standard error besides its failures: its notes, the language's warnings,
+    and the points where the output or its derivative is nan or infinite (the first run alone)."""
+    from .main import say
+    from .messages import line_for
+
+    for note in result.notes:
+        print(f"autodiff: note: {note}", file=sys.stderr)
+    for warning in result.warnings:
+        say(line_for(warning))
+    if result.not_finite:
+        x = result.xs[result.first_not_finite]
+        alone = result.not_finite_warnings
+        say(f"autodiff: warning: {result.output} or d{result.output}/d{result.wrt} is nan or infinite at "
+            f"{result.not_finite} of {len(result.xs)} point(s), left out of the picture; the first, at "
+            f"{result.wrt}={x:g}{', run alone, says:' if alone else ''}")
+        for warning in alone:
+            say(line_for(warning))
 
 
 class Unused(str, Enum):
