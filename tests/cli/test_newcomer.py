@@ -330,3 +330,12 @@ def test_options_of_the_same_name_mean_the_same_in_every_command():
     assert {opt: defaults for opt, defaults in seen.items() if len(defaults) > 1} == {}
     helps = {name: {p.opts[0]: p.help for p in c.params if getattr(p, "opts", None)} for name, c in group.commands.items()}
     assert "autodiff test" in helps["grad"]["--atol"] and "nodes" in helps["explain"]["--limit"]
+
+
+def test_check_failing_at_relu_of_0_says_it_is_a_kink(autodiff):
+    result = autodiff("grad", "-e", "y = relu(x)", "--at", "x=0", "--check")
+    assert result.code == 1
+    assert "not differentiable in x at this point (a kink): its slope is 1 from the right and 0 from the left" \
+        in result.stderr, result.stderr
+    assert "<expr>:1:5: warning: --check: relu of 0 here\n    y = relu(x)\n        ^~~~~~~" in result.stderr
+    assert "kink" not in autodiff("grad", "-e", "y = relu(x)", "--at", "x=1", "--check").stderr
