@@ -42,6 +42,17 @@ def shown(text, limit: int | None = NAME_LIMIT) -> str:
     return text
 
 
+_LONG_WORD = re.compile(r"\w{%d,}" % (NAME_LIMIT + 1))
+
+
+def short_words(text: str) -> str:
+    """A message with each run of name characters longer than NAME_LIMIT (a name of a megabyte,
+    a number of thousands of digits) cut to its start and an ellipsis, as `shown` cuts a name."""
+    if len(text) <= NAME_LIMIT:
+        return text
+    return _LONG_WORD.sub(lambda m: m.group()[: NAME_LIMIT - 1] + "…", text)
+
+
 def escape_lines(text: str) -> str:
     """A message of several lines: each line escaped, the line breaks kept."""
     return "\n".join(escape(line, keep_tabs=True) for line in str(text).split("\n"))

@@ -160,6 +160,9 @@ OPTIONS = [
     (["--order", "3"], "autodiff: error: --order takes 1 or 2, not 3\n"),
     (["--retain", "zz"], "autodiff: error: --retain names 'zz', which the program does not assign\n"),
     (["--wrt", "zz"], "autodiff: error: --wrt names 'zz', which is not an input of the program\n"),
+    (["--wrt", "t"], "autodiff: error: --wrt names 't', which is not an input of the program: line 4 assigns it, "
+                     "a value the program computes; to differentiate with respect to it, declare it an input: "
+                     "`t: input = log(d)`\n"),
     (["--wrt", ","], "autodiff: error: --wrt needs at least one name\n"),
     (["--output", "uu"], "autodiff: error: --output uu: the program has no variable 'uu'; did you mean 'u'?\n"),
     (["--seed", "-1"], "autodiff: error: Invalid value for '--seed': -1 is not in the range x>=0 "

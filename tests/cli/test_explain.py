@@ -79,6 +79,15 @@ def test_why_and_wrt(autodiff):
     assert result.code == 2 and "not an input" in result.stderr
 
 
+def test_why_of_a_computed_value_says_how_to_make_it_an_input(autodiff):
+    """`w = randn(5, 3)` is a value of the program, not an input: --why w says how to make it one."""
+    result = autodiff("explain", "-e", "x = 2\nw = randn(5, 3)\ny = sum(w * x)", "--why", "w")
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == ("autodiff: error: --why names 'w', which is not an input of the program: line 2 assigns "
+                             "it, a value the program computes; to differentiate with respect to it, declare it an "
+                             "input: `w: input = randn(5, 3)`\n")
+
+
 def test_options_shared_with_grad(autodiff):
     result = autodiff("explain", "examples/nonscalar.expr", "--grad-output", "ones", "-f", "json", "--dtype", "float32")
     x = json.loads(result.stdout)["inputs"]["x"]
@@ -111,3 +120,31 @@ def test_graph_edges_local(autodiff, fmt, edge):
     assert result.code == 0 and edge in result.stdout
     plain = autodiff("graph", "examples/tutorial.expr", "--at", "a=2,b=3,c=5,d=10", "-f", fmt)
     assert "∂" not in plain.stdout
+
+
+def test_every_step_line_is_true_arithmetic_or_a_map(autodiff):
+    """Issue 21: `to x * 2: 1 = [0.333…]` was a false equation. A step prints g × local = value
+    where the local derivative is one factor per element, else g ↦ value."""
+    result = autodiff("explain", "-e", "y = mean(x * 2)", "--at", "x=[1,2,3]", "--format", "plain")
+    assert result.code == 0, result.stderr
+    third = "0.3333333333"
+    assert f"to x * 2: 1 × [{third}, {third}, {third}] = [{third}, {third}, {third}]" in result.stdout
+    matmul = autodiff("explain", "-e", "z = sum(x @ w)", "--at", "x=[1,2]", "--at", "w=[[1,2,3],[4,5,6]]",
+                      "--format", "plain")
+    assert matmul.code == 0, matmul.stderr
+    steps = [line for line in matmul.stdout.splitlines() if line.strip().startswith("to ")]
+    assert steps and all(" ↦ " in line or " × " in line for line in steps), steps
+
+
+def test_a_vector_matmul_path_shows_formulas_and_the_json_keys_stay(autodiff):
+    args = ("explain", "-e", "z = x @ w + b", "--at", "x=[1,2]", "--at", "w=[[1,2,3],[4,5,6]]", "--at", "b=[1,1,1]",
+            "--grad-output", "ones")
+    result = autodiff(*args, "--format", "plain")
+    assert result.code == 0, result.stderr
+    assert ": ∂ " not in result.stdout and "\ngᵀ·∂z/∂x = [" in result.stdout  # a vector–Jacobian product
+    data = json.loads(autodiff(*args, "--format", "json").stdout)
+    for item in data["inputs"].values():
+        assert {"grad", "paths_count", "paths", "rest"} <= set(item)
+        for path in item["paths"]:
+            assert {"nodes", "edges", "product"} <= set(path)
+            assert all(set(e) == {"op", "formula", "local"} and " = " in e["formula"] for e in path["edges"])

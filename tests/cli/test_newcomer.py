@@ -181,6 +181,16 @@ def test_a_mistake_says_what_to_write_instead(autodiff, program, status, advice)
     assert "no value for input" not in result.stderr
 
 
+def test_a_prefix_is_dropped_only_where_the_bare_name_exists(autodiff):
+    result = autodiff("grad", "-e", "F.mse_loss(x, y)", "--at", "x=2,y=3")
+    assert result.code == 3 and "write mse_loss(x, y): functions are called by their names alone" in result.stderr
+    assert autodiff("grad", "-e", "mse_loss(x, y)", "--at", "x=2,y=3", "-f", "plain").stdout == \
+        "output\t1.0\nx\t-2.0\ny\t2.0\n"
+    result = autodiff("grad", "-e", "F.gelu(x)", "--at", "x=2")
+    assert result.code == 3 and "autodiff has no function 'gelu', with or without 'F.'" in result.stderr
+    assert "names alone" not in result.stderr
+
+
 def test_pow_is_fine(autodiff):
     assert autodiff("grad", "-e", "pow(x, 2)", "--at", "x=3", "--format", "plain").stdout == "output\t9.0\nx\t6.0\n"
 
@@ -201,6 +211,31 @@ def test_an_at_list_split_by_the_shell_is_explained(autodiff, args):
     assert result.code == 2
     assert "looks like an --at value cut off by the shell: remove the space after the comma" in result.stderr
     assert "or quote the list" in result.stderr
+
+
+def test_json_lines_read_as_csv_hint_at_in_jsonl(autodiff):
+    lines = '{"a": 1, "b": 2}\n{"a": 3, "b": 4}\n'
+    result = autodiff("grad", "-e", "a * b", "--points", "-", stdin=lines)
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr.rstrip().endswith("the lines look like JSON Lines: add --in jsonl"), result.stderr
+    assert autodiff("grad", "-e", "a * b", "--points", "-", "--in", "jsonl", stdin=lines).code == 0
+
+
+@pytest.mark.parametrize("args,message", [
+    (("-e", "sum(x*2)", "--at", "x=[1,", "2]"),
+     "--at x=[1,: the shell cut this value at its spaces (its bracket is not closed); "
+     "quote it and drop the spaces: --at 'x=[1,2]'"),
+    (("examples/tutorial.expr", "--at", "a=[1,", "2],b=3,c=5,d=10"),
+     "quote it and drop the spaces: --at 'a=[1,2],b=3,c=5,d=10'"),
+    (("--at=W=[[1,", "2],", "[3,", "4]]", "-e", "sum(W)"), "quote it and drop the spaces: --at 'W=[[1,2],[3,4]]'"),
+    (("-e", "a * b", "--at", "a=2", "b=3"), "'b=3' looks like another --at value: join them with commas: --at a=2,b=3"),
+    (("examples/tutorial.expr", "--at", "a=2", "b=3", "c=5,d=10"), "join them with commas: --at a=2,b=3,c=5,d=10"),
+])
+def test_an_at_value_cut_at_its_spaces_is_explained(autodiff, args, message):
+    result = autodiff("grad", *args)
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr.startswith("autodiff: error: ") and result.stderr.endswith(f"{message}\n"), result.stderr
+    assert result.stderr.count("\n") == 1
 
 
 # -- conventions -----------------------------------------------------------------------------------------

@@ -26,6 +26,8 @@ def files(tmp_path):
     (tmp_path / "bad.expr").write_text("u = a *\n")
     (tmp_path / "log.expr").write_text("y = log(x)\n")
     (tmp_path / "big.expr").write_text("y = zeros(100000, 100000)\n")
+    (tmp_path / "typo.expr").write_text("u = a * b\ne = uu + 2\n")
+    (tmp_path / "equals.expr").write_text("y == x*2\n")
     return tmp_path
 
 
@@ -46,7 +48,23 @@ CASES = [
     ["grad", "{tmp}/bad.expr"],
     ["grad", "{tmp}/log.expr", "--at", "x=-1"],
     ["grad", "{tmp}/big.expr"],
+    ["grad", "--at", "x=[1,", "2]"],  # an --at value cut by the shell: the stray word reads as the FILE
+    ["grad", "--at", "a=2", "b=3"],
+    ["grad", "{tmp}/typo.expr", "--at", "a=2,b=3"],
+    ["grad", "{tmp}/equals.expr", "--at", "x=1"],
 ]
+
+
+@pytest.mark.parametrize("argv,hint", [
+    (["grad", "--at", "x=[1,", "2]"], "quote it and drop the spaces: --at 'x=[1,2]'\n"),
+    (["grad", "--at", "a=2", "b=3"], "join them with commas: --at a=2,b=3\n"),
+    (["grad", "{tmp}/typo.expr", "--at", "a=2,b=3"], "did you mean 'u'?\n    e = uu + 2\n        ^~\n"),
+    (["grad", "{tmp}/equals.expr", "--at", "x=1"], "did you mean `y = x*2`?\n    y == x*2\n    ^\n"),
+])
+def test_the_quick_path_gives_the_hints(argv, hint, files, monkeypatch, capsys):
+    argv = [word.replace("{tmp}", str(files)) for word in argv]
+    status, out, err = _run(monkeypatch, capsys, argv, typer_only=False)
+    assert (status, out) == (2, "") and err.endswith(hint), err
 
 
 @pytest.mark.parametrize("argv", CASES, ids=lambda argv: " ".join(argv[1:]))

@@ -90,6 +90,16 @@ GOLDEN = [
      "expr.txt:1:3: error: '@' of shapes [1] and a number: matmul(): argument 'input' and 'other' must be Tensors\n    x @ 2\n      ^"),
     ('g: const', {}, 3,
      "expr.txt:1:1: error: the constant 'g' needs a value: `g: const = ...`\n    g: const\n    ^~~~~~~~"),
+    # an input close to an assigned name is probably that name misspelt
+    ('u = a * b\ne = uu + 2 * a', {'a': 1, 'b': 2}, 2,
+     "expr.txt:2:5: error: no value for input 'uu': give one with --at uu=VALUE; did you mean 'u'?\n"
+     "    e = uu + 2 * a\n        ^~"),
+    ('total = a * 2\nnorm = a / totl + nrm', {'a': 1}, 2,
+     "expr.txt:2:12: error: no values for the inputs 'totl' and 'nrm': give them with --at totl=VALUE,nrm=VALUE; "
+     "did you mean 'total' for 'totl', 'norm' for 'nrm'?\n    norm = a / totl + nrm\n               ^~~~"),
+    ('y == x*2\nz = y + 1', {'x': 1}, 2,  # `=` meant
+     "expr.txt:1:1: error: no value for input 'y': give one with --at y=VALUE; `y == x*2` is a comparison, "
+     "not an assignment; did you mean `y = x*2`?\n    y == x*2\n    ^"),
 ]
 
 

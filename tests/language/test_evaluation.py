@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import autodiff
-from autodiff.language import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Options, run
+from autodiff.language import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Options, ProgramError, run
 from autodiff.language.builtins import FUNCTIONS
 
 TUTORIAL = "u = a * b\nt = log(d)\ne = u + t * c\n"
@@ -115,6 +115,8 @@ def test_wrt_limits_which_inputs_require_grad():
     assert grads(ev) == {"a": 3.0, "b": None, "d": 0.5, "c": None}
     with pytest.raises(InputProblem, match="--wrt names 'q'"):
         run(TUTORIAL, at=AT, wrt=["q"])
+    with pytest.raises(InputProblem, match="line 1 declares it a constant; .* declare it an input: `g: input = 9.81`"):
+        run("g: const = 9.81\ny = g * x", at={"x": 1}, wrt=["g"])
 
 
 # -- calls, indexing -------------------------------------------------------------------------------------
@@ -154,6 +156,82 @@ def test_every_engine_function_is_callable_by_name():
         ours = run(f"{name}(x)", at={"x": x}).output
         theirs = getattr(autodiff, name)(autodiff.tensor(x))
         np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), err_msg=name)
+
+
+# nn.functional's losses by name, with PyTorch's arguments; `reduction` is a word (no strings).
+X, Y = [[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], [[0.0, 1.0, 1.0], [1.0, 0.0, 0.5]]
+LOSS_AT = {"x": X, "y": Y, "k": [2, 0], "w": [[1.0, -2.0, 0.5], [0.5, 1.0, 1.0]]}
+LOSSES = [
+    ("mse_loss(x, y)", lambda F, T, v: F.mse_loss(v["x"], v["y"])),
+    ("mse_loss(x, y, reduction=sum)", lambda F, T, v: F.mse_loss(v["x"], v["y"], reduction="sum")),
+    ("mse_loss(x, y, reduction=none)", lambda F, T, v: F.mse_loss(v["x"], v["y"], reduction="none")),
+    ("x.mse_loss(y)", lambda F, T, v: F.mse_loss(v["x"], v["y"])),
+    ("l1_loss(x, y, reduction=sum)", lambda F, T, v: F.l1_loss(v["x"], v["y"], reduction="sum")),
+    ("binary_cross_entropy(sigmoid(x), y, weight=[1, 2, 3])",
+     lambda F, T, v: F.binary_cross_entropy(T.sigmoid(v["x"]), v["y"], weight=T.tensor([1.0, 2.0, 3.0]))),
+    ("binary_cross_entropy_with_logits(x, y, pos_weight=[2, 1, 3], reduction=none)",
+     lambda F, T, v: F.binary_cross_entropy_with_logits(v["x"], v["y"], pos_weight=T.tensor([2.0, 1.0, 3.0]),
+                                                       reduction="none")),
+    ("cross_entropy(x, k)", lambda F, T, v: F.cross_entropy(v["x"], v["k"])),
+    ("cross_entropy(x, k, weight=[1, 2, 3], label_smoothing=0.1, reduction=sum)",
+     lambda F, T, v: F.cross_entropy(v["x"], v["k"], weight=T.tensor([1.0, 2.0, 3.0]), label_smoothing=0.1,
+                                     reduction="sum")),
+    ("cross_entropy(x, softmax(y, 1))", lambda F, T, v: F.cross_entropy(v["x"], T.softmax(v["y"], 1))),
+    ("nll_loss(log_softmax(x, 1), k, ignore_index=0)",
+     lambda F, T, v: F.nll_loss(T.log_softmax(v["x"], 1), v["k"], ignore_index=0)),
+    ("linear(x, w)", lambda F, T, v: F.linear(v["x"], v["w"])),
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("program,theirs", LOSSES, ids=[p for p, _ in LOSSES])
+def test_losses_by_name_are_pytorchs(program, theirs, torch_in_float64):
+    import torch
+    import torch.nn.functional as F
+
+    ev = run(program, at=LOSS_AT)
+    leaves = {n: torch.tensor(v, dtype=torch.long) if n == "k" else torch.tensor(v, requires_grad=True)
+              for n, v in LOSS_AT.items()}
+    expected = theirs(F, torch, leaves)
+    assert type(ev.output.grad_fn).__name__ == type(expected.grad_fn).__name__
+    np.testing.assert_allclose(ev.output.detach().numpy(), expected.detach().numpy(), rtol=1e-12, atol=1e-12)
+    ev.output.sum().backward()
+    expected.sum().backward()
+    for name, leaf in leaves.items():
+        if leaf.requires_grad and leaf.grad is not None:
+            np.testing.assert_allclose(ev.inputs[name].grad.numpy(), leaf.grad.numpy(), rtol=1e-10, atol=1e-12,
+                                       err_msg=name)
+
+
+@pytest.mark.torch
+def test_a_losss_warning_is_pytorchs_at_the_call():
+    import warnings
+
+    import torch
+    import torch.nn.functional as F
+
+    ev = run("s = 1\nloss = mse_loss(x, y)", "f.expr", at={"x": [1.0, 2.0], "y": [[0.0, 4.0], [1.0, 1.0]]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        F.mse_loss(torch.tensor([1.0, 2.0]), torch.tensor([[0.0, 4.0], [1.0, 1.0]]))
+    [warning] = ev.warnings
+    assert warning.message == str(caught[0].message).replace("torch.", "autodiff.")
+    assert warning.location == (2, 8)
+
+
+def test_a_reduction_word_is_not_an_input_and_quotes_are_answered():
+    ev = run("mean = 3\nmse_loss(x, y, reduction=none) * mean", at={"x": [1.0, 2.0], "y": [0.0, 0.0]})
+    assert list(ev.inputs) == ["x", "y"] and ev.output.tolist() == [3.0, 12.0]
+    assert run("x.mse_loss(y, reduction=sum)", at={"x": [1.0, 2.0], "y": [0.0, 0.0]}).output.item() == 5.0
+    with pytest.raises(ProgramError, match="write the reduction as a word, without quotes: reduction=mean"):
+        run('mse_loss(x, y, reduction = "sum")', at={"x": 1.0, "y": 2.0})
+    with pytest.raises(NameProblem, match="'sum' is a function"):  # the words are for the losses alone
+        run("def f(a, reduction=1):\n    return a * reduction\nf(x, reduction=sum)", at={"x": 1.0})
+
+
+def test_class_indices_must_be_whole_numbers():
+    with pytest.raises(EvaluationProblem, match=r"cross_entropy\(\): class indices must be whole numbers"):
+        run("cross_entropy(x, k)", at={"x": X, "k": [2.5, 0]})
 
 
 def test_numbers_given_to_functions_become_tensors():
@@ -238,6 +316,17 @@ def test_nan_produced_is_a_warning_naming_its_first_line():
     assert ev.warnings[0].render() == (
         "<expr>:2:5: warning: log(y) produced nan\n    z = log(y)\n        ^~~~~~"
     )
+
+
+def test_a_comparison_statement_whose_value_is_thrown_away_is_a_warning():
+    ev = run("y = 0\ny == x*2\nx*2 == y\nz = y + x", at={"x": 1.0})
+    assert ev.output.item() == 1.0  # `y == x*2` changed nothing: said, not silent
+    assert [w.render() for w in ev.warnings] == [
+        "<expr>:2:1: warning: `y == x*2` is a comparison whose value is thrown away; did you mean `y = x*2`?\n"
+        "    y == x*2\n    ^~~~~~~~",
+        "<expr>:3:1: warning: `x*2 == y` is a comparison whose value is thrown away\n    x*2 == y\n    ^~~~~~~~",
+    ]
+    assert run("x == 2", at={"x": 2.0}).warnings == []  # the last statement's value is the output
 
 
 def test_no_warning_when_nan_was_given():

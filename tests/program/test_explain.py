@@ -69,7 +69,7 @@ def test_the_matrix_network_example():
     np.testing.assert_array_equal(x.grad, np.full((3, 3), -2.0))
     np.testing.assert_array_equal(x.paths[0].product, x.grad)
     locals_ = [e.local for e in x.paths[0].edges]
-    assert locals_[0] is None  # sum: a formula, not elementwise
+    np.testing.assert_array_equal(locals_[0], np.ones((3, 3)))  # sum: its Jacobian's one row
     np.testing.assert_array_equal(locals_[1], np.full((3, 3), -1.0))
     np.testing.assert_array_equal(locals_[2], np.full((3, 3), 2.0))
     assert x.paths[0].edges[0].formula == "∂total/∂L = 1 for each element"
@@ -259,3 +259,157 @@ def test_a_tensor_graph_with_many_paths_is_searched_not_listed():
     assert item.paths_count == 2**31 - 1 and len(item.paths) == 5 and not item.exhaustive
     grad = differentiate(program, {"a": [0.5, -0.25, 0.1]}).grads["a"]
     np.testing.assert_allclose(sum(np.asarray(p.product) for p in item.paths) + item.rest, grad, rtol=1e-12)
+
+
+# -- every op has a formula; every step is true arithmetic (issue 21) --------------------------------------
+
+
+def _placeholders(template: str) -> set:
+    import string
+
+    return {field for _, field, _, _ in string.Formatter().parse(template) if field is not None}
+
+
+def test_every_registered_op_has_a_formula_written_in_what_its_node_keeps():
+    """Each differentiable argument of each op has a formula whose placeholders are the edge's
+    own input, the saved values its derivative takes, or the result where that is saved: the
+    explanation can write each as a name, a source text or a value, never as a bare word."""
+    from autodiff.ops.formulas import formula_text
+    from autodiff.ops.registry import REGISTRY
+
+    for name, op in REGISTRY.items():
+        for position, formula in zip(op.diff_positions, op.formulas):
+            argument = op.arg_names[position]
+            template = formula_text(name, argument)
+            assert template is not None, f"{name}: no formula for {argument}"
+            allowed = set(op._wanted(formula)) | {argument}
+            assert _placeholders(template) <= allowed, (name, argument, template)
+
+
+def _sample_explanations():
+    from autodiff.ops.registry import REGISTRY
+
+    from engine.op_samples import SAMPLES  # tests/ is on the path (rootdir, no __init__ there)
+
+    for name in sorted(SAMPLES):
+        sample = SAMPLES[name]()[0]
+        out = REGISTRY[name].apply(*sample.args)
+        out = out[0] if isinstance(out, tuple) else out
+        if not out.requires_grad:
+            continue
+        leaves = {f"t{k}": t for k, t in enumerate(sample.tensors)}
+        seed = np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape))
+        yield name, REGISTRY[name], autodiff.explain(out, leaves, gradient=seed)
+
+
+def test_every_op_in_a_graph_shows_a_formula_in_its_operands():
+    """The explanation of every registered op (from its gradient-check samples) shows a formula
+    for each edge, never the node's class name and never an argument's bare name."""
+    import re
+
+    checked = 0
+    for name, op, explanation in _sample_explanations():
+        words = {op.arg_names[i] for i in op.tensor_positions}  # its tensor arguments' names
+        for step in explanation.steps:
+            for passed in step.passes:
+                body = passed.formula.split(" = ", 1)[1]
+                assert "Backward" not in body, (name, passed.formula)
+                bare = words & set(re.findall(r"[A-Za-z_]\w*", body))
+                assert not bare, (name, passed.formula)
+                checked += 1
+    assert checked >= 80
+
+
+def test_every_step_shown_is_true_arithmetic():
+    """For every step of every registered op's explanation: where a step prints
+    `g × local = value`, g × local (broadcast) is value; where it does not, it prints `g ↦ value`."""
+    from autodiff.autograd.explain import passed_text
+
+    for name, _, explanation in _sample_explanations():
+        for step in explanation.steps:
+            for passed in step.passes:
+                text = passed_text(step.grad, passed)
+                if passed.local is None:
+                    assert " ↦ " in text and " = " not in text, (name, text)
+                    continue
+                assert " × " in text and " = " in text, (name, text)
+                product = np.asarray(step.grad, dtype=float) * np.asarray(passed.local, dtype=float)
+                np.testing.assert_allclose(product, np.asarray(passed.value, dtype=float), rtol=1e-12,
+                                           atol=1e-12, err_msg=f"{name}: {text}")
+
+
+def test_a_reduction_step_multiplies_by_its_jacobian_row():
+    result = explain("y = mean(x * 2)", {"x": [1.0, 2.0, 3.0]})
+    (passed,) = result.steps[0].passes
+    np.testing.assert_allclose(passed.local, [1 / 3] * 3)
+    assert "1 × [0.3333333333, 0.3333333333, 0.3333333333] = [0.3333333333" in str(result)
+
+
+def test_a_constant_operand_is_written_as_its_source_text():
+    result = explain("c = zeros(3); y = sum((1 - c) * x)", {"x": [1.0, 2.0, 3.0]})
+    assert result.inputs["x"].paths[0].edges[-1].formula == "∂((1 - c) * x)/∂x = (1 - c)"
+    swapped = explain("c = zeros(3); y = sum(x * (1 - c))", {"x": [1.0, 2.0, 3.0]})
+    assert swapped.inputs["x"].paths[0].edges[-1].formula == "∂(x * (1 - c))/∂x = (1 - c)"
+
+
+def test_a_vector_matmul_shows_a_formula_for_each_node():
+    result = explain("z = sum(x @ w + b)", {"x": [1.0, 2.0], "w": [[1.0, 2, 3], [4, 5, 6]], "b": [1.0, 1, 1]})
+    formulas = [e.formula for e in result.inputs["x"].paths[0].edges]
+    assert all(" = " in f for f in formulas) and not any(": ∂" in f for f in formulas), formulas
+    assert any(f.endswith("= g ↦ reshape(g, [1, 3])") for f in formulas), formulas
+    # the steps inside `x @ w` have no source text of their own: they read as calls of their inputs
+    assert not any("Backward" in f for f in formulas), formulas
+    assert "∂mm(unsqueeze(x), w)/∂w = g ↦ unsqueeze(x)ᵀ @ g" in {e.formula for e in result.inputs["w"].paths[0].edges}
+
+
+def test_a_graph_built_in_python_reads_as_calls_of_its_inputs():
+    a = autodiff.tensor(2.0, requires_grad=True)
+    b = autodiff.tensor(3.0, requires_grad=True)
+    result = autodiff.explain((a * b + autodiff.log(a)) * 2, {"a": a, "b": b})
+    assert [s.node for s in result.steps[:2]] == ["output", "add(mul(a, b), log(a))"]
+
+
+def _path_text(path) -> str:
+    from autodiff.autograd.explain import product_text
+
+    return "\n".join([product_text(path, True)] + [e.formula for e in path.edges])
+
+
+def test_loop_turns_and_repeated_arguments_are_told_apart():
+    """examples/dynamic.expr assigns y on line 12 in two turns, and v * v takes one node twice:
+    every path reads differently, and each turn's nodes carry their turn."""
+    result = explain(example("dynamic.expr"))
+    paths = result.inputs["x"].paths
+    assert len(paths) == 8
+    texts = [_path_text(p) for p in paths]
+    assert len(set(texts)) == len(texts)
+    nodes = [s.node for s in result.steps]
+    assert {"y₁₂⁽¹⁾", "y₁₂⁽²⁾", "log(y)⁽¹⁾", "(y * 0.5)⁽²⁾"} <= set(nodes), nodes
+    assert len(set(nodes)) == len(nodes)  # no two steps name the same thing
+    formulas = {e.formula for p in paths for e in p.edges}
+    assert {"∂(v * v)/∂y₁₂⁽²⁾ (argument 1) = y₁₂⁽²⁾", "∂(v * v)/∂y₁₂⁽²⁾ (argument 2) = y₁₂⁽²⁾"} <= formulas
+
+
+def test_a_tensor_prints_nested_in_its_shape():
+    from autodiff.autograd.explain import values_text
+
+    assert values_text(np.arange(15).reshape(5, 3)) == "[[0, 1, 2], [3, 4, 5], …, [9, 10, 11], [12, 13, 14]] (shape [5, 3])"
+    assert values_text(np.arange(4).reshape(2, 2)) == "[[0, 1], [2, 3]]"
+    result = explain("y = sum(x * x)", {"x": np.ones((5, 3)).tolist()})
+    assert "∂y/∂x = [[2, 2, 2], [2, 2, 2], …, [2, 2, 2], [2, 2, 2]] (shape [5, 3])" in str(result)
+
+
+def test_a_started_gradient_is_named_for_what_it_gives():
+    """From a gradient g other than 1, .grad holds gᵀ·∂y/∂x (a vector–Jacobian product), not ∂y/∂x."""
+    vector = str(explain("y = x * 3", {"x": [1.0, 2.0]}, grad_output="[1, 2]"))
+    assert "backward starts from the gradient g = [1, 2]: what follows are vector–Jacobian products" in vector
+    assert "\ngᵀ·∂y/∂x = [3, 6]\n" in vector and "\n∂y/∂x =" not in vector
+    number = str(explain("y = x * 3", {"x": 2.0}, grad_output="2"))
+    assert "\ng·∂y/∂x = 6\n" in number
+    assert "\n∂y/∂x = 3\n" in str(explain("y = x * 3", {"x": 2.0}))
+
+
+def test_an_operand_a_formula_encloses_is_not_parenthesized_twice():
+    result = explain("y = sqrt(x + 1) + tanh(x * 2)", {"x": 3.0})
+    formulas = {e.formula for p in result.inputs["x"].paths for e in p.edges}
+    assert {"∂sqrt(x + 1)/∂(x + 1) = 1/(2·sqrt(x + 1))", "∂tanh(x * 2)/∂(x * 2) = 1 - tanh²(x * 2)"} <= formulas

@@ -99,6 +99,18 @@ def test_a_broken_file_does_not_stop_the_run(suite):
     assert result.stdout.count("updated\t") == 2
 
 
+def test_a_syntax_error_is_located_as_grad_locates_it(suite):
+    suite.write("bad.expr", "x: input = 2.0\ny = x *\n")
+    grad = run_autodiff("grad", "bad.expr", cwd=suite.root)
+    headline, *excerpt = grad.stderr.splitlines()
+    assert grad.code == 3 and headline == "bad.expr:2:7: error: expected an expression after '*'"
+    plain = run_autodiff("test", cwd=suite.root)
+    assert plain.stdout.splitlines()[0] == (f"errored\tbad.expr\t{headline} (an invalid program never passes, "
+                                            "even with an expect-error comment)")
+    rich = run_autodiff("test", "--format", "rich", cwd=suite.root).stdout.splitlines()
+    assert rich[rich.index(excerpt[0]) + 1] == excerpt[1] == "          ^"  # the line, and the caret under it
+
+
 def test_junit_xml_is_valid_and_says_what_failed(suite):
     etree = pytest.importorskip("lxml.etree")
     make(suite)

@@ -74,6 +74,7 @@ BAD_RECORDS = {
     "output_number": '{"points": [{"at": {}, "output": 3, "value": 1.0}]}',
     "format_text": '{"format": "1", "points": []}',
     "huge_integer": '{"points": [{"at": {"x": 1' + "0" * 400 + "}}]}",
+    "thousands_of_digits": '{"points": [{"at": {}, "output": "y", "value": 9' + "9" * 5000 + "}]}",
     "deep_nesting": "[" * 100_000 + "]" * 100_000,
     "deep_value": '{"points": [{"at": {"x": ' + "[" * 5000 + "]" * 5000 + "}}]}",
     "lone_surrogate": '{"points": [{"at": {}, "error": {"class": "\\ud800", "message": "m"}}]}',
@@ -122,6 +123,7 @@ def test_every_malformed_record_costs_its_file_only(tmp_path, outside, jobs):
         assert "worker" not in result["message"], (name, result)
     assert "JSON nested too deeply" in files["deep_nesting.expr"]["message"]
     assert "too large for a float" in files["huge_integer.expr"]["message"]
+    assert "an integer of more than 4300 digits" in files["thousands_of_digits.expr"]["message"]
     assert "FIFO" in files["fifo.expr"]["message"]
     assert "character device" in files["zero.expr"]["message"]
     assert "larger than" in files["oversized.expr"]["message"]
@@ -137,6 +139,10 @@ def test_a_record_that_looks_like_markup_is_shown_as_written(tmp_path, outside):
     assert code == 1
     assert "[bold red]Boom[/]" in " ".join(out.split())  # literally, not as markup
     assert "\x1b" not in out and "\\x1b[2J" in out
+    (tmp_path / "s.expr").write_text("y = [red]x [/red] +\n")  # the line quoted under a syntax error too
+    (tmp_path / "m.expr.golden.new").write_text("{}")  # and the note of a pending record
+    code, out, err = run("test", "m.expr", "s.expr", "--format", "rich", cwd=tmp_path)
+    assert code == 1 and "    y = [red]x [/red] +\n" in out and "a pending record waits for review" in out
 
 
 # -- 2. never a false pass ---------------------------------------------------------------------------------
@@ -352,6 +358,38 @@ def test_standard_input_closed():
 
 
 # -- 7. hostile text is shown, never obeyed --------------------------------------------------------------------
+
+
+def test_symlink_loops_are_skipped_or_a_usage_error_never_an_os_error(tmp_path, outside):
+    (tmp_path / "a.expr").write_text(GOOD)
+    assert run("test", "--update", cwd=tmp_path)[0] == 0
+    os.symlink("l1", tmp_path / "l2")  # a loop no glob takes: not searched, not reported
+    os.symlink("l2", tmp_path / "l1")
+    code, out, err = run("test", cwd=tmp_path)
+    assert (code, out.splitlines()[0], err) == (0, "passed\ta.expr", "")
+    for name in ("loop.expr", "gone.expr.golden.json"):  # what the run collects, or reports when unused
+        os.symlink(name, tmp_path / name)
+        code, out, err = run("test", cwd=tmp_path)
+        assert (code, out) == (2, "")
+        assert err == f"autodiff: error: ./{name}: cannot be followed (Too many levels of symbolic links)\n"
+        os.remove(tmp_path / name)
+    os.symlink("loop.expr", tmp_path / "loop.expr")
+    code, out, err = run("test", "loop.expr", cwd=tmp_path)  # named on the command line
+    assert (code, out, err) == (2, "", "autodiff: error: loop.expr: a symbolic link that cannot be followed (Too many "
+                                       "levels of symbolic links)\n")
+
+
+def test_a_name_of_a_megabyte_is_cut_in_messages(tmp_path, outside):
+    name = "q" * 1_000_000
+    (tmp_path / "big.expr").write_text(f"x: input = 1.0\ny = x * {name}(x)\n")
+    shortened = "q" * 199 + "…"
+    code, out, err = run("test", "big.expr", cwd=tmp_path)
+    assert code == 1 and len(out) < 1000 and f"unknown function '{shortened}'" in out
+    code, out, err = run("grad", "big.expr", cwd=tmp_path)  # the same message, as grad says it
+    assert code == 3 and len(err) < 1000 and f"unknown function '{shortened}'" in err
+    (tmp_path / "big.expr").write_text(f"# expect-error: NameError\nz = {name} + 1.0\n{name} = 2.0\n")
+    code, out, err = run("test", "big.expr", "--update", cwd=tmp_path)  # an error recorded: its message cut too
+    assert code == 0 and len((tmp_path / "big.expr.golden.json").read_text()) < 1000
 
 
 def test_hostile_file_names_stay_one_escaped_field(tmp_path, outside):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from autodiff.testing.one_file import ERRORED, FAILED, NEW, PASSED, UPDATED, Settings, run_file
 from autodiff.testing.records import load, record_path
 
@@ -77,7 +79,8 @@ def test_an_expected_error_passes_while_it_stays_the_same(suite):
     path.write_text(NONSCALAR.replace("y = x * x", "y = x * [1, 2]"))
     result = run_file(path, CHECK)  # another error than the comment expects: an error, not a pass
     assert result.status == ERRORED
-    assert result.message.startswith("EvaluationProblem: '*' of shapes [3] and [2]")
+    assert result.message.startswith(f"{path}:3:7: RuntimeError: '*' of shapes [3] and [2]")  # PyTorch's class
+    assert result.excerpt == "    y = x * [1, 2]\n          ^"  # the line, and a caret under the place
     path.write_text(NONSCALAR.replace("y = x * x", "y = sum(x * x)"))
     result = run_file(path, CHECK)
     assert result.status == FAILED
@@ -118,3 +121,56 @@ def test_tolerances_decide(suite):
     path.write_text("x: input = 1.0\ny = x * 1.000001\n")
     assert run_file(path, Settings(rtol=1e-9)).status == FAILED
     assert run_file(path, Settings(rtol=1e-5)).status == PASSED
+
+
+# A program failing while it runs, the same in PyTorch, and the class both raise: what
+# `# expect-error:` names and the record keeps (test_the_classes_are_pytorchs checks them).
+RAISED = [
+    ("y = ones(2, 3) @ ones(4)", lambda torch: torch.ones(2, 3) @ torch.ones(4), "RuntimeError"),
+    ("y = ones(2, 3) + ones(4)", lambda torch: torch.ones(2, 3) + torch.ones(4), "RuntimeError"),
+    ("y = reshape(ones(6), [4, 2])", lambda torch: torch.ones(6).reshape(4, 2), "RuntimeError"),
+    ("y = 1 if ones(3) else 2", lambda torch: 1 if torch.ones(3) else 2, "RuntimeError"),
+    ("y = ones(3)[5]", lambda torch: torch.ones(3)[5], "IndexError"),
+    ("y = sum(ones(3), 4)", lambda torch: torch.ones(3).sum(4), "IndexError"),
+    ("y = ones(3)[1.5]", lambda torch: torch.ones(3)[1.5], "IndexError"),
+    ("y = ones(2) @ 2", lambda torch: torch.ones(2) @ 2, "TypeError"),
+    ("for i in sum(ones(2)):\n    y = i", lambda torch: [i for i in torch.ones(2).sum()], "TypeError"),
+]
+
+
+@pytest.mark.parametrize("program, _, raised", RAISED)
+def test_an_evaluation_error_is_named_by_pytorchs_class(suite, program, _, raised):
+    path = suite.write("e.expr", f"# expect-error: {raised}\n{program}\n")
+    assert run_file(path, UPDATE).status == UPDATED
+    assert load(path)["points"][0]["error"]["class"] == raised
+    assert run_file(path, CHECK).status == PASSED
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("_, pytorch, raised", RAISED)
+def test_the_classes_are_pytorchs(_, pytorch, raised):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as caught:
+        pytorch(torch)
+    assert type(caught.value).__name__ == raised
+
+
+def test_records_and_comments_of_the_old_class_name(suite):
+    path = suite.write("m.expr", "# expect-error: RuntimeError: size mismatch\ny = ones(2, 3) @ ones(4)\n")
+    run_file(path, UPDATE)
+    record = load(path)
+    record["points"][0]["error"]["class"] = "EvaluationProblem"  # as records were written before
+    record_path(path).write_text(json.dumps(record))
+    assert run_file(path, CHECK).status == PASSED  # the same error, by its message
+    updated = run_file(path, UPDATE)
+    assert [(m.expected, m.got) for m in updated.changes] == [(
+        "EvaluationProblem: '@' of shapes [2, 3] and [4]: size mismatch, got input (2), mat (2x3), vec (4)",
+        "RuntimeError: '@' of shapes [2, 3] and [4]: size mismatch, got input (2), mat (2x3), vec (4)")]
+    assert load(path)["points"][0]["error"]["class"] == "RuntimeError"
+    path.write_text("# expect-error: EvaluationProblem: size mismatch\ny = ones(2, 3) @ ones(4)\n")
+    result = run_file(path, CHECK)
+    assert result.status == ERRORED
+    assert result.message == (f"{path}:2:16: RuntimeError: '@' of shapes [2, 3] and [4]: size mismatch, got input "
+                              "(2), mat (2x3), vec (4) (not expected: expected errors are named by PyTorch's classes, "
+                              "not EvaluationProblem: # expect-error: RuntimeError: '@' of shapes [2, 3] and [4]: size "
+                              "mismatch, got input (2), mat (2x3), vec (4))")

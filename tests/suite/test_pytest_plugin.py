@@ -35,9 +35,20 @@ def test_new_files_fail_until_recorded(project):
     result = project.runpytest()
     result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines(["*defaults.expr: new: no golden record: run pytest --autodiff-update to write one"])
-    project.runpytest("--autodiff-update").assert_outcomes(passed=3)
+    updated = project.runpytest("--autodiff-update")
+    updated.assert_outcomes(passed=3)
+    updated.stdout.fnmatch_lines(["*- autodiff golden records -*", "3 records created"])
     assert (project.path / "defaults.expr.golden.json").exists()
     project.runpytest().assert_outcomes(passed=3)
+    assert "autodiff golden records" not in project.runpytest().stdout.str()  # said only when updating
+
+
+def test_update_says_how_many_records_it_rewrote(project):
+    project.runpytest("--autodiff-update")
+    (project.path / "defaults.expr").write_text(WITH_DEFAULTS.replace("sin", "cos"))
+    result = project.runpytest("--autodiff-update")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["1 record updated, 2 records unchanged"])
 
 
 def test_a_changed_value_fails_with_a_readable_report(project):
@@ -56,9 +67,22 @@ def test_a_changed_value_fails_with_a_readable_report(project):
     ])
 
 
+def test_update_in_ci_is_a_usage_error(project, monkeypatch):
+    project.runpytest("--autodiff-update")
+    before = (project.path / "defaults.expr.golden.json").read_bytes()
+    (project.path / "defaults.expr").write_text(WITH_DEFAULTS.replace("sin", "cos"))
+    monkeypatch.setenv("CI", "true")
+    result = project.runpytest("--autodiff-update")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--autodiff-update writes records, and CI is set: in CI nothing is ever rewritten*"])
+    assert (project.path / "defaults.expr.golden.json").read_bytes() == before
+    project.runpytest().assert_outcomes(passed=2, failed=1)  # without the option, CI runs as usual
+
+
 def test_pytest_xdist_runs_expression_files_in_parallel(project):
     pytest.importorskip("xdist")
-    project.runpytest("--autodiff-update")
+    updated = project.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--autodiff-update")
+    updated.stdout.fnmatch_lines(["3 records created"])  # counted from the workers' reports
     result = project.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["*2 workers*"])

@@ -81,6 +81,7 @@ def test_missing_record_is_none(tmp_path):
     ('{"points": [3]}', "point 1 must be an object"),
     ('{"points": [{"at": 3}]}', "point 1 must be an object"),
     ('{"format": 99, "points": []}', "record format 99; this autodiff reads format 1"),
+    ('{"points": [{"at": {"x": 1' + "0" * 5000 + '}}]}', "not a record: an integer of more than 4300 digits"),
 ])
 def test_broken_records_are_reported(tmp_path, text, message):
     path = tmp_path / "f.expr"

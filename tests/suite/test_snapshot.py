@@ -227,8 +227,14 @@ def test_pending_updates_are_accepted_or_rejected(suite):
     assert result.code == 1  # something waits for review
     assert result.stdout.splitlines()[0] == "pending\tcube.expr\t2 change(s), pending review: cube.expr.golden.new"
     assert (suite.root / "cube.expr.golden.json").read_text() == record  # untouched
+    failing = run_autodiff("test", cwd=suite.root)  # the file fails, and says that a new record waits
+    assert lines(failing, "failed") == ["failed\tcube.expr\ta pending record waits for review: cube.expr.golden.new "
+                                        "(autodiff test review, accept or reject)"]
+    rich = " ".join(run_autodiff("test", "--format", "rich", cwd=suite.root).stdout.split())
+    assert "a pending record waits for review: cube.expr.golden.new" in rich
     rejected = run_autodiff("test", "reject", cwd=suite.root)
     assert rejected.stdout == "rejected\tcube.expr.golden.new\n" and not (suite.root / "cube.expr.golden.new").exists()
+    assert lines(run_autodiff("test", cwd=suite.root), "failed") == ["failed\tcube.expr"]  # none waits now
     run_autodiff("test", "--pending", cwd=suite.root)
     accepted = run_autodiff("test", "accept", "cube.expr", cwd=suite.root)
     assert accepted.stdout == "accepted\tcube.expr.golden.new\n"
@@ -279,14 +285,27 @@ def test_in_ci_a_new_file_is_never_recorded(suite):
     suite.write("old.expr", CUBE)
     run_autodiff("test", "--update", cwd=suite.root)
     suite.write("new.expr", WITH_DEFAULTS)
-    result = run_autodiff("test", "--update", cwd=suite.root, CI="true")
+    result = run_autodiff("test", cwd=suite.root, CI="true")
     assert result.code == 1
     assert lines(result, "new") == ["new\tnew.expr\tno golden record, and CI is set: records are not written in CI; "
                                     "run autodiff test --update where you work and commit the record"]
     assert not (suite.root / "new.expr.golden.json").exists()
-    assert run_autodiff("test", "--pending", cwd=suite.root, CI="1").code == 1
-    assert not (suite.root / "new.expr.golden.new").exists()
     assert run_autodiff("test", "--update", cwd=suite.root, CI="false").code == 0  # not truthy
+
+
+@pytest.mark.parametrize("option", ["--update", "--pending"])
+def test_in_ci_update_is_refused_and_nothing_is_rewritten(suite, option):
+    path = suite.write("old.expr", CUBE)
+    run_autodiff("test", "--update", cwd=suite.root)
+    before = (suite.root / "old.expr.golden.json").read_bytes()
+    path.write_text(CUBE.replace("3", "4"))  # a changed result that --update would record
+    suite.write("new.expr", WITH_DEFAULTS)
+    result = run_autodiff("test", option, cwd=suite.root, CI="true")
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == (f"autodiff: error: {option} writes records, and CI is set: in CI nothing is ever "
+                             "rewritten (a record must come from where you work, reviewed and committed)\n")
+    assert (suite.root / "old.expr.golden.json").read_bytes() == before
+    assert sorted(p.name for p in suite.root.iterdir()) == ["new.expr", "old.expr", "old.expr.golden.json"]
 
 
 # -- 5. records know what they depend on -------------------------------------------------------------------
@@ -379,6 +398,21 @@ def test_k_x_q_and_v(suite):
     assert "PASSED sub/gamma.expr" in run_autodiff("test", "-v", "--format", "rich", cwd=suite.root).stdout
 
 
+def test_x_stops_at_the_first_failing_file_in_order_with_any_jobs_and_counts_the_rest(suite):
+    # the first file is slow: a second worker finishes a later failing file first
+    suite.write("f0.expr", "x: input = 1.0\ns = x\nfor i in range(30000):\n    s = s * 1.0\n")
+    for i in range(1, 6):
+        suite.write(f"f{i}.expr", CUBE)
+    for jobs in ("1", "2"):
+        result = run_autodiff("test", "-x", "-j", jobs, cwd=suite.root)
+        assert result.code == 1
+        assert files_of(result) == ["f0.expr"]  # new: no record, so not a pass
+        assert result.stdout.splitlines()[-1] == "summary\tpassed 0\tfailed 0\terrored 0\tnew 1\tnot run 5"
+    data = json.loads(run_autodiff("test", "-x", "-j", "2", "--format", "json", cwd=suite.root).stdout)
+    assert (data["summary"]["files"], data["summary"]["not_run"]) == (1, 5)
+    assert "not run" in run_autodiff("test", "-x", "--format", "rich", cwd=suite.root).stdout
+
+
 # -- 8. shards that CI systems drive -----------------------------------------------------------------------
 
 
@@ -463,6 +497,7 @@ def test_the_plugin_follows_the_expected_error_rule_and_names_its_own_option(pyt
     result = pytester.runpytest("--autodiff-update")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(["*bare.expr: errored: RuntimeError*not expected*# expect-error*"])
-    result.stdout.fnmatch_lines(["*syntax.expr: errored:*an invalid program never passes*"])
+    result.stdout.fnmatch_lines(["*syntax.expr: errored: *syntax.expr:1:5: error: unclosed '('*an invalid program "
+                                 "never passes*", "    x = (1 +", "        ^"])
     pytester.makefile(".expr", new=WITH_DEFAULTS)
     pytester.runpytest("-k", "new").stdout.fnmatch_lines(["*no golden record: run pytest --autodiff-update*"])

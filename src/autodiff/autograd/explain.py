@@ -32,6 +32,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,6 +45,7 @@ LIMIT = 10  # paths shown per input
 ENUMERATE_LIMIT = 2_000  # tensor graphs with at most this many paths are listed in full
 SEARCH_BUDGET = 100_000  # nodes the best-first search may expand
 SMALL = 16  # tensor edges show their local derivative as values up to this many elements
+CALL_LIMIT = 40  # a node without a name is written as a call of its inputs up to this many characters
 
 
 # -- the result ------------------------------------------------------------------------------------------
@@ -211,10 +213,11 @@ def values_text(value, limit: int = 9) -> str:
     shown = ", ".join(number_text(v) for v in flat[:limit])
     if array.ndim == 1:
         return f"[{shown}{', …' if flat.size > limit else ''}]"
-    if flat.size <= limit:
-        return np.array2string(array, separator=", ", formatter={"float_kind": number_text, "int": number_text}
-                               ).replace("\n", "")
-    return f"[{shown}, …] (shape {list(array.shape)})"
+    # nested as the tensor is, the first and last rows and columns of a large one (as NumPy prints)
+    text = np.array2string(array, separator=", ", threshold=limit, edgeitems=2, max_line_width=10**9,
+                           formatter={"float_kind": number_text, "int": number_text, "bool": str})
+    text = " ".join(text.split()).replace("...", "…")
+    return f"{text} (shape {list(array.shape)})" if "…" in text else text
 
 
 # -- the graph ---------------------------------------------------------------------------------------------
@@ -223,72 +226,154 @@ def values_text(value, limit: int = 9) -> str:
 class _Graph:
     """The nodes reachable from the output, in topological order, with names and formulas."""
 
-    def __init__(self, root, seed, namer) -> None:
+    def __init__(self, root, seed, namer, output_name: str | None = None) -> None:
         self.root = root
+        self.output_name = output_name  # the root's name where the namer has none
         self.seed = seed
         self.namer = namer
         self.order = _topological(root)
         self.infos = {node: namer(node) for node in self.order}
         self._locals: dict = {}
         self._formulas: dict = {}
+        self._occurrence = None  # worked out when a name is first asked for
+        self._called = None  # likewise
 
     # names
 
-    def name(self, node) -> str:
+    def _base_name(self, node) -> str:
         info = self.infos[node]
-        return info.name or info.text or node.name()
+        if info.name or info.text:
+            return info.name or info.text
+        if node is self.root and self.output_name:
+            return self.output_name
+        if self._called is None:
+            self._called = self._calls()
+        return self._called.get(node) or node.name()
+
+    def _calls(self) -> dict:
+        """{node: `mm(unsqueeze(x), w)`} for the nodes without a name or a source text (the
+        steps inside `x @ w`, every node of a graph built in Python) whose inputs all have names."""
+        called: dict = {}
+        for node in reversed(self.order):  # inputs first
+            op = getattr(node, "op", None)
+            info = self.infos[node]
+            if op is None or info.name or info.text or not node.next_functions:
+                continue
+            terms = []
+            for child, _ in node.next_functions:
+                named = child is not None and (self.infos[child].name or self.infos[child].text or called.get(child))
+                if not named:
+                    break
+                terms.append(_as_term(named))
+            else:
+                text = f"{_called_as(op.name)}({', '.join(terms)})"
+                if len(text) <= CALL_LIMIT:
+                    called[node] = text
+        return called
+
+    def _occurrences(self) -> dict:
+        """{node: k} for the k-th (in the order they were recorded) of nodes that would read the
+        same: a loop's turns, a function's calls, `y = y * 0.5 + log(y)` run twice."""
+        alike: dict = {}
+        for node in self.order:
+            if type(node) is not AccumulateGrad:
+                alike.setdefault(self._base_name(node), []).append(node)
+        occurrence = {}
+        for nodes in alike.values():
+            if len(nodes) > 1:
+                for k, node in enumerate(sorted(nodes, key=lambda n: n._seq), 1):
+                    occurrence[node] = k
+        return occurrence
+
+    def name(self, node) -> str:
+        """The node's name, `y₁₂⁽²⁾` for the second of two nodes that line 12 assigned to y."""
+        if self._occurrence is None:
+            self._occurrence = self._occurrences()
+        k = self._occurrence.get(node)
+        if k is None:
+            return self._base_name(node)
+        return _as_term(self._base_name(node)) + f"⁽{k}⁾".translate(_SUPERSCRIPTS)
 
     def term(self, node) -> str:
         """The name as a term of a formula: in parentheses when it is an expression."""
-        text = self.name(node)
-        if text.replace("_", "").replace(".", "").isalnum() or _enclosed(text):  # x, x₃, f(x), (a + b)
-            return text
-        return f"({text})"
+        return _as_term(self.name(node))  # x, x₃, f(x), (a + b)
 
     def formula(self, node, position: int) -> str:
         """`∂(t * c)/∂t = c` for the edge from `node` to its input `position`."""
         key = (node, position)
         if key not in self._formulas:
             child = node.next_functions[position][0]
-            op = getattr(node, "op", None)
-            body = None
-            if op is not None and not op.variadic:
-                from ..ops.formulas import formula_text
-
-                argument = op.arg_names[op.diff_positions[position]]
-                template = formula_text(op.name, argument)
-                if template is not None:
-                    body = template.format(**self._operands(node))
             head = f"∂{self.term(node)}/∂{self.term(child)}"
-            self._formulas[key] = f"{head} = {body}" if body is not None else f"{head}: ∂ {node.name()}"
+            if sum(c is child for c, _ in node.next_functions) > 1:  # v * v: which factor
+                head += f" (argument {position + 1})"
+            self._formulas[key] = f"{head} = {self._body(node, position)}"
         return self._formulas[key]
 
-    def _operands(self, node) -> dict:
+    def _body(self, node, position: int) -> str:
+        """The local derivative's text: the registry op's template, written in the node's operands."""
+        from ..ops.formulas import formula_text
+
+        op = getattr(node, "op", None)
+        argument = op.arg_names[0 if op.variadic else op.diff_positions[position]] if op is not None else None
+        template = formula_text(op.name, argument) if op is not None else None
+        if template is None:  # an autograd.Function's backward (every registry op has a text: a test sees to it)
+            return f"g ↦ {node.name()}(g)"
+        # an operand a template already encloses, as in sqrt({input}), loses its own parentheses
+        template = re.sub(r"\(\{(\w+)\}\)", r"({\1__bare})", template)
+        return template.format_map(self._operands(node, position))
+
+    def _operands(self, node, position: int) -> dict:
+        """What each placeholder of `node`'s formulas reads (looked up only when a template names
+        it): a child's name, a named constant, the operand's source text, or its saved value;
+        never the argument's bare name."""
         op = node.op
-        names = {"result": self.term(node), "min": "min", "max": "max"}
         saved = node._arrays() if node._saved is not None else ()
         tensors = node._saved if node._saved is not None else ()
         known = getattr(self.namer, "tensors", {})
-        for position, argument in enumerate(op.arg_names):
-            text = argument
-            if position in op.diff_positions:
-                child = node.next_functions[op.diff_positions.index(position)][0]
-                if child is not None:
-                    names[argument] = self.term(child)
-                    continue
-            if argument in op.saved_names and len(saved) == len(op.saved_names):
-                value = saved[op.saved_names.index(argument)]
-                kept = tensors[op.saved_names.index(argument)] if len(tensors) == len(saved) else None
-                if id(kept) in known:  # a constant input, named
-                    names[argument] = known[id(kept)]
-                    continue
-                if value is None:
-                    text = "-inf" if argument == "min" else "inf" if argument == "max" else argument
-                elif np.ndim(value) == 0 and not isinstance(value, (tuple, list)):
-                    text = number_text(value) if not isinstance(value, bool) else str(value)
-                    text = f"({text})" if text.startswith("-") else text
-            names[argument] = text
-        return names
+        children = {} if op.variadic else {
+            op.arg_names[p]: child for p, (child, _) in zip(op.diff_positions, node.next_functions)}
+        texts = self._unnamed_operands(node, children)
+
+        def resolve(argument: str) -> str:
+            if argument.endswith("__bare"):
+                text = resolve(argument.removesuffix("__bare"))
+                return text[1:-1] if text.startswith("(") and _enclosed(text) else text
+            if argument == "result" and (self.infos[node].name or self.infos[node].text):
+                return self.term(node)
+            if op.variadic and argument == op.arg_names[0]:
+                return self.term(node.next_functions[position][0])
+            if children.get(argument) is not None:
+                return self.term(children[argument])
+            index = op.saved_names.index(argument) if argument in op.saved_names else None
+            usable = index is not None and len(saved) == len(op.saved_names)
+            kept = tensors[index] if usable and len(tensors) == len(saved) else None
+            if kept is not None and id(kept) in known:  # a constant input, named
+                return known[id(kept)]
+            if argument in texts:
+                return texts[argument]
+            return _value_term(argument, saved[index]) if usable else "?"  # freed by backward
+
+        return _Lookup(resolve)
+
+    def _unnamed_operands(self, node, children: dict) -> dict:
+        """{argument: source text} for a binary op's one operand that has no node (a constant
+        expression, `(1 - c)` in `(1 - c) * x`), read from the program's source through the
+        namer: the operand whose text is not the other one's name."""
+        operands = getattr(self.namer, "operand_texts", None)
+        texts = operands(node) if operands is not None else None
+        op = node.op
+        if not texts or len(texts) != 2 or len(op.arg_names) < 2:
+            return {}
+        first, second = op.arg_names[:2]
+        named = {a: self.term(c) for a, c in children.items() if c is not None and a in (first, second)}
+        missing = [a for a in (first, second) if a not in named]
+        if len(missing) != 1 or len(named) != 1:
+            return {}
+        (other_text,) = named.values()
+        plain = [_as_term(t) for t in texts]
+        if plain.count(other_text) != 1:
+            return {}
+        return {missing[0]: plain[1 - plain.index(other_text)]}
 
     # numbers
 
@@ -319,8 +404,9 @@ class _Graph:
         return self._locals[node]
 
     def tensor_local(self, node, position: int):
-        """A tensor edge's local derivative as values: the diagonal of its Jacobian, in the
-        input's shape, when the op is elementwise there and small; else None."""
+        """A tensor edge's local derivative as values, such that gradient × local (broadcast) is
+        what passes on: the diagonal of its Jacobian when the op is elementwise there and small,
+        the Jacobian's one row when the output is one number (sum, mean) and the input small; else None."""
         key = (node, position, "tensor")
         if key in self._locals:
             return self._locals[key]
@@ -329,7 +415,10 @@ class _Graph:
         local = None
         size = int(np.prod(shape))
         child_shape = child._output_metadata(node.next_functions[position][1])[0]
-        if tuple(child_shape) == tuple(shape) and 0 < size <= SMALL and node.n_outputs == 1:
+        if size == 1 and 0 < int(np.prod(child_shape)) <= SMALL and node.n_outputs == 1:  # a reduction: g × ∂out/∂input
+            row = self.vjp(node, 0, np.ones(shape, dtype=dtype))[position]
+            local = None if row is None else np.asarray(row)
+        elif tuple(child_shape) == tuple(shape) and 0 < size <= SMALL and node.n_outputs == 1:
             rows = []
             for k in range(size):
                 basis = np.zeros(size, dtype=dtype)
@@ -344,6 +433,18 @@ class _Graph:
         return local
 
 
+class _Lookup(dict):
+    """A mapping that works each value out when it is first asked for (by str.format_map)."""
+
+    def __init__(self, resolve) -> None:
+        super().__init__()
+        self._resolve = resolve
+
+    def __missing__(self, key: str) -> str:
+        self[key] = value = self._resolve(key)
+        return value
+
+
 def _enclosed(text: str) -> bool:
     """Whether `text` is one parenthesized or bracketed group: `(x - y)`, `[1, 2]`, `f(x)`."""
     if not text or text[-1] not in ")]":
@@ -356,6 +457,44 @@ def _enclosed(text: str) -> bool:
     start = text.find("(") if text[-1] == ")" else text.find("[")
     head = text[:start]
     return start >= 0 and (not head or head.replace("_", "").isalnum())
+
+
+_CALLED = {"reshape_alias": "reshape", "unsafe_view": "view", "to_dtype": "to", "to_device": "to",
+           "pow_tensor": "pow", "pow_scalar_base": "pow", "div_scalar": "div", "remainder_scalar": "remainder"}
+
+
+def _called_as(op_name: str) -> str:
+    """The function a user calls for a registry op: `squeeze` for squeeze_dim and squeeze_."""
+    name = _CALLED.get(op_name, op_name).rstrip("_")
+    for suffix in ("_dims", "_dim"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _as_term(text: str) -> str:
+    """Source text as a term of a formula: in parentheses when it is an expression."""
+    base = text[:text.rindex("⁽")] if text.endswith("⁾") else text  # y₁₂⁽²⁾, (y * 0.5)⁽²⁾
+    if base.replace("_", "").replace(".", "").isalnum() or _enclosed(base):
+        return text
+    return f"({text})"
+
+
+def _value_term(argument: str, value) -> str:
+    """A saved value as a formula writes it: a number, a shape, a tensor's values; a missing
+    bound as ±inf and a missing weight as 1."""
+    if value is None:
+        return {"min": "-inf", "max": "inf"}.get(argument, "1")
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    if isinstance(value, bool) or np.ndim(value) == 0 and isinstance(value, (np.bool_,)):
+        return str(bool(value))
+    text = values_text(value)
+    return f"({text})" if text.startswith("-") else text
 
 
 def _scalar(array):
@@ -599,7 +738,7 @@ def explain_graph(output: Tensor, targets: dict, *, seed=None, namer=None, limit
         inputs = {name: InputExplanation(name, None, 0, [], None, True) for name in targets}
         return Explanation(output_name, value, seed, inputs, [])
     root = edge(output)[0]
-    graph = _Graph(root, seed, namer)
+    graph = _Graph(root, seed, namer, output_name)
     leaf_nodes = {}
     for name, tensor in targets.items():
         node = edge(tensor)[0] if tensor.requires_grad and tensor.is_leaf else None
@@ -693,13 +832,34 @@ def product_text(path: Path, scalar: bool) -> str:
     return f"{heads} → {values_text(path.product)}"
 
 
+def seeded(explanation: Explanation) -> bool:
+    """Whether backward started from a gradient other than the number 1."""
+    seed = np.asarray(explanation.seed)
+    return seed.size != 1 or float(seed.reshape(-1)[0]) != 1
+
+
+def seed_text(explanation: Explanation) -> str:
+    what = "vector–Jacobian products" if np.size(explanation.seed) != 1 or np.size(explanation.value) != 1 else \
+        "gradients times g"
+    return f"backward starts from the gradient g = {values_text(explanation.seed)}: what follows are {what}"
+
+
+def grad_label(explanation: Explanation, name: str) -> str:
+    """What an input's `.grad` holds: `∂y/∂x`, or for another starting gradient g its product with
+    g: `g·∂y/∂x` for a number, the vector–Jacobian product `gᵀ·∂y/∂x` for a tensor."""
+    label = f"∂{explanation.output}/∂{name}"
+    if not seeded(explanation):
+        return label
+    return ("g·" if np.size(explanation.seed) == 1 and np.size(explanation.value) == 1 else "gᵀ·") + label
+
+
 def plain(explanation: Explanation) -> str:
     lines = [f"{explanation.output} = {values_text(explanation.value)}"]
-    if np.size(explanation.seed) != 1 or float(np.asarray(explanation.seed).reshape(-1)[0]) != 1:
-        lines.append(f"backward starts from the gradient {values_text(explanation.seed)}")
+    if seeded(explanation):
+        lines.append(seed_text(explanation))
     for name, item in explanation.inputs.items():
         lines.append("")
-        head = f"∂{explanation.output}/∂{name} = {values_text(item.grad)}"
+        head = f"{grad_label(explanation, name)} = {values_text(item.grad)}"
         lines.append(head)
         if item.why:
             lines.append(f"  why: {item.why}")
@@ -725,6 +885,14 @@ def plain(explanation: Explanation) -> str:
     return "\n".join(lines) + "\n"
 
 
+def passed_text(grad, passed: Passed) -> str:
+    """What a step hands on, as true arithmetic: `g × local = value` where the local derivative
+    is one factor per element (broadcast), else the map `g ↦ value` that the formula makes."""
+    if passed.local is None:
+        return f"{values_text(grad)} ↦ {values_text(passed.value)}"
+    return f"{values_text(grad)} × {values_text(passed.local)} = {values_text(passed.value)}"
+
+
 def step_lines(steps: list) -> list:
     lines = []
     for s in steps:
@@ -736,6 +904,5 @@ def step_lines(steps: list) -> list:
         retained = ", retained" if s.retained else ""
         lines.append(f"  {s.number}. {s.node}{where}   [{s.op}{retained}] receives {values_text(s.grad)}")
         for p in s.passes:
-            local = f" × {values_text(p.local)}" if p.local is not None else ""
-            lines.append(f"       to {p.to}: {values_text(s.grad)}{local} = {values_text(p.value)}   ({p.formula})")
+            lines.append(f"       to {p.to}: {passed_text(s.grad, p)}   ({p.formula})")
     return lines

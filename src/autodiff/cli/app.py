@@ -732,17 +732,19 @@ def test(
     Sub-commands: [bold]autodiff test review[/], [bold]accept[/], [bold]reject[/] settle pending records;
     [bold]autodiff test merge[/] checks that CI shards ran every file once.
     """
-    import os
     import time
 
     from ..testing import discover as finding
     from ..testing.compare import DEFAULT_ATOL, DEFAULT_RTOL
-    from ..testing.config import find_config
+    from ..testing.config import ci_refusal, find_config, in_ci
+    from ..testing.discover import SuiteProblem
     from ..testing.one_file import Settings
     from ..testing.pool import default_jobs, run_files
     from ..testing.reporting import Progress, RunSummary
     from .program_input import parse_at
 
+    if (update or pending) and in_ci():  # nothing is rewritten in CI: refused before anything runs
+        raise SuiteProblem(ci_refusal("--pending" if pending else "--update"))
     update = update or pending
     if at and not update:
         raise typer.BadParameter("--at adds points to records, so it needs --update", param_hint="'--at'")
@@ -765,7 +767,7 @@ def test(
         files = finding.shard(files, chosen_shard[0], chosen_shard[1], config.root)
     if timeout != timeout or timeout == float("inf"):
         timeout = 0.0 if timeout == float("inf") else _bad_number("--timeout", timeout)
-    ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+    ci = in_ci()
     explicit = {name: True for name in ("seed", "dtype") if _from_command_line(ctx, name)}
     settings = Settings(rtol=rtol, atol=atol, update=update, extra_points=extra_points, options=options,
                         pending=pending, ci=ci, explicit=explicit)
@@ -793,7 +795,8 @@ def test(
     unused_records = [] if (keyword or chosen_shard or len(results) < len(files)) else \
         finding.unused_records(paths, globs, files)
     summary = RunSummary(results, time.perf_counter() - started, update, pending, unused_records,
-                         unused_fails=unused is Unused.fail, quiet=quiet, verbose=verbose)
+                         unused_fails=unused is Unused.fail, quiet=quiet, verbose=verbose,
+                         not_run=len(files) - len(results))
     if unused is Unused.delete and summary.unused_count:
         _delete_unused(summary)
     if junit:

@@ -150,8 +150,13 @@ def _output_failed(reason: str) -> int:
 def _run(argv: list) -> int:
     from .quick import quick_grad
 
+    completing = os.environ.get("_AUTODIFF_COMPLETE")
+    if not completing and any(word == "--at" or word.startswith("--at=") for word in argv):
+        from .program_input import check_at_words
+
+        check_at_words(argv)  # `--at x=[1, 2]` cut by the shell: said alike on both paths below
     # `grad FILE --at ... --format plain` runs without Typer (cli/quick.py)
-    status = None if os.environ.get("_AUTODIFF_COMPLETE") else quick_grad(argv)
+    status = None if completing else quick_grad(argv)
     if status is None:
         # The command is driven here rather than through Typer's own main(), which would turn
         # Ctrl-C into a silent 130 and a closed pipe into exit 1; those are ours to report.

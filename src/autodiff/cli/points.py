@@ -148,8 +148,10 @@ class PointReader:
         self.header = [c.strip() for c in cells]
         missing = [n for n in self.needed if n not in self.header]
         if missing:
+            # A JSON object where a CSV header belongs: JSON Lines read as CSV
+            hint = "; the lines look like JSON Lines: add --in jsonl" if text.lstrip().startswith("{") else ""
             raise PointsProblem(f"line {number}: the header names no column for input "
-                                f"{', '.join(repr(m) for m in missing)} (header: {shown(text)})")
+                                f"{', '.join(repr(m) for m in missing)} (header: {shown(text)}){hint}")
         extra = [c for c in self.header if c not in self.known]
         if extra:
             self.warn(f"columns {', '.join(repr(shown(c)) for c in extra)} are not inputs of the program: "

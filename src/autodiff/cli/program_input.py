@@ -22,6 +22,44 @@ def split_at_message(word: str, before: str = "x=2,") -> str:
             f"(--at {before}{word}) or quote the list (--at '{before} {word}')")
 
 
+def check_at_words(argv: list) -> None:
+    """An --at value the shell cut at its spaces, said before anything else reads the command line:
+    `--at x=[1, 2]` arrives as `x=[1,` and a stray `2]`, `--at a=2 b=3` as `a=2` and a stray `b=3`."""
+    for index, word in enumerate(argv):
+        if word == "--":
+            return
+        if word == "--at" and index + 1 < len(argv):
+            _check_at_value(argv[index + 1], argv[index + 2:])
+        elif word.startswith("--at="):
+            _check_at_value(word[len("--at="):], argv[index + 1:])
+
+
+def _check_at_value(value: str, rest: list) -> None:
+    import shlex
+
+    depth, joined = _depth(value), value
+    for word in rest if depth > 0 else ():
+        joined += word
+        depth += _depth(word)
+        if depth <= 0:  # the words after it close its brackets: one value, cut at its spaces
+            raise UsageProblem(f"--at {value}: the shell cut this value at its spaces (its bracket is not closed); "
+                               f"quote it and drop the spaces: --at {shlex.quote(joined)}")
+    if value.endswith(",") or depth > 0:
+        return  # a list cut after a comma is said where the stray word is met (split_at_message)
+    strays = []
+    for word in rest:
+        if not looks_like_an_at_value(word):
+            break
+        strays.append(word)
+    if strays:
+        raise UsageProblem(f"{strays[0]!r} looks like another --at value: join them with commas: "
+                           f"--at {','.join([value] + strays)}")
+
+
+def _depth(text: str) -> int:
+    return text.count("[") + text.count("(") - text.count("]") - text.count(")")
+
+
 def read_program(file: str | None, expression: str | None) -> Source:
     """The program to run: from FILE, from standard input (`-`, or when none is named and standard
     input is not a terminal, as jq reads it), or from `-e EXPR`."""

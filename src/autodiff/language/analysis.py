@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import ast
-from .builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS, suggestion
+from .builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS, reduction_word, suggestion
 from .errors import NameProblem, SyntaxProblem
 from .foreign import MODULES, PYTHON_CONSTRUCTS, function_advice, module_advice, name_advice
 from .source import Source
@@ -25,6 +25,7 @@ class Analysis:
     declared: dict = field(default_factory=dict)  # name -> Declare node
     assigned: set = field(default_factory=set)  # names assigned at the top level
     functions: dict = field(default_factory=dict)  # name -> FunctionDef
+    equalities: list = field(default_factory=list)  # top-level `y == x*2` statements: `=` meant?
 
 
 def analyze(program: ast.Program, source: Source) -> Analysis:
@@ -62,6 +63,8 @@ def _collect_top_level(body, result: Analysis, source: Source) -> None:
             result.declared[node.name] = node
         elif isinstance(node, ast.Return):
             raise SyntaxProblem("'return' outside a function", source, node.start, node.end)
+        elif type(node) is ast.ExprStatement and type(node.value) is ast.Compare and node.value.ops == ("==",):
+            result.equalities.append(node)
         stack.extend(reversed(ast.children(node)[0]))
 
 
@@ -126,7 +129,7 @@ def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) 
             if type(node.func) is ast.Attribute:
                 push(node.func.value)
             stack.extend(node.args)
-            stack.extend(k.value for k in node.keywords)
+            stack.extend(k.value for k in node.keywords if reduction_word(node, k, result.functions) is None)
         elif kind is ast.UnaryOp:
             push(node.operand)
         else:
@@ -193,3 +196,40 @@ def bound_in(function: ast.FunctionDef) -> frozenset:
             continue
         stack.extend(ast.children(node)[0])
     return frozenset(names)
+
+
+def input_advice(program: ast.Program, source: Source, name: str) -> str:
+    """How to make an assigned or constant `name` an input, for `--wrt w` and `--why w`: a
+    gradient is taken with respect to inputs, and `w = randn(5, 3)` is a value of the program."""
+    stack = list(reversed(program.body))
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.FunctionDef:
+            continue  # its names are its own
+        if kind is ast.Assign and node.target == name or kind is ast.Declare and node.name == name:
+            break
+        stack.extend(reversed(ast.children(node)[0]))
+    else:
+        return ""
+    line = source.line_column(node.start)[0]
+    value = _code(source, node.value) if node.value is not None else "..."
+    what = "declares it a constant" if type(node) is ast.Declare else "assigns it, a value the program computes"
+    return (f": line {line} {what}; to differentiate with respect to it, declare it an input: "
+            f"`{name}: input = {value}`")
+
+
+def equality_advice(statement: ast.ExprStatement, source: Source,
+                    what: str = "is a comparison, not an assignment") -> str:
+    """`y == x*2` as a statement: "`y == x*2` is a comparison, not an assignment; did you mean `y = x*2`?"."""
+    compare = statement.value
+    text = f"`{_code(source, compare)}` {what}"
+    if type(compare.left) is not ast.Name:
+        return text
+    return f"{text}; did you mean `{compare.left.id} = {_code(source, compare.comparators[0])}`?"
+
+
+def _code(source: Source, node, width: int = 60) -> str:
+    """A node's source text for a one-line message: its spaces joined, a long one cut short."""
+    text = " ".join(source.snippet(node.start, node.end).split())
+    return text if len(text) <= width else text[: width - 3] + "..."

@@ -10,12 +10,15 @@ ambiguous (Python's max, or PyTorch's reduction?).
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import math
 from functools import lru_cache
 
 from .. import Tensor, ops, return_types
 from ..autograd import enable_grad, no_grad
+from ..nn import functional as nn_functional
+from . import ast
 
 FUNCTIONS = dict(ops.FUNCTIONS)
 CONSTANTS = {"pi": math.pi, "inf": math.inf, "nan": math.nan}
@@ -63,6 +66,54 @@ WORDS = {
     "no_grad": GradModeWord("no_grad", no_grad),
     "enable_grad": GradModeWord("enable_grad", enable_grad),
 }
+
+
+# -- torch.nn.functional's losses (and linear), by name, with PyTorch's arguments ------------------
+# The language has no strings: `reduction` is written as a word, `mse_loss(x, y, reduction=sum)`.
+REDUCTION_WORDS = ("mean", "sum", "none")
+
+
+def reduction_word(call, keyword, defined) -> str | None:
+    """'sum' for `reduction=sum` in a call of a loss (not one of the program's own functions,
+    `defined`); None for any other keyword argument."""
+    value = keyword.value
+    if keyword.name != "reduction" or type(value) is not ast.Name or value.id not in REDUCTION_WORDS:
+        return None
+    func = call.func
+    name = func.id if type(func) is ast.Name else func.name if type(func) is ast.Attribute else None
+    return value.id if name in LOSSES and name not in defined else None
+
+
+def _class_indices(target):
+    """Class indices as PyTorch wants them, int64: every number of the language is a float."""
+    if not isinstance(target, Tensor) or not target.dtype.is_floating_point:
+        return target
+    data = target.detach()
+    if not bool((data == data.floor()).all()):
+        raise ValueError("class indices must be whole numbers (a target of the input's shape holds probabilities)")
+    return data.long()
+
+
+def _taking_class_indices(loss, always: bool):
+    """`loss` with a target of class indices made int64: always (nll_loss), or where the target's
+    shape differs from the input's (cross_entropy; the same shape holds probabilities)."""
+
+    @functools.wraps(loss)
+    def with_indices(input, target, *args, **kwargs):
+        if always or isinstance(target, Tensor) and isinstance(input, Tensor) and target.shape != input.shape:
+            target = _class_indices(target)
+        return loss(input, target, *args, **kwargs)
+
+    return with_indices
+
+
+LOSSES = {name: getattr(nn_functional, name) for name in (
+    "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits")}
+LOSSES["nll_loss"] = _taking_class_indices(nn_functional.nll_loss, always=True)
+LOSSES["cross_entropy"] = _taking_class_indices(nn_functional.cross_entropy, always=False)
+FUNCTIONS.update(LOSSES)
+FUNCTIONS["linear"] = nn_functional.linear
+
 KNOWN_NAMES = sorted(set(FUNCTIONS) | set(WORDS) | set(CONSTANTS))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .._text import escape, escape_lines
+from .._text import escape, escape_lines, short_words
 from .._text import shown as shown_name
 from .source import Source
 
@@ -53,7 +53,7 @@ class ProgramError(Exception):
 
 def render(kind: str, message: str, source: Source | None, start: int | None, end: int | None = None) -> str:
     # Names, messages and quoted lines come from outside: control characters are shown escaped.
-    message = escape_lines(message)
+    message = escape_lines(short_words(message))
     if source is None:
         return f"{kind}: {message}"
     name = shown_name(source.name)
@@ -104,9 +104,21 @@ class InputProblem(ProgramError):
 
 
 class EvaluationProblem(ProgramError):
-    """The program failed while running: shapes, values, limits (exit 4)."""
+    """The program failed while running: shapes, values, limits (exit 4).
+
+    `python_class` names the built-in exception PyTorch raises for the same failure (Python,
+    for the language's own statements): RuntimeError for shapes, IndexError for an index or a
+    dimension out of range, TypeError for a value of the wrong kind. `# expect-error:` comments
+    and records name it; this class's own name is autodiff's business."""
 
     category = ErrorKind.EVALUATION
+    python_class = "RuntimeError"
+
+    def __init__(self, message: str, source: Source | None = None, start: int | None = None, end: int | None = None,
+                 python_class: str | None = None):
+        super().__init__(message, source, start, end)
+        if python_class is not None:
+            self.python_class = python_class
 
 
 class LimitProblem(EvaluationProblem):

@@ -12,8 +12,10 @@ runs. Limits bound what a program may ask for: elements created, loop turns, cal
 
 from __future__ import annotations
 
+import difflib
 import math
 import operator
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,8 +25,9 @@ from ..ops.batching import Batched, DataDependent
 from ..ops.registry import ShapeError
 from . import ast, numbers
 from ._gc import collector_paused
-from .analysis import Analysis, analyze, bound_in
-from .builtins import CONSTANTS, FUNCTIONS, WORDS, CallProblem, GradModeWord, call, signature_text, suggestion
+from .analysis import Analysis, analyze, bound_in, equality_advice, input_advice
+from .builtins import (CONSTANTS, FUNCTIONS, LOSSES, WORDS, CallProblem, GradModeWord, call, reduction_word,
+                       signature_text, suggestion)
 from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
 from .source import Source
 
@@ -153,11 +156,16 @@ class _Runner:
             self.result.warnings.append(Warning_(
                 f"--at gives {name!r}, which is not an input of the program (its inputs: {listed}): "
                 f"the value is not used{suggestion(name, inputs)}"))
+        body = program.body
+        for statement in analysis.equalities:  # a comparison whose value nobody sees
+            if not body or statement is not body[-1]:
+                advice = equality_advice(statement, source, "is a comparison whose value is thrown away")
+                self.result.warnings.append(Warning_(advice, source, statement.start, statement.end))
         if wrt is not None:
             for name in wrt:
                 if name not in inputs:
                     raise InputProblem(f"--wrt names {name!r}, which is not an input of the program"
-                                       f"{suggestion(name, inputs)}")
+                                       f"{input_advice(program, source, name) or suggestion(name, inputs)}")
         self.wrt = None if wrt is None else set(wrt)
         self.globals: dict = {}
         self.iterations = 0
@@ -207,15 +215,37 @@ class _Runner:
             node = analysis.first_use.get(missing[0]) or analysis.declared[missing[0]]
             names = ", ".join(repr(n) for n in missing[:-1]) + f" and {missing[-1]!r}"
             raise InputProblem(f"no values for the inputs {names}: give them with --at "
-                               + ",".join(f"{n}=VALUE" for n in missing), self.source, node.start, node.end)
+                               + ",".join(f"{n}=VALUE" for n in missing) + self._misspelt(missing)
+                               + self._meant_assignment(missing), self.source, node.start, node.end)
         for name in analysis.inputs:
             if name in analysis.declared:
                 continue  # bound when its declaration runs
             node = analysis.first_use[name]
             if name not in self.at:
-                raise InputProblem(f"no value for input {name!r}: give one with --at {name}=VALUE",
+                raise InputProblem(f"no value for input {name!r}: give one with --at {name}=VALUE"
+                                   + self._misspelt([name]) + self._meant_assignment([name]),
                                    self.source, node.start, node.end)
             self._bind_input(name, self.at[name], node, requires_grad=True)
+
+    def _misspelt(self, missing: list) -> str:
+        """"; did you mean 'u'?" when a missing input is close to a name the program assigns:
+        `uu` used where `u` was meant is an input, and its missing value the first sign of it."""
+        analysis = self.result.analysis
+        assigned = sorted((analysis.assigned | set(analysis.declared)) - set(analysis.inputs))
+        if len(missing) == 1:
+            return suggestion(missing[0], assigned)
+        close = [(name, difflib.get_close_matches(name, assigned, n=1, cutoff=0.6)) for name in missing]
+        pairs = [f"{match[0]!r} for {name!r}" for name, match in close if match]
+        return f"; did you mean {', '.join(pairs)}?" if pairs else ""
+
+    def _meant_assignment(self, missing: list) -> str:
+        """"; `y == x*2` is a comparison...": a missing input first met as the left of `==`."""
+        analysis = self.result.analysis
+        for statement in analysis.equalities:
+            left = statement.value.left
+            if type(left) is ast.Name and left.id in missing and analysis.first_use.get(left.id) is left:
+                return "; " + equality_advice(statement, self.source)
+        return ""
 
     def _bind_input(self, name: str, value, node, requires_grad: bool) -> Tensor:
         if value.__class__ is Batched:  # many points at once: the caller made the leaves
@@ -302,13 +332,13 @@ class _Runner:
         if isinstance(iterable, Tensor):
             if iterable.ndim == 0:
                 raise EvaluationProblem("cannot loop over a 0-d tensor", self.source, node.iterable.start,
-                                        node.iterable.end)
+                                        node.iterable.end, python_class="TypeError")
             items = (iterable[i] for i in range(len(iterable)))
         elif isinstance(iterable, (range, tuple)):
             items = iter(iterable)
         else:
             raise EvaluationProblem(f"a for loop needs range(...), a tuple or a tensor, not {_describe(iterable)}",
-                                    self.source, node.iterable.start, node.iterable.end)
+                                    self.source, node.iterable.start, node.iterable.end, python_class="TypeError")
         for item in items:
             self.iterations += 1
             if self.iterations > self.options.max_iterations:
@@ -323,7 +353,7 @@ class _Runner:
         context = self._evaluate(node.context, env)
         if not isinstance(context, GradModeWord):
             raise EvaluationProblem("`with` takes no_grad or enable_grad", self.source,
-                                    node.context.start, node.context.end)
+                                    node.context.start, node.context.end, python_class="TypeError")
         with context.context():
             self._execute(node.body, env)
 
@@ -473,7 +503,8 @@ class _Runner:
         frame = env if type(env) is _Frame else None
         if frame is not None and name in frame.local_names:
             raise EvaluationProblem(f"cannot access local variable {name!r} where it is not associated with a "
-                                    "value: it is assigned later in the function", self.source, node.start, node.end)
+                                    "value: it is assigned later in the function", self.source, node.start, node.end,
+                                    python_class="UnboundLocalError")
         while frame is not None:
             frame = frame.enclosing
             if frame is None:
@@ -482,7 +513,8 @@ class _Runner:
                 return frame[name]
             if name in frame.local_names:
                 raise EvaluationProblem(f"cannot access free variable {name!r} where it is not associated with a "
-                                        "value in enclosing scope", self.source, node.start, node.end)
+                                        "value in enclosing scope", self.source, node.start, node.end,
+                                        python_class="NameError")
         return self.globals.get(name, _MISSING)
 
     def _lookup(self, node: ast.Name, env: dict):
@@ -497,7 +529,8 @@ class _Runner:
         if name in WORDS:
             return WORDS[name]
         if name in self.result.analysis.assigned or name in self.result.analysis.declared:
-            raise EvaluationProblem(f"{name!r} is used before it is assigned", self.source, node.start, node.end)
+            raise EvaluationProblem(f"{name!r} is used before it is assigned", self.source, node.start, node.end,
+                                    python_class="NameError")
         raise NameProblem(f"unknown name {name!r}", self.source, node.start, node.end)
 
     # -- operators ------------------------------------------------------------------------------------
@@ -505,7 +538,8 @@ class _Runner:
     def _binary(self, op: str, left, right, node, op_start: int):
         if _is_number(left) and _is_number(right):
             if op == "@":
-                raise EvaluationProblem("'@' multiplies tensors, not numbers", self.source, op_start, op_start + 1)
+                raise EvaluationProblem("'@' multiplies tensors, not numbers", self.source, op_start, op_start + 1,
+                                        python_class="TypeError")
             result = numbers.binary(op, left, right)
             if not math.isfinite(result) and math.isfinite(left) and math.isfinite(right):
                 self._warn_non_finite(node, result)
@@ -513,7 +547,7 @@ class _Runner:
         for value in (left, right):
             if not isinstance(value, Tensor) and not _is_number(value):
                 raise EvaluationProblem(f"'{op}' cannot be applied to {_describe(value)}", self.source,
-                                        op_start, op_start + len(op))
+                                        op_start, op_start + len(op), python_class="TypeError")
         if isinstance(left, Tensor) and isinstance(right, Tensor) and left.shape != right.shape and op != "@":
             self._check_broadcast(left, right, op, op_start)
         try:  # the context manager only on the way out of a failure: operators are the hot path
@@ -541,7 +575,7 @@ class _Runner:
             return -value if node.op == "-" else +value
         if not isinstance(value, Tensor):
             raise EvaluationProblem(f"'{node.op}' cannot be applied to {_describe(value)}", self.source,
-                                    node.start, node.end)
+                                    node.start, node.end, python_class="TypeError")
         try:
             result = -value if node.op == "-" else value
         except BaseException:
@@ -581,7 +615,7 @@ class _Runner:
             if value.numel() != 1:
                 raise EvaluationProblem(
                     f"a condition must be a single value, but this one has {value.numel()} "
-                    "(use all(...) or any(...))", self.source, node.start, node.end)
+                    "(use all(...) or any(...))", self.source, node.start, node.end, python_class="RuntimeError")
             try:
                 return bool(value.item())
             except DataDependent as split:  # points that disagree here: the caller groups them
@@ -589,7 +623,8 @@ class _Runner:
                 raise
         if value is None or isinstance(value, (bool, int, float, tuple)):
             return bool(value)
-        raise EvaluationProblem(f"{_describe(value)} is not a condition", self.source, node.start, node.end)
+        raise EvaluationProblem(f"{_describe(value)} is not a condition", self.source, node.start, node.end,
+                                python_class="TypeError")
 
     # -- calls, indexing, literals -------------------------------------------------------------------------
 
@@ -599,7 +634,8 @@ class _Runner:
         if step == 0:
             work.append((node, 1))
             for keyword in reversed(node.keywords):
-                work.append((keyword.value, 0))
+                word = reduction_word(node, keyword, self.result.analysis.functions)  # the language has no strings
+                work.append((keyword.value if word is None else ast.Constant(word, keyword.start, keyword.end), 0))
             for argument in reversed(node.args):
                 work.append((argument, 0))
             if method:
@@ -628,12 +664,19 @@ class _Runner:
         for value in list(args) + list(kwargs.values()):
             if isinstance(value, (UserFunction, GradModeWord)) or callable(value) and not isinstance(value, Tensor):
                 raise EvaluationProblem(f"{name}() cannot take {_describe(value)} as an argument", self.source,
-                                        node.start, node.end)
+                                        node.start, node.end, python_class="TypeError")
         inputs = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Tensor)]
+        arguments = (name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node))
+        device = None if self.options.device == "cpu" else self.options.device
         try:
             try:
-                result = call(name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node),
-                              device=None if self.options.device == "cpu" else self.options.device)
+                if name in LOSSES:  # PyTorch's warnings (a target's size...) become the program's, at the call
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        result = call(*arguments, device=device)
+                    self._warn_at(node, [str(w.message) for w in caught])
+                else:
+                    result = call(*arguments, device=device)
             except BaseException:
                 with self._located(node.start, node.end, f"{name}(): ", f"in {name}()"):
                     raise
@@ -641,10 +684,17 @@ class _Runner:
             raise NameProblem(f"{exc}: {signature_text(name, function)}", self.source, node.start, node.end) from None
         except AttributeError:  # something other than a tensor where the engine needs one
             raise EvaluationProblem(f"{name}() was given an argument of the wrong kind: "
-                                    f"{signature_text(name, function)}", self.source, node.start, node.end) from None
+                                    f"{signature_text(name, function)}", self.source, node.start, node.end,
+                                    python_class="TypeError") from None
         if isinstance(result, np.ndarray) or isinstance(result, np.generic):
             result = self._tensor(result, node)
         return self._recorded(result, node, inputs)
+
+    def _warn_at(self, node, messages: list) -> None:
+        """Each warning once per place, however often the place runs."""
+        for message in messages:
+            if not any(w.message == message and w.start == node.start for w in self.result.warnings):
+                self.result.warnings.append(Warning_(message, self.source, node.start, node.end))
 
     def _call_user(self, function: UserFunction, args: list, kwargs: dict, node: ast.Call):
         definition = function.node
@@ -686,7 +736,7 @@ class _Runner:
     def _index(self, node: ast.Subscript, value, indices: list):
         if not isinstance(value, Tensor):
             raise EvaluationProblem(f"only tensors can be indexed, not {_describe(value)}", self.source,
-                                    node.start, node.end)
+                                    node.start, node.end, python_class="TypeError")
         key = []
         for index, index_node in zip(indices, node.indices):
             if isinstance(index, Tensor) and index.dtype.is_floating_point:
@@ -705,14 +755,15 @@ class _Runner:
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise EvaluationProblem(f"an index must be an integer, not {_describe(value)}", self.source,
-                                    node.start, node.end)
+                                    node.start, node.end, python_class="IndexError")
         return value
 
     def _index_list(self, node: ast.ListLiteral) -> list:
         values = _constant_value(node)
         flat = np.asarray(values, dtype=float)
         if not np.all(flat == np.round(flat)):
-            raise EvaluationProblem("index lists must hold integers", self.source, node.start, node.end)
+            raise EvaluationProblem("index lists must hold integers", self.source, node.start, node.end,
+                                    python_class="IndexError")
         return np.asarray(values, dtype=np.int64).tolist()
 
     def _attribute(self, node: ast.Attribute, value):
@@ -721,7 +772,7 @@ class _Runner:
                               node.start, node.end)
         if not isinstance(value, Tensor):
             raise EvaluationProblem(f".{node.name} needs a tensor, not {_describe(value)}", self.source,
-                                    node.start, node.end)
+                                    node.start, node.end, python_class="AttributeError")
         return self._recorded(_ATTRIBUTES[node.name](value), node, (value,))
 
     def _list(self, node: ast.ListLiteral, elements: list):
@@ -733,7 +784,7 @@ class _Runner:
                 element = self._tensor(float(element), element_node)
             elif not isinstance(element, Tensor):
                 raise EvaluationProblem(f"a list holds numbers or tensors, not {_describe(element)}", self.source,
-                                        element_node.start, element_node.end)
+                                        element_node.start, element_node.end, python_class="TypeError")
             tensors.append(element)
         if not tensors:
             return self._tensor([], node)
@@ -811,7 +862,10 @@ class _Located:
             raise LimitProblem(what, self.source, self.start, self.end) from None
         if issubclass(kind, ENGINE_ERRORS):
             prefix = self.prefix() if callable(self.prefix) else self.prefix
-            raise self.problem(f"{prefix}{exc}", self.source, self.start, self.end) from None
+            problem = self.problem(f"{prefix}{exc}", self.source, self.start, self.end)
+            if isinstance(problem, EvaluationProblem):  # the engine raises PyTorch's classes (ShapeError: RuntimeError)
+                problem.python_class = next(c.__name__ for c in kind.__mro__ if c.__module__ == "builtins")
+            raise problem from None
         return False
 
 

@@ -83,8 +83,9 @@ def function_advice(name: str, arguments: str = "x") -> str | None:
 
 
 def module_advice(module: str, attribute: str, arguments: str, called: bool) -> str:
-    """`torch.sum(x)` -> "write sum(x): functions are called by their names alone, without 'torch.'"."""
-    from .builtins import CONSTANTS, FUNCTIONS, WORDS
+    """`torch.sum(x)` -> "write sum(x): functions are called by their names alone, without 'torch.'".
+    Dropping the prefix is advised only where the bare name exists."""
+    from .builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS, suggestion
 
     without = f"without {module + '.'!r}"
     if attribute in ("no_grad", "enable_grad"):
@@ -99,7 +100,8 @@ def module_advice(module: str, attribute: str, arguments: str, called: bool) -> 
     advice = function_advice(attribute, arguments)
     if advice is not None:
         return f"{advice} ({without})"
-    return f"autodiff has no {attribute!r}: functions are called by their names alone, {without}"
+    what = "function " if called else ""
+    return f"autodiff has no {what}{attribute!r}, with or {without}{suggestion(attribute, KNOWN_NAMES)}"
 
 
 def name_advice(name: str) -> str | None:

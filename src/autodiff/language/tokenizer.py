@@ -334,6 +334,9 @@ def _indentation(source: Source, start: int, pos: int, indents: list, tokens: li
 def _bad_character(source: Source, pos: int) -> SyntaxProblem:
     ch = source.text[pos]
     if ch in "'\"" or ch in "\u2018\u2019\u201c\u201d":
+        if re.search(r"\breduction\s*=\s*$", source.text[max(0, pos - 40):pos]):  # PyTorch's reduction='sum'
+            return SyntaxProblem("strings are not supported: write the reduction as a word, without quotes: "
+                                 "reduction=mean, reduction=sum or reduction=none", source, pos, pos + 1)
         return SyntaxProblem("strings are not supported: expressions use numbers, names and [lists]", source, pos, pos + 1)
     if ch in LOOKALIKES:
         return SyntaxProblem(

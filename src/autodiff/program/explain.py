@@ -14,6 +14,7 @@ import numpy as np
 from ..autograd.explain import LIMIT, Explanation, InputExplanation, NodeInfo, explain_graph
 from ..autograd.node import AccumulateGrad
 from ..language import ast
+from ..language.analysis import input_advice
 from ..language.builtins import suggestion
 from .errors import UsageProblem
 from .graph import source_of
@@ -30,8 +31,8 @@ def explain(source, at: dict | None = None, *, program=None, wrt=None, why: str 
     names = [q.name for q in run.inputs if q.requires_grad] if wrt is None else list(wrt)
     known = set(evaluation.inputs) | set(evaluation.constants)
     if why is not None and why not in known:
-        raise UsageProblem(f"--why names {why!r}, which is not an input of the program"
-                           f"{suggestion(why, sorted(known))}")
+        advice = input_advice(run.program, evaluation.source, why) or suggestion(why, sorted(known))
+        raise UsageProblem(f"--why names {why!r}, which is not an input of the program{advice}")
     if why is not None and why not in names:
         names.append(why)
     targets = {n: evaluation.inputs[n] for n in names if n in evaluation.inputs}
@@ -67,7 +68,20 @@ def _namer(evaluation):
             name += str(line).translate(subscripts)
         return NodeInfo(name, text, line)
 
+    def operand_texts(node) -> list | None:
+        """The source texts of the operands of the expression that recorded `node` (`(1 - c)` and
+        `x` for `(1 - c) * x`), so a formula can name an operand that has no node of its own."""
+        origin = evaluation.origins.get(node)
+        if isinstance(origin, ast.BinOp):
+            operands = [origin.left, origin.right]
+        elif isinstance(origin, ast.Call) and not origin.keywords:
+            operands = list(origin.args)
+        else:
+            return None
+        return [evaluation.source.snippet(o.start, o.end) for o in operands]
+
     namer.tensors = leaves  # constants a formula names
+    namer.operand_texts = operand_texts
     return namer
 
 

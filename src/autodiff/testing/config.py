@@ -28,6 +28,18 @@ class ConfigProblem(Exception):
     """A [tool.autodiff] table that cannot be used (exit 2)."""
 
 
+def in_ci(environ=None) -> bool:
+    """Whether a CI system runs us: the `CI` variable set to anything but 0, false, no, off or empty."""
+    environ = os.environ if environ is None else environ
+    return environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def ci_refusal(option: str) -> str:
+    """Why `option` (which writes records) is refused in CI: there, nothing is ever rewritten."""
+    return (f"{option} writes records, and CI is set: in CI nothing is ever rewritten (a record must come "
+            "from where you work, reviewed and committed)")
+
+
 @dataclass
 class SuiteConfig:
     patterns: tuple = DEFAULT_PATTERNS

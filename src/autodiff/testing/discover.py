@@ -13,6 +13,7 @@ import os
 import re
 from pathlib import Path
 
+from .._text import shown
 from .config import DEFAULT_PATTERNS
 from .records import PENDING_SUFFIX, RECORD_SUFFIX
 
@@ -49,6 +50,8 @@ def discover(paths: list, globs=DEFAULT_GLOBS) -> list:
                 found.setdefault(_key(file), file)
         elif path.exists():
             raise SuiteProblem(f"{given}: not a file or a directory")
+        elif path.is_symlink():  # to nothing, or round in a loop
+            raise SuiteProblem(f"{given}: a symbolic link that cannot be followed ({_stat_error(path)})")
         else:
             raise SuiteProblem(f"{given}: no such file or directory")
     return [found[key] for key in sorted(found)]
@@ -74,9 +77,26 @@ def _search(root: Path, wanted, make=Path) -> list:
             if entry.is_dir(follow_symlinks=False):
                 if not skipped_directory(entry.name):
                     stack.append(Path(entry.path))
-            elif entry.is_file() and wanted(entry.name):
+            elif wanted(entry.name) and _is_file(entry):
                 files.append(make(entry.path))
     return files
+
+
+def _stat_error(path) -> str:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return "it changed while being looked at"
+
+
+def _is_file(entry) -> bool:
+    """Whether an entry is a file or a link to one. A link that loops is a usage problem that
+    names it (is_file() raises for it, where a dangling link is just not a file)."""
+    try:
+        return entry.is_file()
+    except OSError as exc:
+        raise SuiteProblem(f"{shown(entry.path)}: cannot be followed ({exc.strerror or exc})") from None
 
 
 def unused_records(paths: list, globs, files: list) -> list:

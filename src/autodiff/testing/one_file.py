@@ -9,7 +9,8 @@ Errors are expected only explicitly. A file meant to fail says so in a comment:
 
     # expect-error: RuntimeError: grad can be implicitly created only for scalar outputs
 
-(the error's class, then, optionally, a fragment of its message). Every point of such a file
+(the error's class, as PyTorch names it for the same failure, then, optionally, a fragment of
+its message). Every point of such a file
 must fail that way; any other error, at any point, makes the file *errored*, with --update
 too (nothing is recorded). A program that does not parse, names an unknown function or
 variable, or calls one with the wrong arguments is never expected: it is an error in the
@@ -23,6 +24,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .._text import short_words, shown
 from ..language import ErrorKind, InputProblem, LimitProblem, Options, ProgramError, Source, parse
 from ..language._gc import collector_paused
 from ..language.analysis import analyze
@@ -77,6 +79,8 @@ class FileResult:
     added: list = field(default_factory=list)  # with --update: points new to the record
     dropped: list = field(default_factory=list)  # with --update: points the record loses
     unused: list = field(default_factory=list)  # (point, reason): recorded points that no longer apply
+    excerpt: str = ""  # an error's line in the file, and a caret under the place (its message says file:line:col)
+    created: bool = False  # with --update: the record was written and did not exist before
 
 
 def run_file(path, settings: Settings) -> FileResult:
@@ -94,8 +98,19 @@ def run_file(path, settings: Settings) -> FileResult:
                                                 "allocating them)")
     except Exception as error:  # a bug: it costs this file, never the run
         result = FileResult(str(path), ERRORED, f"internal error: {type(error).__name__}: {error}")
+    if not settings.update and result.status in (FAILED, ERRORED, NEW):
+        _mention_pending(result, Path(path))
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _mention_pending(result: FileResult, path: Path) -> None:
+    """A file that does not pass while a new record of it waits for review says so: accepting
+    that record may be the fix."""
+    pending = pending_path(path)
+    if pending.is_file():
+        note = f"a pending record waits for review: {pending.name} (autodiff test review, accept or reject)"
+        result.message = f"{result.message}; {note}" if result.message else note
 
 
 class NotAResult(Exception):
@@ -154,8 +169,8 @@ def _run(path: Path, settings: Settings) -> FileResult:
 
     problem = _unexpected(outcomes, expectations)
     if problem:
-        status, message, mismatches = problem
-        return FileResult(name, status, message, mismatches, points=len(points), unused=unused)
+        status, message, mismatches, excerpt = problem
+        return FileResult(name, status, message, mismatches, points=len(points), unused=unused, excerpt=excerpt)
     if settings.update:
         return _record(path, record, outcomes, needs_values, unused, chosen, settings)
     if record is None:
@@ -171,7 +186,7 @@ def _run(path: Path, settings: Settings) -> FileResult:
             mismatches.append(Mismatch(at, "point", "(no recorded result)", _summary(got),
                                        f"not recorded yet: run {settings.update_hint}"))
             continue
-        if "error" in got and "error" in expected and expected["error"]["class"] == got["error"]["class"]:
+        if "error" in got and "error" in expected and _same_class(expected["error"], got["error"]):
             continue  # the expect-error comment decides; the record keeps the message for people
         mismatches.extend(compare_point(at, expected, got, settings.rtol, settings.atol, record))
     status = FAILED if mismatches else PASSED
@@ -186,8 +201,8 @@ def _new_message(settings: Settings) -> str:
 
 
 def _unexpected(outcomes: list, expectations: list):
-    """A FileResult's (status, message, mismatches) when the outcomes cannot pass whatever the
-    record says; None when they may."""
+    """A FileResult's (status, message, mismatches, excerpt) when the outcomes cannot pass
+    whatever the record says; None when they may."""
     for at, outcome in outcomes:
         error = outcome.get("error")
         where = "" if not at else f"at {_at_text(at)}: "
@@ -196,15 +211,41 @@ def _unexpected(outcomes: list, expectations: list):
                 cls, fragment = expectations[0]
                 wanted = f"{cls}: {fragment}" if fragment else cls
                 return (FAILED, "", [Mismatch(at, "error", wanted, "no error", "results instead of the error its "
-                                              "expect-error comment expects")])
+                                              "expect-error comment expects")], "")
             continue
         text = f"{error['class']}: {error['message']}"
-        if outcome.get("invalid"):
-            return (ERRORED, f"{where}{text} (an invalid program never passes, even with an expect-error comment)", [])
+        headline, place, excerpt = _placed(outcome.get("problem"))
+        if outcome.get("invalid"):  # said as `autodiff grad` says it: file:line:col: error: ...
+            return (ERRORED, f"{where}{headline or text} (an invalid program never passes, even with an "
+                             "expect-error comment)", [], excerpt)
         if not _is_expected(error, expectations):
-            return (ERRORED, f"{where}{text} (not expected: a file meant to fail says so with a comment, "
-                             f"# expect-error: {text})", [])
+            why = "not expected: a file meant to fail says so with a comment,"
+            if any(cls == OLD_CLASS for cls, _ in expectations):
+                why = f"not expected: expected errors are named by PyTorch's classes, not {OLD_CLASS}:"
+            return (ERRORED, f"{where}{place}{text} ({why} # expect-error: {text})", [], excerpt)
     return None
+
+
+OLD_CLASS = "EvaluationProblem"  # how records and comments named every evaluation error before PyTorch's classes
+
+
+def _same_class(recorded: dict, got: dict) -> bool:
+    """Whether a recorded error is of the class of a new one; a record that still says
+    EvaluationProblem holds the same error when the message is the same (--update renames it)."""
+    return recorded["class"] == got["class"] or (recorded["class"] == OLD_CLASS and recorded["message"] == got["message"])
+
+
+def _placed(problem) -> tuple:
+    """Where a program error happened, as `autodiff grad` shows it: its first line
+    (`file:line:col: error: message`), its `file:line:col: ` alone, and the line of the file
+    with a caret under the place ('' for what it lacks)."""
+    if problem is None:
+        return "", "", ""
+    headline, _, excerpt = problem.render().partition("\n")
+    if problem.location is None:
+        return headline, "", excerpt
+    line, column = problem.location
+    return headline, f"{shown(problem.source.name)}:{line}:{column}: ", excerpt
 
 
 def _prepare(source: Source):
@@ -255,9 +296,12 @@ def _at_text(at: dict) -> str:
 
 
 def _error(problem: ProgramError) -> dict:
-    outcome = _error_dict(type(problem).__name__, problem.message)
+    """An error as a record holds it: an evaluation error by the class PyTorch raises for it.
+    The problem itself is kept too (not recorded): where it happened, for the report."""
+    outcome = _error_dict(getattr(problem, "python_class", type(problem).__name__), short_words(problem.message))
     if problem.category in (ErrorKind.INVALID_PROGRAM, ErrorKind.INVALID_INPUT):
         outcome["invalid"] = True
+    outcome["problem"] = problem
     return outcome
 
 
@@ -323,6 +367,7 @@ def _record(path: Path, record, outcomes: list, needs_values: list, unused: list
         write(path, new, where=target)
     except WriteProblem as problem:
         return FileResult(name, ERRORED, str(problem), points=len(outcomes))
+    result.created = record is None
     what = "new record" if record is None else _counted(changes, added, dropped)
     if what == "record rewritten" and "settings" not in old:
         what = "settings recorded: " + ", ".join(f"{k} {v}" for k, v in sorted(chosen.items()))

@@ -44,7 +44,8 @@ def run_files(files: list, settings: Settings, jobs: int = 1, on_result=None, ti
               stop_when=None) -> list:
     """The result of each file, in the order of `files`; on_result(result) as each arrives.
     timeout: seconds one file may run (0: no limit). stop_when(result): True stops the run
-    (-x): the files not finished by then have no result and are left out."""
+    (-x) after the first such file in the order of `files`, whatever order the workers finish
+    in: the files before it all run, those after it are left out (as with one process)."""
     if timeout <= 0 and (jobs <= 1 or len(files) <= 1):
         results = []
         for path in files:
@@ -58,7 +59,10 @@ def run_files(files: list, settings: Settings, jobs: int = 1, on_result=None, ti
         return []
     pool = _Pool(files, settings, max(1, min(jobs, len(files))), on_result, timeout)
     pool.stop_when = stop_when
-    return [result for result in pool.run() if result is not None]
+    results = pool.run()
+    if pool.stop_at is not None:  # files after the one that stopped the run count as not run, finished or not
+        results = results[: pool.stop_at + 1]
+    return [result for result in results if result is not None]
 
 
 def _die_with_parent(parent: int) -> None:
@@ -138,6 +142,7 @@ class _Pool:
         self.context = multiprocessing.get_context(method)
         self.workers: list = []
         self.stop_when = None
+        self.stop_at = None  # the index of the first file, in order, that stops the run (-x)
         self.stopped = False
         self.poller = select.poll()  # every worker's sentinel, and the pipes of those not muted
         self.alone_share = FILES_PER_REQUEST_ALONE
@@ -253,7 +258,11 @@ class _Pool:
         self.results[index] = result
         if self.on_result:
             self.on_result(result)
-        if self.stop_when and self.stop_when(result):
+        if self.stop_when and self.stop_when(result) and (self.stop_at is None or index < self.stop_at):
+            # the run stops here unless a file before this one stops it: those still run, the rest never start
+            self.stop_at = index
+            self.queue = deque(item for item in self.queue if item[0] < index)
+        if self.stop_at is not None and all(r is not None for r in self.results[: self.stop_at]):
             self.stopped = True
 
     def _lost(self, worker: _Worker) -> None:
@@ -273,6 +282,8 @@ class _Pool:
                 how = f"signal {-code}" if code is not None and code < 0 else f"exit status {code}"
                 message = f"the worker process running this file died ({how})"
             self._keep(index, FileResult(str(path), ERRORED, message, seconds=time.monotonic() - worker.since))
+            if self.stop_at is not None:  # -x: what comes after the file that stops the run never starts
+                rest = [item for item in rest if item[0] < self.stop_at]
             self.queue.extendleft(reversed(rest))
         if self.queue:
             self._start_worker()

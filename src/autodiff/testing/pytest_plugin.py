@@ -13,14 +13,13 @@ and run files the same way (testing/one_file.py):
 
 pytest's own ini options `autodiff_patterns`, `autodiff_rtol` and `autodiff_atol`, where
 set, override the table for pytest alone. `pytest --autodiff-update` writes the records
-instead; `-p no:autodiff` turns the plugin off. Pytest's -k, -x, reports and parallel
+instead, and counts them at the end (`1 record updated, 9 records unchanged`), as syrupy counts
+snapshots; in CI it is refused, as a usage error; `-p no:autodiff` turns the plugin off. Pytest's -k, -x, reports and parallel
 runners (pytest-xdist: `pytest -n 4`) work on the items unchanged. Nothing of autodiff is
 imported until an expression file is collected.
 """
 
 from __future__ import annotations
-
-import os
 
 import pytest
 
@@ -34,6 +33,15 @@ def pytest_addoption(parser) -> None:
                        "patterns, else *.expr)")
     parser.addini("autodiff_rtol", default=None, help="relative tolerance of autodiff comparisons")
     parser.addini("autodiff_atol", default=None, help="absolute tolerance of autodiff comparisons")
+
+
+def pytest_configure(config) -> None:
+    if config.getoption("autodiff_update", False):
+        from .config import ci_refusal, in_ci
+
+        if in_ci():  # as `autodiff test --update` in CI: a usage error, before anything runs
+            raise pytest.UsageError(ci_refusal("--autodiff-update"))
+        config.pluginmanager.register(_RecordCounter(), "autodiff-record-counter")
 
 
 def _suite_config(config):
@@ -86,8 +94,10 @@ def _settings(config):
     if settings is None:
         from .one_file import Settings
 
+        from .config import in_ci
+
         _, rtol, atol = _suite_config(config)
-        ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+        ci = in_ci()
         settings = config._autodiff_settings = Settings(rtol=rtol, atol=atol, update=config.getoption("autodiff_update"),
                                                         ci=ci, update_hint="pytest --autodiff-update")
     return settings
@@ -110,10 +120,15 @@ class ExpressionFailure(Exception):
 
 
 class ExpressionItem(pytest.Item):
+    record = ""  # with --autodiff-update: what became of its record (RECORD_OUTCOMES)
+
     def runtest(self) -> None:
         from .one_file import PASSED, UPDATED, run_file
 
-        result = run_file(self.path, _settings(self.config))
+        settings = _settings(self.config)
+        result = run_file(self.path, settings)
+        if settings.update and result.status in (PASSED, UPDATED):
+            self.record = "unchanged" if result.status == PASSED else "created" if result.created else "updated"
         if result.status not in (PASSED, UPDATED):
             raise ExpressionFailure(result)
 
@@ -124,6 +139,8 @@ class ExpressionItem(pytest.Item):
 
         result = excinfo.value.result
         lines = [f"{result.path}: {result.status}" + (f": {result.message}" if result.message else "")]
+        if result.excerpt:  # the line of the file and a caret under the place
+            lines.append(result.excerpt)
         for m in result.mismatches:
             lines.append(f"  {m.quantity} at {point_text(m.point)}")
             lines.append(f"    expected  {value_text(m.expected)}")
@@ -135,3 +152,34 @@ class ExpressionItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, None, f"autodiff: {self.path.name}"
+
+
+# -- what --autodiff-update did, counted as syrupy and insta count snapshots ------------------------------
+
+RECORD_OUTCOMES = ("updated", "created", "unchanged")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "call" and isinstance(item, ExpressionItem) and item.record:
+        # an attribute of the report travels with it from a pytest-xdist worker to the controller
+        outcome.get_result().autodiff_record = item.record
+
+
+class _RecordCounter:
+    """Registered with --autodiff-update: counts the records reported (on the controller, under
+    pytest-xdist) and says them at the end."""
+
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys(RECORD_OUTCOMES, 0)
+
+    def pytest_runtest_logreport(self, report) -> None:
+        record = getattr(report, "autodiff_record", None)
+        if record in self.counts:
+            self.counts[record] += 1
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        words = [f"{count} record{'' if count == 1 else 's'} {what}" for what, count in self.counts.items() if count]
+        terminalreporter.write_sep("-", "autodiff golden records")
+        terminalreporter.write_line(", ".join(words) if words else "no record written")

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 from .files import ReadProblem, read_regular, write_replacing
@@ -97,8 +98,14 @@ def load(path, where=None) -> dict | None:
         raise RecordProblem(f"{where}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
     except RecursionError:
         raise RecordProblem(f"{where}: not a record: JSON nested too deeply") from None
+    except ValueError:  # not JSONDecodeError: an integer longer than Python converts (4300 digits)
+        raise RecordProblem(f"{where}: not a record: an integer of more than {_digit_limit()} digits") from None
     _validate(record, where)
     return record
+
+
+def _digit_limit() -> int:
+    return getattr(sys, "get_int_max_str_digits", lambda: 4300)()
 
 
 def _validate(record, where) -> None:

@@ -16,6 +16,7 @@ from .one_file import ERRORED, FAILED, NEW, PASSED, PENDING, UPDATED
 from .records import to_record
 
 STATUSES = (PASSED, FAILED, ERRORED, NEW, UPDATED, PENDING)
+NOT_RUN = "not run"  # a count of the summary (not_run in JSON), not a file's status
 
 
 @dataclass
@@ -28,6 +29,7 @@ class RunSummary:
     unused_fails: bool = False  # --unused fail
     quiet: bool = False  # -q: passing files are not listed
     verbose: bool = False  # -v: every file is listed, on a terminal too
+    not_run: int = 0  # -x: files left out after the first that did not pass
 
     @property
     def unused_count(self) -> int:
@@ -42,6 +44,8 @@ class RunSummary:
         counts = {status: counted.get(status, 0) for status in shown}
         if self.unused_count:
             counts["unused"] = self.unused_count
+        if self.not_run:
+            counts[NOT_RUN] = self.not_run
         return counts
 
     @property
@@ -118,7 +122,8 @@ def as_json(summary: RunSummary) -> str:
             "added": [to_record(at) for at in result.added], "dropped": [to_record(at) for at in result.dropped],
             "unused": [{"point": to_record(at), "reason": reason} for at, reason in result.unused],
         })
-    body = {"summary": {**summary.counts, "files": len(summary.results), "seconds": round(summary.seconds, 6),
+    counts = {key.replace(" ", "_"): count for key, count in summary.counts.items()}
+    body = {"summary": {**counts, "files": len(summary.results), "seconds": round(summary.seconds, 6),
                         "passed_all": summary.succeeded},
             "files": files,
             "unused": [{"path": str(path), "reason": reason} for path, reason in summary.unused_records]}
@@ -137,8 +142,6 @@ def _mismatch(m) -> dict:
 
 
 def rich(summary: RunSummary, console) -> None:
-    from rich import box
-    from rich.table import Table
     from rich.text import Text
 
     spaced = True  # is the last thing printed followed by a blank line?
@@ -146,6 +149,8 @@ def rich(summary: RunSummary, console) -> None:
         if result.status == FAILED:
             console.print(Text.assemble(("FAILED ", "bold red"), (shown(result.path), "bold")))
             console.print(_failures(result.mismatches, console.width))
+            if result.message:  # a pending record that waits for review, say
+                console.print(Text(f"  {escape(result.message)}"))
             console.print()
             spaced = True
         elif result.status in (ERRORED, NEW, UPDATED, PENDING) or (summary.verbose and result.status == PASSED):
@@ -153,6 +158,8 @@ def rich(summary: RunSummary, console) -> None:
                      "passed": "bold green"}[result.status]
             console.print(Text.assemble((f"{result.status.upper()} ", style), (shown(result.path), "bold"),
                                         f"  {escape(result.message)}" if result.message else ""))
+            for line in result.excerpt.splitlines():  # the line of the file and a caret, as `autodiff grad` shows them
+                console.print(Text(escape(line, keep_tabs=True)), soft_wrap=True)  # unwrapped: the caret stays under
             for m in result.changes:
                 console.print(Text(escape(f"  {m.quantity} at {point_text(m.point)}: {_short(m.expected)} -> "
                                           f"{_short(m.got)}  ({m.difference})")))
@@ -180,7 +187,7 @@ def _summary_table(summary: RunSummary, width: int):
     from rich.text import Text
 
     styles = {"passed": "green", "failed": "red", "errored": "red", "new": "yellow", "updated": "cyan",
-              "pending": "magenta", "unused": "yellow"}
+              "pending": "magenta", "unused": "yellow", NOT_RUN: "yellow"}
     rate = len(summary.results) / summary.seconds if summary.seconds > 0 else 0.0
     cells = [(status, str(count), f"bold {styles[status]}") for status, count in summary.counts.items()]
     cells += [("files", str(len(summary.results)), ""), ("time", f"{summary.seconds:.2f} s ({rate:,.0f} files/s)", "")]

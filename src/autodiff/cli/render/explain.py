@@ -8,7 +8,8 @@ from __future__ import annotations
 import json as _json
 import re
 
-from ...autograd.explain import number_text, plain as plain_text, product_text, step_lines, values_text
+from ...autograd.explain import (grad_label, number_text, plain as plain_text, product_text, seed_text, seeded,
+                                 step_lines, values_text)
 from ...program.values import for_json
 
 _HOW = "Multiply the local derivatives along each path from the output to the input, then add up the paths."
@@ -47,8 +48,10 @@ def _cell(text: str) -> str:
 
 def markdown(explanation) -> str:
     out = [f"**{explanation.output} = {values_text(explanation.value)}**", "", _HOW]
+    if seeded(explanation):
+        out += ["", seed_text(explanation)[0].upper() + seed_text(explanation)[1:] + "."]
     for name, item in explanation.inputs.items():
-        out += ["", f"### ∂{explanation.output}/∂{name} = {values_text(item.grad)}", ""]
+        out += ["", f"### {grad_label(explanation, name)} = {values_text(item.grad)}", ""]
         if item.why:
             out += [f"*Why:* {item.why}", ""]
         if item.grad is None:
@@ -103,7 +106,8 @@ def latex(explanation) -> str:
     output = explanation.output
     out = [f"% autodiff explain: {explanation.source}", f"$${_math(output)} = {_math(values_text(explanation.value))}$$"]
     for name, item in explanation.inputs.items():
-        head = _fraction(f"∂{output}/∂{name}")
+        label = grad_label(explanation, name)
+        head = _math(label.partition("∂")[0]) + _fraction(f"∂{output}/∂{name}")  # g·, gᵀ· before ∂y/∂x
         if item.grad is None or not item.paths:
             out.append(f"$${head} = {_math(values_text(item.grad))}$$")
             if item.why:
@@ -114,7 +118,7 @@ def latex(explanation) -> str:
         terms = []
         for path in item.paths:
             factors = " ".join(_fraction(e.formula.split(" = ")[0].split(":")[0]) for e in path.edges)
-            terms.append(factors or "1")
+            terms.append(head.partition("\\frac")[0] * (not item.scalar) + (factors or "1"))  # gᵀ· on each
         rows = [f"{head} &= " + " \\\\\n  &\\quad + ".join(terms)]
         if item.scalar:
             numbers = " + ".join(" \\times ".join(number_text(e.local) for e in p.edges) or "1" for p in item.paths)
@@ -143,9 +147,11 @@ def rich(explanation, console) -> None:
     console.print(Text.assemble((explanation.output, "bold"), " = ", (values_text(explanation.value), "bold"),
                                 (f"   ({explanation.source})" if explanation.source else "", "dim")))
     console.print(Text(_HOW, style="dim"))
+    if seeded(explanation):
+        console.print(Text(seed_text(explanation), style="dim"))
     for name, item in explanation.inputs.items():
         console.print()
-        console.print(Text.assemble((f"∂{explanation.output}/∂{name}", "bold cyan"), " = ",
+        console.print(Text.assemble((grad_label(explanation, name), "bold cyan"), " = ",
                                     (values_text(item.grad), "bold magenta")))
         if item.why:
             console.print(Text(f"why: {item.why}", style="yellow"))
