@@ -372,5 +372,6 @@ def test_check_failing_at_relu_of_0_says_it_is_a_kink(autodiff):
     assert result.code == 1
     assert "not differentiable in x at this point (a kink): its slope is 1 from the right and 0 from the left" \
         in result.stderr, result.stderr
+    assert "autograd gives 0, the slope from the left" in result.stderr
     assert "<expr>:1:5: warning: --check: relu of 0 here\n    y = relu(x)\n        ^~~~~~~" in result.stderr
     assert "kink" not in autodiff("grad", "-e", "y = relu(x)", "--at", "x=1", "--check").stderr

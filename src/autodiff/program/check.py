@@ -169,13 +169,22 @@ def kink_hints(run) -> list:
         hints.append(Warning_(
             f"--check: the output is not differentiable in {entry.name}{where} at this point (a kink): its slope "
             f"is {right:.6g} from the right and {left:.6g} from the left, finite differences take their mean, and "
-            f"autograd's {entry.analytical:.6g} is the one-sided choice PyTorch makes there"))
+            f"autograd gives {entry.analytical:.6g}{_which_side(entry, run.check)}"))
     kept = _kept(run)
     for fn, node in kept.origins.items():
         kink = KINKS.get(fn.name())
         if kink is not None and _at_kink(fn, _operands(fn, kept.tensors)):
             hints.append(Warning_(f"--check: {kink} here", kept.source, node.start, node.end))
     return hints
+
+
+def _which_side(entry, report) -> str:
+    """`, the slope from the left`, where autograd's gradient is one side's (as PyTorch's is at relu's 0)."""
+    right, left = entry.sides
+    for side, slope in (("right", right), ("left", left)):
+        if abs(entry.analytical - slope) <= report.atol + report.rtol * abs(slope):
+            return f", the slope from the {side} (as PyTorch chooses at a kink)"
+    return ""
 
 
 def _kept(run):
