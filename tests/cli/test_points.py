@@ -223,3 +223,14 @@ def test_points_without_nan_or_unused_values_say_nothing(autodiff, tmp_path):
     path = tmp_path / "in.csv"
     path.write_text("x\n4\n1\n")
     assert autodiff("grad", "-e", "y = log(x)", "--points", str(path)).stderr == ""
+
+
+def test_points_warn_only_of_the_gradients_they_write(autodiff, tmp_path):
+    """b comes from --at: the records have no grad_b, so its nan gradient is not warned of."""
+    path = tmp_path / "in.csv"
+    path.write_text("a\n2\n-1\n")
+    result = autodiff("grad", "-e", "y = log(a) * b", "--points", str(path), "--at", "b=3")
+    assert result.stdout.splitlines()[0] == "a,value,grad_a"
+    assert "log(a) produced nan" in result.stderr
+    assert "'b'" not in result.stderr
+    assert "'b' is nan" in autodiff("grad", "-e", "y = log(a) * b", "--at", "a=-1,b=3").stderr  # one point: b's too

@@ -104,9 +104,10 @@ class Sweep:
                  for name, values in columns.items()}
         point = {**self.fixed, **point}
         options = Options(**{**vars(self.options), "check_finite": True})
+        wrt = [name for name in columns if self.wrt is None or name in self.wrt]  # as _batched: the points' own
         try:
-            if self.gradients:
-                run = differentiate(self.source, point, program=self.program, wrt=self.wrt, output=self.output,
+            if self.gradients and wrt:
+                run = differentiate(self.source, point, program=self.program, wrt=wrt, output=self.output,
                                     options=options, named=False)
             else:
                 run = forward(self.source, point, program=self.program, output=self.output, options=options)
