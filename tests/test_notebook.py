@@ -40,3 +40,22 @@ def test_the_example_notebook_runs_and_shows_pictures(monkeypatch):
     assert "∂t/∂d = 1/d = 0.1" in shown[tutorial + " --graph"]["image/svg+xml"]
     assert "grad_fn AddBackward0" in shown["import autodiff"]["text/html"]
     assert "autodiff-plot" in shown["from autodiff.program.plot import sample"]["image/svg+xml"]
+
+
+
+CELL = "x: input = [1, 2, 3]\ny = x * x\n"  # examples/nonscalar.expr: a vector output
+GRAD_OF_X = {  # where each kind of cell result keeps x's gradient
+    "": lambda result: result.inputs[0].grad,
+    " --tree": lambda result: result.inputs[0].grad,
+    " --explain": lambda result: result.inputs["x"].grad,
+    " --graph": lambda result: next(node.grad for node in result.graph.nodes if node.name == "x"),
+}
+
+
+@pytest.mark.parametrize("shown", list(GRAD_OF_X))
+def test_the_magic_starts_backward_from_grad_output(shown):
+    """A non-scalar output in a cell, as `autodiff grad --grad-output` takes it (the first tutorial)."""
+    from autodiff.jupyter import run_cell
+
+    result = run_cell("--grad-output [1,10,100]" + shown, CELL)
+    assert GRAD_OF_X[shown](result).tolist() == [2 * x * g for x, g in zip([1, 2, 3], [1, 10, 100])]

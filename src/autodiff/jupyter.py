@@ -6,8 +6,8 @@
 
 shows the output and every gradient as a table (program.run.Differentiation); `--tree` adds
 the recorded graph drawn as SVG, `--explain` the chain rule (autodiff explain), `--graph` the
-graph run backward with each edge's local derivative. `--wrt`, `--output`, `--retain` and
-`--check` mean what they mean to `autodiff grad`. The cell's result is the object itself, so
+graph run backward with each edge's local derivative. `--wrt`, `--output`, `--grad-output`,
+`--retain` and `--check` mean what they mean to `autodiff grad`. The cell's result is the object itself, so
 `_` holds it for the next cell.
 
 This is the top of the layers, beside the command line: IPython is imported here only, and
@@ -28,6 +28,7 @@ def parser() -> argparse.ArgumentParser:
     options.add_argument("--at", action="append", default=[])
     options.add_argument("--wrt")
     options.add_argument("--output")
+    options.add_argument("--grad-output")
     options.add_argument("--retain")
     options.add_argument("--check", action="store_true")
     shown = options.add_mutually_exclusive_group()
@@ -53,11 +54,12 @@ def run_cell(line: str, cell: str, name: str = "<cell>"):
     at = parse_at(args.at)
     wrt = parse_names(args.wrt, "--wrt")
     if args.explain:
-        return explain(source, at, wrt=wrt, output=args.output)
+        return explain(source, at, wrt=wrt, output=args.output, grad_output=args.grad_output)
     if args.graph:
-        return record(source, at, wrt=wrt, output=args.output, backward=True, edge_labels=True)
+        return record(source, at, wrt=wrt, output=args.output, backward=True, grad_output=args.grad_output,
+                      edge_labels=True)
     result = differentiate(source, at, wrt=wrt, retain=parse_names(args.retain, "--retain"), output=args.output,
-                           graph=args.tree)
+                           grad_output=args.grad_output, graph=args.tree)
     if args.check and result.differentiable:
         check(result)
     return result
@@ -67,8 +69,8 @@ def run_cell(line: str, cell: str, name: str = "<cell>"):
 class AutodiffMagics(Magics):
     @cell_magic
     def autodiff(self, line: str, cell: str):
-        """%%autodiff [--at NAME=VALUE,...] [--wrt a,b] [--output NAME] [--retain NAMES] [--check]
-        [--tree | --explain | --graph]: run the cell's program and show the result."""
+        """%%autodiff [--at NAME=VALUE,...] [--wrt a,b] [--output NAME] [--grad-output ones|VALUE]
+        [--retain NAMES] [--check] [--tree | --explain | --graph]: run the cell's program and show the result."""
         from .language import ProgramError
         from .program.errors import GradientProblem, UsageProblem
 

@@ -291,8 +291,8 @@ def test_version_and_help(autodiff):
     for command in ("grad", "eval", "graph"):
         result = autodiff(command, "--help")
         assert result.code == 0 and "Examples" in result.stdout and f"autodiff {command} " in result.stdout
-    result = autodiff()
-    assert result.code == 0 and "grad" in result.stdout and "eval" in result.stdout
+    result = autodiff()  # no command: the help, as a usage error (issue 21)
+    assert result.code == 2 and "grad" in result.stderr and "eval" in result.stderr and result.stdout == ""
 
 
 def test_python_dash_m_runs_the_same_program(autodiff):

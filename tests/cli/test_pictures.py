@@ -96,6 +96,19 @@ def test_plot_plain_and_the_terminal_picture(autodiff):
     assert any("\u2800" < ch <= "\u28ff" for ch in result.stdout)  # braille dots
 
 
+def test_plot_says_where_the_output_is_not_finite_as_grad_does_at_one_point(autodiff):
+    plot = autodiff("plot", "-e", "y = sqrt(x)", "--wrt", "x", "--range", "-1:1", "--samples", "5", "--at", "q=1")
+    assert plot.code == 0
+    values = [line.split("\t") for line in plot.stdout.splitlines()[1:]]
+    not_finite = [row for row in values if "nan" in row[1:] or "inf" in row[1:]]
+    assert f"y or dy/dx is nan or infinite at {len(not_finite)} of 5 point(s)" in plot.stderr, plot.stderr
+    assert f"the first, at x={float(not_finite[0][0]):g}, run alone, says:" in plot.stderr
+    alone = autodiff("grad", "-e", "y = sqrt(x)", "--at", f"x={not_finite[0][0]},q=1")
+    assert alone.stderr.strip() and set(alone.stderr.splitlines()) <= set(plot.stderr.splitlines())  # the same warnings: the line, the caret, q unused
+    assert "'q', which is not an input" in plot.stderr
+    assert autodiff("plot", "-e", "y = x ** 2", "--wrt", "x", "--range", "-1:1").stderr == ""
+
+
 def test_plot_svg_file(autodiff, tmp_path):
     out = tmp_path / "p.svg"
     result = autodiff("plot", "-e", "y = sin(x)", "--wrt", "x", "--range", "-3:3", "--samples", "50", "-o", str(out),

@@ -173,3 +173,64 @@ def test_at_gives_values_every_point_shares(autodiff, tmp_path):
     result = autodiff("grad", TUTORIAL, "--points", str(path), "--at", "b=3,c=5")
     assert result.stdout.splitlines() == ["a,d,value,grad_a,grad_d", "2,10,17.51292546497023,3.0,0.5",
                                           "1,1,3.0,3.0,5.0"]
+
+
+@pytest.mark.parametrize("command", ["grad", "eval"])
+def test_format_json_with_points_writes_json_lines(autodiff, tmp_path, command):
+    path = tmp_path / "in.csv"
+    path.write_text("a,b,c,d\n2,3,5,10\n1,1,1,1\n")
+    result = autodiff(command, TUTORIAL, "--points", str(path), "--format", "json")
+    assert result.code == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["value"] for r in records] == pytest.approx([alone(open(TUTORIAL).read(), p)[0] for p in
+                                                          ({"a": 2, "b": 3, "c": 5, "d": 10}, dict.fromkeys("abcd", 1))])
+    assert ("grads" in records[0]) == (command == "grad")
+
+
+@pytest.mark.parametrize("args,said", [
+    (("--format", "json", "--out", "csv"), "--format json and --out csv ask for two formats"),
+    (("--format", "plain"), "not --format plain: choose their format with --out jsonl|csv|tsv"),
+    (("--format", "rich"), "not --format rich: choose their format with --out jsonl|csv|tsv"),
+])
+def test_a_format_that_points_cannot_write_is_refused(autodiff, tmp_path, args, said):
+    path = tmp_path / "in.csv"
+    path.write_text("a,b,c,d\n2,3,5,10\n")
+    result = autodiff("grad", TUTORIAL, "--points", str(path), *args)
+    assert (result.code, result.stdout) == (2, "") and said in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command,fmt", [("grad", "csv"), ("eval", "tsv"), ("grad", "jsonl")])
+def test_format_csv_names_the_option_that_writes_csv(autodiff, command, fmt):
+    result = autodiff(command, TUTORIAL, "--at", "a=2,b=3,c=5,d=10", "--format", fmt)
+    assert result.code == 2
+    assert f"is written by --points FILE --out {fmt}" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command", ["grad", "eval"])
+def test_points_warn_as_grad_does_at_one_point(autodiff, tmp_path, command):
+    """nan at a point, and an --at value the program does not take: said once, as for one point."""
+    path = tmp_path / "in.csv"
+    path.write_text("x\n4\n-1\n-2\n")
+    result = autodiff(command, "-e", "y = log(x)", "--points", str(path), "--at", "q=1")
+    assert result.code == 0
+    assert f"{path}:3: nan or inf in this point's results (the first such point); run alone, it says:" in result.stderr
+    alone = autodiff(command, "-e", "y = log(x)", "--at", "x=-1,q=1")
+    assert alone.stderr.strip() and set(alone.stderr.splitlines()) <= set(result.stderr.splitlines()), result.stderr
+    assert result.stderr.count("warning:") == alone.stderr.count("warning:") + 1  # each once, not per point
+
+
+def test_points_without_nan_or_unused_values_say_nothing(autodiff, tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_text("x\n4\n1\n")
+    assert autodiff("grad", "-e", "y = log(x)", "--points", str(path)).stderr == ""
+
+
+def test_points_warn_only_of_the_gradients_they_write(autodiff, tmp_path):
+    """b comes from --at: the records have no grad_b, so its nan gradient is not warned of."""
+    path = tmp_path / "in.csv"
+    path.write_text("a\n2\n-1\n")
+    result = autodiff("grad", "-e", "y = log(a) * b", "--points", str(path), "--at", "b=3")
+    assert result.stdout.splitlines()[0] == "a,value,grad_a"
+    assert "log(a) produced nan" in result.stderr
+    assert "'b'" not in result.stderr
+    assert "'b' is nan" in autodiff("grad", "-e", "y = log(a) * b", "--at", "a=-1,b=3").stderr  # one point: b's too

@@ -74,6 +74,45 @@ def test_check_against_finite_differences():
     assert any("stops gradients" in w.message for w in cut.warnings)
 
 
+KINKED = [  # program, point, what the hint names, the slopes from the right and the left
+    ("h = x * 2\ny = relu(h) + exp(x)", {"x": 0.0}, "relu of 0", (3.0, 1.0)),
+    ("y = sum(abs(v) * [1, 3])", {"v": [0.0, 1.0]}, None, None),  # abs at 0: PyTorch's 0 is the mean, it passes
+    ("y = 2 * x if x > 0 else x", {"x": 0.0}, None, (2.0, 1.0)),  # a branch: a kink with no op to name
+]
+
+
+@pytest.mark.parametrize("program,point,named,sides", KINKED)
+def test_check_failing_at_a_kink_says_so_from_the_two_sides(program, point, named, sides):
+    run = differentiate(program, point)
+    report = check(run)
+    assert report.passed == (sides is None)
+    if sides is None:
+        return
+    [entry] = report.entries
+    assert entry.sides == pytest.approx(sides, abs=1e-4)
+    assert any("not differentiable in x at this point (a kink)" in w.message for w in run.warnings)
+    located = [w for w in run.warnings if w.start is not None]
+    assert [w.message for w in located] == ([f"--check: {named} here"] if named else [])
+    if named:
+        assert run.evaluation.source.text[located[0].start:located[0].end] == "relu(h)"
+
+
+def test_check_failing_on_a_smooth_curve_claims_no_kink():
+    """A gradient cut on purpose fails --check; the curve bends so fast that its one-sided slopes
+    differ at eps, but they meet as the step shrinks: no kink is claimed."""
+    run = differentiate("y = 10000 * detach(x) + sin(10000 * x)", {"x": math.pi / 40000})
+    report = check(run)
+    assert not report.passed and report.entries[0].sides is None
+    assert not any("kink" in w.message for w in run.warnings)
+
+
+def test_check_with_no_tolerance_takes_rounding_for_no_kink():
+    run = differentiate("y = x * x * x", {"x": 0.3})
+    report = check(run, atol=0.0, rtol=0.0)
+    assert not report.passed and report.entries[0].sides is None  # the last digits differ, the slopes agree
+    assert not any("kink" in w.message for w in run.warnings)
+
+
 def test_the_graph_model():
     run = differentiate(TUTORIAL, POINT, graph=True)
     ops = [node.op for node in run.graph.nodes]

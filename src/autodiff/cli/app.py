@@ -185,6 +185,22 @@ ON_ERROR = typer.Option(OnError.stop, "--on-error",
                              "with the error). With skip or null the exit status is 1 if any point failed.")
 
 
+def _records_format(chosen: Format, out: Optional[PointsOut]) -> Optional[PointsOut]:
+    """--points writes one record per point, in the format --out names: --format json asks for
+    JSON Lines; a table (rich, plain) is no format for records, so it is refused, not ignored."""
+    from ..program.errors import UsageProblem
+
+    if chosen is Format.json:
+        if out not in (None, PointsOut.jsonl):
+            raise UsageProblem(f"--format json and --out {out.value} ask for two formats: give one (--out "
+                               f"{out.value}, or --out jsonl for JSON Lines)")
+        return PointsOut.jsonl
+    if chosen is not Format.auto:
+        raise UsageProblem(f"--points writes one record per point, not --format {chosen.value}: choose their "
+                           "format with --out jsonl|csv|tsv")
+    return out
+
+
 def _run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fmt_out, flatten, no_header,
                 on_error) -> None:
     """--points: read, evaluate as vectors and write, a chunk at a time (cli/points.py)."""
@@ -194,6 +210,8 @@ def _run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fm
     from ..program.points import Sweep
     from . import points as io
     from .exit_codes import ExitCode
+    from .main import say
+    from .messages import line_for
 
     if source.name == "<stdin>" and path == "-":
         raise UsageProblem("the program and the points cannot both come from standard input: give the program "
@@ -223,6 +241,8 @@ def _run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fm
                             errors=on_error is OnError.null, source_format=fmt)
     failed = 0
     notes_said = 0
+    warnings_said = 0
+    not_finite_said = False
     try:
         for entries, columns in reader.chunks():
             if not writer.inputs and reader.header is not None:
@@ -238,12 +258,23 @@ def _run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fm
             for note in sweep.notes[notes_said:]:
                 print(f"autodiff: note: --points: {note}", file=sys.stderr)
             notes_said = len(sweep.notes)
+            for warning in sweep.warnings[warnings_said:]:  # as grad at one point says them (an unused --at)
+                say(line_for(warning))
+            warnings_said = len(sweep.warnings)
+            index = sweep.first_not_finite(results) if results is not None and not not_finite_said else None
+            if index is not None:  # said once, for the first such point, with what it says run alone
+                not_finite_said = True
+                alone = sweep.alone(columns, index)
+                print(f"autodiff: warning: {_point_place(path, good[index].line)}: nan or inf in this point's "
+                      f"results (the first such point){'; run alone, it says:' if alone else ''}", file=sys.stderr)
+                for warning in alone:
+                    say(line_for(warning))
             kept = []
             for entry in entries:
                 problem = failures.get(entry.line)
                 if problem is not None:
                     failed += 1
-                    where = f"{shown(path) if path != '-' else '<stdin>'}:{entry.line}"
+                    where = _point_place(path, entry.line)
                     if on_error is OnError.stop:
                         writer.write(kept, positions, results, {})
                         print(f"autodiff: error: {where}: {problem}", file=sys.stderr)
@@ -260,6 +291,13 @@ def _run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fm
             stream.close()
     if failed:
         raise typer.Exit(ExitCode.CHECK_FAILED)
+
+
+def _point_place(path: str, line: int) -> str:
+    """`points.csv:3`: where a point was read."""
+    from .._text import shown
+
+    return f"{shown(path) if path != '-' else '<stdin>'}:{line}"
 
 
 def _version(value: bool) -> None:
@@ -335,8 +373,8 @@ def grad(
     source, values = _inputs(file, expr, at)
     if points is not None:
         return _run_points(source, values, points, wrt=parse_names(wrt, "--wrt"), output=output, gradients=True,
-                           options=options, fmt_in=points_in, fmt_out=points_out, flatten=flatten,
-                           no_header=no_header, on_error=on_error)
+                           options=options, fmt_in=points_in, fmt_out=_records_format(format, points_out),
+                           flatten=flatten, no_header=no_header, on_error=on_error)
     result = show_gradients(source, values, wrt=wrt, retain=retain, output=output, grad_output=grad_output,
                             tree=tree, check=check, order=order, atol=atol, rtol=rtol, chosen=format, options=options)
     if result.check is not None and not result.check.passed:
@@ -371,8 +409,8 @@ def evaluate(
     source, values = _inputs(file, expr, at)
     if points is not None:
         return _run_points(source, values, points, wrt=None, output=output, gradients=False, options=options,
-                           fmt_in=points_in, fmt_out=points_out, flatten=flatten, no_header=no_header,
-                           on_error=on_error)
+                           fmt_in=points_in, fmt_out=_records_format(format, points_out), flatten=flatten,
+                           no_header=no_header, on_error=on_error)
     _emit("evaluation", forward(source, values, output=output, options=options), format)
 
 
@@ -540,8 +578,7 @@ def plot(
         raise UsageProblem(f"-o {to}: write a .svg or a .png file")
     source, values = _inputs(file, expr, at)
     result = sample(source, wrt, low, high, points=samples, at=values, output=output, options=options)
-    for note in result.notes:
-        print(f"autodiff: note: {note}", file=sys.stderr)
+    _plot_warnings(result)
     if result.errors:
         index = min(result.errors)
         print(f"autodiff: warning: {len(result.errors)} point(s) failed and are left out; the first, at "
@@ -570,6 +607,26 @@ def plot(
         return render.json_(result) if fmt == "json" else render.plain(result)
 
     _output(format, lambda console: render.rich(result, console), text)
+
+
+def _plot_warnings(result) -> None:
+    """What plot says on standard error besides its failures: its notes, the language's warnings,
+    and the points where the output or its derivative is nan or infinite (the first run alone)."""
+    from .main import say
+    from .messages import line_for
+
+    for note in result.notes:
+        print(f"autodiff: note: {note}", file=sys.stderr)
+    for warning in result.warnings:
+        say(line_for(warning))
+    if result.not_finite:
+        x = result.xs[result.first_not_finite]
+        alone = result.not_finite_warnings
+        say(f"autodiff: warning: {result.output} or d{result.output}/d{result.wrt} is nan or infinite at "
+            f"{result.not_finite} of {len(result.xs)} point(s), left out of the picture; the first, at "
+            f"{result.wrt}={x:g}{', run alone, says:' if alone else ''}")
+        for warning in alone:
+            say(line_for(warning))
 
 
 class Unused(str, Enum):
@@ -637,7 +694,7 @@ app.add_typer(test_app, name="test", help="Compare expression files' values and 
 @_runs_programs
 def test(
     ctx: typer.Context,
-    paths: Optional[List[str]] = typer.Argument(None, metavar="PATH...", show_default=False,
+    paths: Optional[List[str]] = typer.Argument(None, metavar="PATH...", show_default=False, click_type=_words(),
                                                 help="Expression files and directories (searched below); default: ."),
     update: bool = typer.Option(False, "--update", help="Write or refresh the golden records, showing what changed."),
     pending: bool = typer.Option(False, "--pending", help="As --update, but write NAME.golden.new beside each record, "
@@ -793,7 +850,7 @@ def os_remove(path) -> None:
     os.remove(path)
 
 
-PATHS = typer.Argument(None, metavar="PATH...", show_default=False,
+PATHS = typer.Argument(None, metavar="PATH...", show_default=False, click_type=_words(),
                        help="Expression files, their records, pending records or directories; default: .")
 
 
@@ -873,7 +930,8 @@ def review(paths: Optional[List[str]] = PATHS) -> None:
 
 @test_app.command("merge")
 def merge(
-    reports: List[str] = typer.Argument(..., metavar="REPORT.xml...", help="The JUnit reports of the shards."),
+    reports: List[str] = typer.Argument(..., metavar="REPORT.xml...", click_type=_words(),
+                                        help="The JUnit reports of the shards."),
     expect: List[str] = typer.Option(..., "--expect", metavar="PATH",
                                      help="The suite the shards split (repeatable): every file it collects must have "
                                           "run exactly once."),

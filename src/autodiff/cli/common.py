@@ -75,7 +75,10 @@ def output(chosen, draw, text) -> None:
         return
     from rich.console import Console
 
-    console = Console(file=sys.stdout)
+    from .main import colour_on
+
+    # Without colour (NO_COLOR, --color never), no style at all: bold and dim are escapes too.
+    console = Console(file=sys.stdout, color_system="auto" if colour_on(sys.stdout) else None)
     with console.capture() as captured:
         draw(console)
     write(captured.get())

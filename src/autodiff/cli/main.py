@@ -166,11 +166,12 @@ def _run(argv: list) -> int:
         from .app import app
 
         command = get_command(app)
+        _help_colours(sys.stdout if argv else sys.stderr)
         if os.environ.get("_AUTODIFF_COMPLETE"):  # a shell asks for completions (--install-completion's script)
             command.main(args=argv, prog_name="autodiff")
             return 0
         try:
-            with command.make_context("autodiff", argv) as context:
+            with _help_to_stderr(not argv), command.make_context("autodiff", argv) as context:
                 status = command.invoke(context)
         except Exit as done:  # --help, --version, and exit statuses the commands choose
             status = done.exit_code
@@ -187,11 +188,27 @@ def _run(argv: list) -> int:
     return status if isinstance(status, int) else 0
 
 
+def _help_colours(stream) -> None:
+    """Typer's help, drawn by Rich, without colour has no style at all (bold is an escape too)."""
+    if not colour_on(stream):
+        from typer import rich_utils
+
+        rich_utils.COLOR_SYSTEM = None
+
+
+def _help_to_stderr(no_command: bool):
+    """`autodiff` alone shows the help, but names no command: a usage error (exit 2), so the help goes
+    to standard error and a script that lost its command word fails with nothing on standard output."""
+    import contextlib
+
+    return contextlib.redirect_stdout(sys.stderr) if no_command else contextlib.nullcontext()
+
+
 def _usage(error, argv: list) -> int:
     """A command line that does not parse: one line naming the help to read (exit 2)."""
     message = _first_line(error.format_message()).rstrip(".")
-    if not message:  # `autodiff` alone shows the help, as asked for: not an error (as docker, cargo)
-        return 0
+    if not message:  # `autodiff` alone: the help went to standard error (_help_to_stderr); no command is a usage error
+        return 2
     from .program_input import looks_like_an_at_value, split_at_message
 
     stray = next((i for i, a in enumerate(argv) if i and argv[i - 1].endswith(",") and looks_like_an_at_value(a)), None)
@@ -199,11 +216,23 @@ def _usage(error, argv: list) -> int:
         before = argv[stray - 1].removeprefix("--at=")
         message = split_at_message(argv[stray], before)
     command = next((a for a in argv if not a.startswith("-")), None)
+    if command in ("grad", "eval"):
+        message += _records_hint(message)
     where = f"autodiff {command} --help" if command in ("grad", "eval", "graph", "test") else "autodiff --help"
     from .._text import escape
 
     say(f"autodiff: error: {escape(message)} (see {where})")
     return 2
+
+
+def _records_hint(message: str) -> str:
+    """`--format csv` names the option that writes CSV: --out, with --points."""
+    import re
+
+    wanted = re.search(r"'--format'.*'(csv|tsv|jsonl)' is not one of", message)
+    if wanted is None:
+        return ""
+    return f"; {wanted.group(1)} (one record per point) is written by --points FILE --out {wanted.group(1)}"
 
 
 def _first_line(message: str) -> str:

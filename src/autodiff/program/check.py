@@ -3,6 +3,12 @@
 The program is run again with each input element moved by +eps and -eps (without
 recording); (f(x + eps) - f(x - eps)) / 2 eps, weighted by the output gradient, is the
 numerical gradient. It passes where |analytical - numerical| <= atol + rtol * |numerical|.
+
+Where an element fails, its slopes from the right and from the left are measured too, at eps
+and at eps / 10: a curve's two slopes come together as eps shrinks, rounding drives them apart,
+a kink's stay the same step apart. Only then does the check say the program is not
+differentiable there (`CheckEntry.sides`), and it names the operations of the run that sit at
+their kink (relu or abs of 0, a tie of maximum).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ class CheckEntry:
     analytical: float
     numerical: float
     passed: bool
+    sides: tuple | None = None  # (slope from the right, from the left) where they show a kink
 
 
 @dataclass
@@ -80,9 +87,38 @@ def check_gradients(run_at, inputs: dict, analytical: dict, weights, *, eps: flo
             if error > worst[0] or (np.isnan(error) and not np.isnan(worst[0])):
                 relative = error / abs(numerical) if numerical else (0.0 if error == 0 else float("inf"))
                 worst = (error, relative, index, analytic, numerical)
+        sides = None if passed else _kink(run_at, base, name, worst[2], weights, eps, atol, rtol)
         report.entries.append(CheckEntry(name, len(indices), value.size, worst[0], worst[1], worst[2], worst[3],
-                                         worst[4], passed))
+                                         worst[4], passed, sides))
     return report
+
+
+def _kink(run_at, base: dict, name: str, index: tuple, weights, eps: float, atol: float, rtol: float):
+    """(slope from the right, slope from the left) of the output along one input element, where
+    they differ by a step that stays the same as eps shrinks (a kink); None where it shrinks (a
+    curve), grows (rounding) or is within the tolerance or the rounding of the output."""
+    def slopes(step: float) -> tuple:
+        values, rounding = [], 0.0
+        for sign in (1.0, 0.0, -1.0):
+            point = dict(base)
+            moved = base[name].astype(np.float64, copy=True)
+            moved[index] += sign * step
+            point[name] = moved.astype(base[name].dtype)
+            output = np.asarray(run_at(point))
+            values.append(float(np.sum(weights * output.astype(np.float64))))
+            tiny = np.finfo(output.dtype).eps if output.dtype.kind == "f" else np.finfo(np.float64).eps
+            rounding += tiny * float(np.sum(np.abs(weights * output.astype(np.float64))))
+        right, left = (values[0] - values[1]) / step, (values[1] - values[2]) / step
+        floor = max(atol + rtol * max(abs(right), abs(left)), 100 * rounding / step)
+        return right, left, abs(right - left), floor
+
+    right, left, gap, floor = slopes(eps)
+    if not np.isfinite(gap) or gap <= floor:
+        return None
+    _, _, closer, closer_floor = slopes(eps / 10)
+    if closer <= closer_floor or not 0.5 * gap <= closer <= 2 * gap:  # a kink's step does not depend on eps
+        return None
+    return right, left
 
 
 def check(run, *, atol: float = 1e-5, rtol: float = 1e-3) -> CheckReport:
@@ -112,7 +148,70 @@ def check(run, *, atol: float = 1e-5, rtol: float = 1e-3) -> CheckReport:
     run.check = check_gradients(run_at, values, analytical, weights, eps=eps, atol=atol, rtol=rtol)
     if not run.check.passed:
         run.warnings.extend(gradient_cuts(run.program, evaluation.source))
+        run.warnings.extend(kink_hints(run))
     return run.check
+
+
+KINKS = {"ReluBackward0": "relu of 0", "AbsBackward0": "abs of 0", "MaximumBackward0": "a tie of maximum",
+         "MinimumBackward0": "a tie of minimum"}
+
+
+def kink_hints(run) -> list:
+    """For each input whose check failed at a kink: its two slopes, and the operations of the run
+    found at their kink, each by its place in the program."""
+    entries = [e for e in run.check.entries if e.sides is not None]
+    if not entries:
+        return []
+    hints = []
+    for entry in entries:
+        where = f"[{', '.join(map(str, entry.worst))}]" if entry.worst else ""
+        right, left = entry.sides
+        hints.append(Warning_(
+            f"--check: the output is not differentiable in {entry.name}{where} at this point (a kink): its slope "
+            f"is {right:.6g} from the right and {left:.6g} from the left, finite differences take their mean, and "
+            f"autograd gives {entry.analytical:.6g}{_which_side(entry, run.check)}"))
+    kept = _kept(run)
+    for fn, node in kept.origins.items():
+        kink = KINKS.get(fn.name())
+        if kink is not None and _at_kink(fn, _operands(fn, kept.tensors)):
+            hints.append(Warning_(f"--check: {kink} here", kept.source, node.start, node.end))
+    return hints
+
+
+def _which_side(entry, report) -> str:
+    """`, the slope from the left`, where autograd's gradient is one side's (as PyTorch's is at relu's 0)."""
+    right, left = entry.sides
+    for side, slope in (("right", right), ("left", left)):
+        if abs(entry.analytical - slope) <= report.atol + report.rtol * abs(slope):
+            return f", the slope from the {side} (as PyTorch chooses at a kink)"
+    return ""
+
+
+def _kept(run):
+    """The run's evaluation with every recorded tensor kept (run again where it was not)."""
+    evaluation = run.evaluation
+    if evaluation.tensors or not evaluation.origins:
+        return evaluation
+    options = Options(**{**vars(run.options), "check_finite": False, "keep_tensors": True})
+    output = evaluation.output_name if evaluation.output_name != "output" else None
+    return evaluate(run.program, evaluation.source, at=run.at, wrt=run.wrt, output=output, options=options)
+
+
+def _operands(fn, tensors: dict) -> list:
+    """The values a recorded node was applied to, where they are known (None where not)."""
+    found = []
+    for parent, _ in fn.next_functions:
+        tensor = getattr(parent, "variable", None) if parent is not None else None
+        tensor = tensors.get(parent) if tensor is None and parent is not None else tensor
+        found.append(None if tensor is None else host(tensor.detach()))
+    return found
+
+
+def _at_kink(fn, operands: list) -> bool:
+    known = [value for value in operands if value is not None]
+    if fn.name() in ("ReluBackward0", "AbsBackward0"):
+        return bool(known) and bool(np.any(known[0] == 0))
+    return len(known) == 2 and bool(np.any(np.equal(*np.broadcast_arrays(*known))))
 
 
 def gradient_cuts(program, source) -> list:

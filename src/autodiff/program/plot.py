@@ -6,7 +6,9 @@
 The other inputs stay at their given values (`at`). The range is one column of points run
 through the program as one vectorised run (program.points.Sweep): one evaluation and one
 backward pass for all the points, not a loop over them. A point where the program fails is
-left out of the picture (nan) and named in `errors`.
+left out of the picture (nan) and named in `errors`; points where the output or its derivative
+is nan or infinite are counted in `not_finite`, and the first of them run alone says where
+(`not_finite_warnings`, as `autodiff grad` warns at one point).
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ class Plot:
     at: dict = field(default_factory=dict)  # the other inputs' values, host arrays
     errors: dict = field(default_factory=dict)  # point index -> message
     notes: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)  # the language's warnings (an unused --at value)
+    not_finite: int = 0  # points (that ran) where the output or its derivative is nan or infinite
+    first_not_finite: int | None = None  # the first of them
+    not_finite_warnings: list = field(default_factory=list)  # what that point says, run alone
 
     def y_range(self) -> tuple:
         """The values' and derivatives' range, with a little room (a flat line gets some)."""
@@ -129,6 +135,10 @@ def sample(source: Source | str, wrt: str, low: float, high: float, *, points: i
         first = results.errors[min(results.errors)]
         if len(set(results.errors.values())) == 1:
             raise GradientProblem(first)
+    ran = np.ones(points, dtype=bool)
+    ran[list(results.errors)] = False
+    first = sweep.first_not_finite(results)
     return Plot(source.name, name or "output", wrt, float(low), float(high), xs, values, grads,
                 {n: host(v) if hasattr(v, "detach") else np.asarray(v) for n, v in at.items()}, dict(results.errors),
-                notes)
+                notes, list(sweep.warnings), int(np.count_nonzero(ran & ~(np.isfinite(values) & np.isfinite(grads)))),
+                first, [] if first is None else sweep.alone({wrt: xs}, first))

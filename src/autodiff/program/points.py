@@ -7,6 +7,10 @@ paths through the program (an `if` on a value, a loop bound, a size), the run st
 place and the points are grouped by the way they go, each group run batched again; points
 whose run fails are run one by one, so that each failure is that point's own. Results are the
 same, to rounding, as running each point alone; `Sweep.notes` says once how they were reached.
+
+A vectorised run does not look for nan or inf as it goes (one point's nan is not every
+point's): `first_not_finite` finds the first point that has one, and `alone` runs it as
+`autodiff grad` runs one point, for the warnings that name the line where it appeared.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ class Sweep:
     gradients: bool = True  # eval runs forward only
     fixed: dict = field(default_factory=dict)  # input values that every point shares (--at)
     notes: list = field(default_factory=list)  # how points were grouped, said once each
+    warnings: list = field(default_factory=list)  # the language's warnings (an unused --at value), once each
 
     def __post_init__(self) -> None:
         self.program = parse(self.source)
@@ -75,6 +80,48 @@ class Sweep:
         results = Results()
         self._run_group(np.arange(size), columns, results, whole=True)
         return results
+
+    def first_not_finite(self, results: Results) -> int | None:
+        """The first point whose value or a gradient holds nan or inf (None: there is none)."""
+        first = None
+        for group in results.groups:
+            count = len(group.indices)
+            bad = np.zeros(count, dtype=bool)
+            for array in [group.values, *(g for g in group.grads.values() if g is not None)]:
+                if array.dtype.kind in "fc":
+                    bad |= ~np.isfinite(array.reshape(count, -1)).all(axis=1)
+            if bad.any():
+                index = int(group.indices[int(np.argmax(bad))])
+                first = index if first is None else min(first, index)
+        return first
+
+    def alone(self, columns: dict, index: int) -> list:
+        """The warnings of one point run alone, as `autodiff grad` (or eval) runs it, that the
+        vectorised run has not said: where nan or inf first appears, and in which gradient."""
+        from .run import differentiate, forward
+
+        point = {name: as_tensor(values[index], dtype=self.options.dtype, device=self.options.device)
+                 for name, values in columns.items()}
+        point = {**self.fixed, **point}
+        options = Options(**{**vars(self.options), "check_finite": True})
+        wrt = [name for name in columns if self.wrt is None or name in self.wrt]  # as _batched: the points' own
+        try:
+            if self.gradients and wrt:
+                run = differentiate(self.source, point, program=self.program, wrt=wrt, output=self.output,
+                                    options=options, named=False)
+            else:
+                run = forward(self.source, point, program=self.program, output=self.output, options=options)
+        except (ProgramError, GradientProblem, RuntimeError, ValueError, TypeError, IndexError, ArithmeticError):
+            return []  # it ran batched: alone it fails only where the batched run could not tell
+        said = {warning.render() for warning in self.warnings}
+        return [warning for warning in run.warnings if warning.render() not in said]
+
+    def _warn(self, warnings: list) -> None:
+        said = {warning.render() for warning in self.warnings}
+        for warning in warnings:
+            if warning.render() not in said:
+                said.add(warning.render())
+                self.warnings.append(warning)
 
     # -- one group of points -----------------------------------------------------------------------
 
@@ -130,6 +177,7 @@ class Sweep:
         else:
             with no_grad():
                 evaluation = evaluate(self.program, self.source, at=at, output=self.output, options=options)
+        self._warn(evaluation.warnings)
         output = evaluation.output
         name = evaluation.output_name
         physical = _physical_output(output, size, name)

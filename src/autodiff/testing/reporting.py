@@ -142,25 +142,13 @@ def _mismatch(m) -> dict:
 
 
 def rich(summary: RunSummary, console) -> None:
-    from rich import box
-    from rich.table import Table
     from rich.text import Text
 
     spaced = True  # is the last thing printed followed by a blank line?
     for result in summary.results:
         if result.status == FAILED:
-            table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left",
-                          title=Text.assemble(("FAILED ", "bold red"), (shown(result.path), "bold")))
-            for column, justify in (("point", "left"), ("quantity", "left"), ("expected", "right"),
-                                    ("got", "right"), ("difference", "left")):
-                # names and points stay whole; long numbers fold; the difference wraps at spaces
-                table.add_column(column, justify=justify, no_wrap=column in ("point", "quantity"),
-                                 overflow="fold" if column in ("expected", "got") else "ellipsis")
-            for m in result.mismatches:
-                # cells are Text, never markup: a record's strings are shown as written
-                table.add_row(*(Text(escape(cell)) for cell in (point_text(m.point), m.quantity, _short(m.expected),
-                                                                _short(m.got), m.difference)))
-            console.print(table)
+            console.print(Text.assemble(("FAILED ", "bold red"), (shown(result.path), "bold")))
+            console.print(_failures(result.mismatches, console.width))
             if result.message:  # a pending record that waits for review, say
                 console.print(Text(f"  {escape(result.message)}"))
             console.print()
@@ -183,23 +171,96 @@ def rich(summary: RunSummary, console) -> None:
         console.print(Text.assemble(("UNUSED ", "bold yellow"), (shown(path), "bold"),
                                     escape(f"  {point}: {reason}" if point != "record" else f"  {reason}")))
         spaced = False
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    styles = {"passed": "green", "failed": "red", "errored": "red", "new": "yellow", "updated": "cyan",
-              "pending": "magenta", "unused": "yellow", NOT_RUN: "yellow"}
-    for status in summary.counts:
-        table.add_column(status, justify="right", header_style=f"bold {styles[status]}")
-    table.add_column("files", justify="right")
-    table.add_column("time", justify="right")
-    rate = len(summary.results) / summary.seconds if summary.seconds > 0 else 0.0
-    table.add_row(*(str(count) for count in summary.counts.values()), str(len(summary.results)),
-                  f"{summary.seconds:.2f} s ({rate:,.0f} files/s)")
     if not spaced:
         console.print()
-    console.print(table)
+    console.print(_summary_table(summary, console.width))
     if any(r.status == NEW for r in summary.results):
         console.print(Text("new files have no golden record yet: autodiff test --update writes them", style="yellow"))
     if any(r.status == PENDING for r in summary.results):
         console.print(Text("pending records: autodiff test review, or autodiff test accept / reject", style="magenta"))
+
+
+def _summary_table(summary: RunSummary, width: int):
+    """The counts as a table, or, where it does not fit, as lines that break between counts."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    styles = {"passed": "green", "failed": "red", "errored": "red", "new": "yellow", "updated": "cyan",
+              "pending": "magenta", "unused": "yellow", NOT_RUN: "yellow"}
+    rate = len(summary.results) / summary.seconds if summary.seconds > 0 else 0.0
+    cells = [(status, str(count), f"bold {styles[status]}") for status, count in summary.counts.items()]
+    cells += [("files", str(len(summary.results)), ""), ("time", f"{summary.seconds:.2f} s ({rate:,.0f} files/s)", "")]
+    if sum(max(len(header), len(cell)) for header, cell, _ in cells) + _GAP * (len(cells) - 1) > width:
+        lines, column = Text(), 0
+        for header, cell, style in cells:
+            piece = f"{header} {cell}"
+            if column and column + 2 + len(piece) > width:
+                lines.append(",\n")
+                column = 0
+            elif column:
+                lines.append(", ")
+                column += 2
+            lines.append(header, style=style).append(" " + cell)
+            column += len(piece)
+        return lines
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for header, _, style in cells:
+        table.add_column(header, justify="right", header_style=style or None, no_wrap=True, overflow="ellipsis")
+    table.add_row(*(cell for _, cell, _ in cells))
+    return table
+
+
+_FAILURE_COLUMNS = (("point", "left"), ("quantity", "left"), ("expected", "right"), ("got", "right"),
+                    ("difference", "left"))
+_GAP = 3  # between two columns of a SIMPLE_HEAD table without edges
+
+
+def _failures(mismatches, width: int):
+    """A file's mismatches: a table where it fits with every number whole, else one block each;
+    a number is never split over two lines nor cut (a value is shortened, with …, at 60 characters)."""
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    # cells are Text, never markup: a record's strings are shown as written
+    rows = [[escape(cell) for cell in (point_text(m.point), m.quantity, _short(m.expected), _short(m.got),
+                                       m.difference)] for m in mismatches]
+    whole = [max(cell_len(header), *(cell_len(row[i]) for row in rows)) for i, (header, _) in
+             enumerate(_FAILURE_COLUMNS[:-1])]
+    words = max(cell_len(word) for row in rows for word in ["difference", *row[-1].split()])
+    if sum(whole) + words + _GAP * (len(_FAILURE_COLUMNS) - 1) <= width:
+        return _failure_table(rows)
+    return _failure_blocks(rows, Text)
+
+
+def _failure_table(rows):
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for column, justify in _FAILURE_COLUMNS:
+        # everything stays whole; only the difference wraps, at spaces (there is room for its longest word)
+        table.add_column(column, justify=justify, no_wrap=column != "difference", overflow="ellipsis")
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    return table
+
+
+def _failure_blocks(rows, Text):
+    """`grad a at a=2.0, b=3.0`, then expected, got and difference, each on its own line, wrapped at spaces."""
+    from rich.console import Group
+    from rich.table import Table
+
+    blocks = []
+    for point, quantity, expected, got, difference in rows:
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="ellipsis")
+        for label, cell in (("expected", expected), ("got", got), ("difference", difference)):
+            grid.add_row(Text("  " + label, style="dim"), Text(cell))
+        blocks.append(Group(Text(f"{quantity} at {point.replace(',', ', ')}", style="bold"), grid))
+    return Group(*blocks)
 
 
 def _short(value, limit: int = 60) -> str:

@@ -40,13 +40,27 @@ class Number:
 
 def numbers_text(value, width, human_text, indent: int = 0) -> str:
     """`human_text` with each row of a matrix on one line (width None), or wrapped between
-    numbers at `width` columns."""
-    from ... import _formatting
-
+    numbers within `width` columns (where one number fits)."""
     if not (isinstance(value, np.ndarray) and value.ndim > 0):
         return human_text(value, indent)
+    if width is None:
+        return _laid_out(value, 1 << 30, human_text, indent)
+    # PyTorch's layout counts the numbers, not the commas and brackets after a row's last one:
+    # the line width it is given shrinks by what a line still overflows, until every line fits.
+    linewidth = max(1, width)
+    while True:
+        text = _laid_out(value, linewidth, human_text, indent)
+        over = max(len(line) for line in text.split("\n")) - width
+        if over <= 0 or linewidth == 1:
+            return text
+        linewidth = max(1, linewidth - over)
+
+
+def _laid_out(value, linewidth: int, human_text, indent: int) -> str:
+    from ... import _formatting
+
     saved = _formatting.OPTIONS.linewidth
-    _formatting.OPTIONS.linewidth = 1 << 30 if width is None else max(1, width)
+    _formatting.OPTIONS.linewidth = linewidth
     try:
         return human_text(value, indent)
     finally:
@@ -134,8 +148,9 @@ def _table(columns, rows, shown, cut: dict):
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     for i in shown:
         column = columns[i]
-        table.add_column(column.header, justify=column.justify, no_wrap=True,
-                         overflow="ellipsis" if i in cut else "fold", max_width=cut.get(i))
+        # a cell is never cut silently: one that does not fit (it should) ends in an ellipsis
+        table.add_column(column.header, justify=column.justify, no_wrap=True, overflow="ellipsis",
+                         max_width=cut.get(i))
     for row in rows:
         table.add_row(*(_renderable(row[i]) for i in shown))
     return table
@@ -153,7 +168,7 @@ def _blocks(columns, rows, shown, width):
     for row in rows:
         grid = Table.grid(padding=(0, 2))
         grid.add_column(no_wrap=True)
-        grid.add_column(no_wrap=True, overflow="fold")
+        grid.add_column(overflow="ellipsis")  # wrapped between numbers; one number wider than the room ends in …
         for i in rest:
             cell = row[i]
             room = max(8, width - 2 - label_width - 2)

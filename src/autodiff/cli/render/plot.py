@@ -1,7 +1,8 @@
 """`autodiff plot` shown: a braille plot on a terminal, the samples as text or JSON, or a PNG.
 
 The terminal plot is our own: each character cell is a 2×4 grid of braille dots (U+2800 +
-one bit per dot), the output in one colour, its derivative in another. PNG is matplotlib's
+one bit per dot), the output in one colour, its derivative in another; without colour the
+derivative is drawn with another glyph (MONO), so the two curves still differ. PNG is matplotlib's
 (the `[plot]` extra), imported only here and only for a PNG; SVG needs nothing (program/svg.py).
 """
 
@@ -18,6 +19,7 @@ from ...program.values import for_json
 DOTS = {(0, 0): 0x01, (0, 1): 0x02, (0, 2): 0x04, (0, 3): 0x40,
         (1, 0): 0x08, (1, 1): 0x10, (1, 2): 0x20, (1, 3): 0x80}
 VALUE, GRAD, BOTH = "blue", "dark_orange", "magenta"
+MONO = {2: "•", 3: "×"}  # without colour: a cell of the derivative, a cell both curves pass through
 
 
 def plain(plot) -> str:
@@ -73,9 +75,12 @@ def rich(plot, console) -> None:
     columns = max(20, min(console.width, 120) - margin - 2)
     rows = 16
     cells = canvas(plot, columns, rows)
+    mono = console.color_system is None
     legend = Text()
     legend.append("⠿ ", style=VALUE).append(plot.output).append("    ")
-    legend.append("⠿ ", style=GRAD).append(f"∂{plot.output}/∂{plot.wrt}")
+    legend.append(f"{MONO[2] if mono else '⠿'} ", style=GRAD).append(f"∂{plot.output}/∂{plot.wrt}")
+    if mono:
+        legend.append(f"    {MONO[3]} both")
     if plot.at:
         legend.append("    " + ", ".join(f"{k}={v}" for k, v in plot.at_text().items()), style="dim")
     console.print(legend)
@@ -87,7 +92,8 @@ def rich(plot, console) -> None:
         line = Text(label.rjust(margin - 1) + " ┤" if label else " " * margin + "│", style="dim")
         for bits, which in row:
             if bits:
-                line.append(chr(0x2800 + bits), style={1: VALUE, 2: GRAD, 3: BOTH}[which])
+                glyph = MONO[which] if mono and which in MONO else chr(0x2800 + bits)
+                line.append(glyph, style={1: VALUE, 2: GRAD, 3: BOTH}[which])
             else:
                 line.append("┈" if r == zero else " ", style="dim")
         console.print(line, no_wrap=True, overflow="crop")
