@@ -286,6 +286,18 @@ def test_every_registered_op_has_a_formula_written_in_what_its_node_keeps():
             assert _placeholders(template) <= allowed, (name, argument, template)
 
 
+def test_the_formula_table_names_each_op_once():
+    """A key written twice in a dict literal silently keeps the last: the table is read as written."""
+    import ast
+
+    from autodiff.ops import formulas
+
+    table = next(node for node in ast.walk(ast.parse(pathlib.Path(formulas.__file__).read_text()))
+                 if isinstance(node, ast.AnnAssign) and node.target.id == "FORMULAS").value
+    names = [key.value for key in table.keys]
+    assert sorted(names) == sorted(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
 def _sample_explanations():
     from autodiff.ops.registry import REGISTRY
 
