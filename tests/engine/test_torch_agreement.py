@@ -1,0 +1,72 @@
+"""Issue 21, "PyTorch agreement": behaviours that third-party autograd tests rely on, each run
+with PyTorch and with autodiff and compared (values, gradients, grad_fn names, error texts and
+warnings), as in test_torch_oracle.py. Skipped when PyTorch is not installed."""
+
+import warnings
+
+import pytest
+
+import autodiff
+
+from .test_torch_oracle import assert_same, outcome
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _oracle_in_float64(torch_in_float64):  # tests/conftest.py
+    yield
+
+
+def same_as_pytorch(snippet):
+    assert_same(outcome(snippet, autodiff), outcome(snippet, torch))
+
+
+def fails_as_pytorch(snippet):
+    theirs = outcome(snippet, torch)
+    assert theirs[0] == "error", "the snippet must fail in PyTorch"
+    assert_same(outcome(snippet, autodiff), theirs)
+
+
+def matrix(lib):
+    return lib.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], requires_grad=True)
+
+
+# -- axis= and keepdims=, NumPy's names that PyTorch's argument parser accepts ---------------------------
+
+AXIS = {
+    "cumsum": lambda lib, x: lib.cumsum(x, axis=0),
+    "cumsum_method": lambda lib, x: x.cumsum(axis=1),
+    "sum_keepdims": lambda lib, x: lib.sum(x, axis=1, keepdims=True),
+    "mean_method": lambda lib, x: x.mean(axis=0),
+    "prod": lambda lib, x: x.prod(axis=1),
+    "max": lambda lib, x: x.max(axis=0).values,
+    "min": lambda lib, x: lib.min(x, axis=1, keepdims=True).values,
+    "argmax": lambda lib, x: x.argmax(axis=1).double(),
+    "logsumexp": lambda lib, x: lib.logsumexp(x, axis=1),
+    "softmax": lambda lib, x: lib.softmax(x, axis=0),
+    "log_softmax": lambda lib, x: x.log_softmax(axis=1),
+    "cat": lambda lib, x: lib.cat([x, x], axis=1),
+    "stack": lambda lib, x: lib.stack([x, x], axis=1),
+    "unsqueeze": lambda lib, x: x.unsqueeze(axis=1),
+    "squeeze": lambda lib, x: lib.squeeze(x[None], axis=0),
+    "select": lambda lib, x: lib.select(x, axis=1, index=2),
+    "narrow": lambda lib, x: x.narrow(axis=1, start=1, length=2),
+}
+
+
+@pytest.mark.parametrize("key", sorted(AXIS))
+def test_axis_is_dim_and_keepdims_is_keepdim(key):
+    def snippet(lib):
+        x = matrix(lib)
+        out = AXIS[key](lib, x)
+        (out * out).sum().backward()
+        return [out, x.grad, type(out.grad_fn).__name__ if out.grad_fn else None]
+
+    same_as_pytorch(snippet)
+
+
+def test_axis_and_dim_together_is_refused_as_pytorch_refuses_it():
+    fails_as_pytorch(lambda lib: lib.cumsum(matrix(lib), axis=0, dim=0))
+    fails_as_pytorch(lambda lib: matrix(lib).sum(axis=0, dim=1))
