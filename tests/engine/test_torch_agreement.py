@@ -70,3 +70,48 @@ def test_axis_is_dim_and_keepdims_is_keepdim(key):
 def test_axis_and_dim_together_is_refused_as_pytorch_refuses_it():
     fails_as_pytorch(lambda lib: lib.cumsum(matrix(lib), axis=0, dim=0))
     fails_as_pytorch(lambda lib: matrix(lib).sum(axis=0, dim=1))
+
+
+# -- autograd.functional: what was given where a tensor belongs ------------------------------------------
+
+FUNCTIONAL_MISUSE = {
+    "jacobian_input_at_index": lambda F, x: F.jacobian(lambda a, b: a * b, (x, 2)),
+    "jacobian_input": lambda F, x: F.jacobian(lambda a: a, 2.0),
+    "vjp_input_at_index": lambda F, x: F.vjp(lambda a, b: a * b, (x, 2)),
+    "vjp_v": lambda F, x: F.vjp(lambda a: a, x, 3),
+    "hessian_input_at_index": lambda F, x: F.hessian(lambda a, b: (a * b).sum(), (x, [1.0])),
+    "jacobian_output": lambda F, x: F.jacobian(lambda a: 3, x),
+    "jacobian_output_at_index": lambda F, x: F.jacobian(lambda a: (a, 3), x),
+}
+
+
+@pytest.mark.parametrize("key", sorted(FUNCTIONAL_MISUSE))
+def test_functional_names_the_value_that_is_not_a_tensor(key):
+    fails_as_pytorch(lambda lib: FUNCTIONAL_MISUSE[key](lib.autograd.functional, lib.ones(2)))
+
+
+# -- creation and grad modes ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size", [[4, 2], (3,)])
+def test_randint_with_high_and_a_size(size):
+    def snippet(lib):
+        values = lib.randint(2, size)
+        return [list(values.shape), str(values.dtype), bool(((values >= 0) & (values < 2)).all())]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("decorator", ["no_grad()", "no_grad", "enable_grad()"])
+def test_grad_mode_decorating_a_class_warns_and_builds_it_in_the_mode(decorator):
+    def snippet(lib):
+        class Made:
+            def __init__(self, x):
+                self.y = x * 2
+
+        mode = getattr(lib, decorator.rstrip("()"))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            made = (mode()(Made) if decorator.endswith("()") else mode(Made))(lib.ones(1, requires_grad=True))
+        return [made.y.requires_grad, [(w.category.__name__, str(w.message)) for w in caught]]
+
+    same_as_pytorch(snippet)
