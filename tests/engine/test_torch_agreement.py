@@ -115,3 +115,30 @@ def test_grad_mode_decorating_a_class_warns_and_builds_it_in_the_mode(decorator)
         return [made.y.requires_grad, [(w.category.__name__, str(w.message)) for w in caught]]
 
     same_as_pytorch(snippet)
+
+
+# -- einsum in sublist form -------------------------------------------------------------------------------
+
+SUBLISTS = {
+    "matmul": lambda a, b: (a, [0, 1], b, [1, 2], [0, 2]),
+    "implicit_output": lambda a, b: (a, [30, 1], b, [1, 2]),  # 'e' after 'C': PyTorch's alphabetical order
+    "ellipsis": lambda a, b: (a, [..., 1], b, [1, 2], [..., 2]),
+    "trace_of_one": lambda a, b: (a @ b, [51, 51]),
+}
+
+
+@pytest.mark.parametrize("key", sorted(SUBLISTS))
+def test_einsum_sublist_form(key):
+    def snippet(lib):
+        a = lib.tensor([[1.0, 2.0, -1.0], [3.0, 4.0, 0.5]], requires_grad=True)
+        b = lib.tensor([[1.0, 0.0], [2.0, 1.0], [-3.0, 2.0]], requires_grad=True)
+        out = lib.einsum(*SUBLISTS[key](a, b))
+        (out * out).sum().backward()
+        return [out, a.grad, b.grad, type(out.grad_fn).__name__]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("args", [lambda lib: (lib.ones(2),), lambda lib: (lib.ones(2), [52])])
+def test_einsum_sublist_errors(args):
+    fails_as_pytorch(lambda lib: lib.einsum(*args(lib)))
