@@ -142,3 +142,61 @@ def test_einsum_sublist_form(key):
 @pytest.mark.parametrize("args", [lambda lib: (lib.ones(2),), lambda lib: (lib.ones(2), [52])])
 def test_einsum_sublist_errors(args):
     fails_as_pytorch(lambda lib: lib.einsum(*args(lib)))
+
+
+# -- backward twice through indexing ----------------------------------------------------------------------
+
+def _assign(key, values):
+    def assign(lib, b, c):
+        c[key(lib)] = values(b)
+    return assign
+
+
+def _look_up(key):
+    def look_up(lib, b, c):
+        return b[key(lib)]
+    return look_up
+
+
+# CopySlices lets go of its node, and IndexBackward0 of its index tensors: a second backward
+# without retain_graph is PyTorch's error; basic indexing saves nothing and runs twice.
+TWICE = {
+    "assign_list_from_list": _assign(lambda lib: [1, 2], lambda b: b[[1, 1]]),
+    "assign_int": _assign(lambda lib: 0, lambda b: b[1]),
+    "assign_slice": _assign(lambda lib: slice(1, None), lambda b: b[1:]),
+    "assign_mask": _assign(lambda lib: lib.tensor([True, False, True]), lambda b: b[:2]),
+    "look_up_list": _look_up(lambda lib: [0, 0]),
+    "look_up_mask": _look_up(lambda lib: lib.tensor([True, False, True])),
+    "look_up_basic": _look_up(lambda lib: (None, 1)),
+}
+
+
+@pytest.mark.parametrize("key", sorted(TWICE))
+def test_backward_twice_through_indexing(key):
+    def snippet(lib):
+        b = lib.ones(3, requires_grad=True)
+        c = lib.zeros(3)
+        looked_up = TWICE[key](lib, b, c)
+        total = (c if looked_up is None else looked_up).sum()
+        total.backward()
+        first = b.grad.clone()
+        try:
+            total.backward()
+        except RuntimeError as exc:
+            return [first, str(exc)]
+        return [first, b.grad]
+
+    same_as_pytorch(snippet)
+
+
+def test_backward_twice_through_indexing_with_retain_graph():
+    def snippet(lib):
+        b = lib.ones(3, requires_grad=True)
+        c = lib.zeros(3)
+        c[[1, 2]] = b[[1, 1]]
+        total = (c * c).sum()
+        total.backward(retain_graph=True)
+        total.backward()
+        return b.grad
+
+    same_as_pytorch(snippet)
