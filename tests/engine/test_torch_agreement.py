@@ -200,3 +200,96 @@ def test_backward_twice_through_indexing_with_retain_graph():
         return b.grad
 
     same_as_pytorch(snippet)
+
+
+# -- hook order -------------------------------------------------------------------------------------------
+
+def _leaf_with_hooks(lib, log):
+    a = lib.ones(2, requires_grad=True)
+    a.register_hook(lambda g: log.append("tensor hook 1"))
+    b = a * 2
+    accumulate = b.grad_fn.next_functions[0][0]
+    accumulate.register_prehook(lambda grads: log.append(("AccumulateGrad pre-hook", grads[0])))
+    accumulate.register_hook(lambda grad_inputs, grad_outputs: log.append(("AccumulateGrad hook", grad_inputs,
+                                                                          grad_outputs)))
+    a.register_hook(lambda g: (log.append("tensor hook 2"), g * 10)[1])
+    return a, b
+
+
+LEAF_RUNS = {
+    "backward": lambda lib, a, b, create_graph: b.sum().backward(create_graph=create_graph),
+    "backward_inputs": lambda lib, a, b, create_graph: b.sum().backward(inputs=[a], create_graph=create_graph),
+    "grad": lambda lib, a, b, create_graph: lib.autograd.grad(b.sum(), a, create_graph=create_graph),
+    "leaf_as_root": lambda lib, a, b, create_graph: a.backward(lib.ones(2), create_graph=create_graph),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+@pytest.mark.parametrize("create_graph", [False, True], ids=["lean", "recorded"])
+@pytest.mark.parametrize("key", sorted(LEAF_RUNS))
+def test_accumulate_grad_hooks_run_after_the_leafs_tensor_hooks(key, create_graph):
+    """Tensor hooks, AccumulateGrad's pre-hooks, .grad, its hooks; autograd.grad runs no AccumulateGrad."""
+    def snippet(lib):
+        log = []
+        a, b = _leaf_with_hooks(lib, log)
+        result = LEAF_RUNS[key](lib, a, b, create_graph)
+        return [log, a.grad, result]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("inputs", ["b", "b_and_a"])
+def test_grad_with_respect_to_an_intermediate_does_not_run_its_node(inputs):
+    """grad(c, inputs=b) takes b's gradient as it arrives: b's tensor hooks run, b.grad_fn and its
+    hooks do not, and its saved values stay for a later backward (unless a lies beyond it)."""
+    def snippet(lib):
+        log = []
+        a = lib.ones(2, requires_grad=True)
+        b = a * a
+        c = b * 3
+        b.grad_fn.register_prehook(lambda grads: log.append("b pre-hook"))
+        b.grad_fn.register_hook(lambda grad_inputs, grad_outputs: log.append("b hook"))
+        b.register_hook(lambda g: (log.append("b tensor hook"), g * 10)[1])
+        log.append(lib.autograd.grad(c.sum(), inputs=b if inputs == "b" else [b, a]))
+        try:
+            (b * 1).sum().backward()
+        except RuntimeError as exc:
+            log.append(str(exc))
+        return [log, a.grad]
+
+    same_as_pytorch(snippet)
+
+
+TARGET_RUNS = {
+    "grad_b_and_a": lambda lib, a, b, c: lib.autograd.grad(c.sum(), inputs=[b, a]),
+    "grad_b": lambda lib, a, b, c: lib.autograd.grad(c.sum(), inputs=[b]),
+    "backward_inputs_b": lambda lib, a, b, c: c.sum().backward(inputs=[b]),
+    "backward_inputs_b_and_a": lambda lib, a, b, c: c.sum().backward(inputs=[b, a]),
+}
+
+
+@pytest.mark.parametrize("node_pre_hook", [False, True])
+@pytest.mark.parametrize("key", sorted(TARGET_RUNS))
+def test_where_an_intermediate_inputs_gradient_is_taken(key, node_pre_hook):
+    """Against the tensor's hook and its node's pre-hook, each changing the gradient."""
+    def snippet(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = a * a
+        c = b * 3
+        if node_pre_hook:
+            b.grad_fn.register_prehook(lambda grads: (grads[0] * 100,))
+        b.register_hook(lambda g: g * 10)
+        return [TARGET_RUNS[key](lib, a, b, c), b.grad, a.grad]
+
+    same_as_pytorch(snippet)
+
+
+def test_gradcheck_is_the_function_whichever_name_loads_its_module():
+    """`autograd.gradgradcheck` loads the module gradcheck.py: `autograd.gradcheck` stays the function."""
+    import subprocess
+    import sys
+
+    code = ("import autodiff, torch; autodiff.autograd.gradgradcheck; "
+            "print(callable(autodiff.autograd.gradcheck), callable(torch.autograd.gradcheck))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert shown.split() == ["True", "True"]
