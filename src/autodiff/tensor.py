@@ -365,9 +365,6 @@ class Tensor(TensorMethods):
             self._requires_grad = False
         return self
 
-    def copy_(self, src) -> Tensor:
-        return self._apply_inplace(lambda _, s: s.expand(self._data.shape).to(self.dtype), _as_tensor(src, self))
-
     def __iadd__(self, other):
         return self.add_(other)
 

@@ -293,3 +293,27 @@ def test_gradcheck_is_the_function_whichever_name_loads_its_module():
             "print(callable(autodiff.autograd.gradcheck), callable(torch.autograd.gradcheck))")
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert shown.split() == ["True", "True"]
+
+
+# -- copy_ ------------------------------------------------------------------------------------------------
+
+COPIES = {  # the source copied into a 2x2 tensor, from b = [1, 2, 3]
+    "same_shape": lambda lib, b: lib.stack([b[:2], b[1:]]) * 2,
+    "broadcast": lambda lib, b: b[:2],
+    "to_float32": lambda lib, b: lib.stack([b[:2], b[1:]]).to(lib.float32),
+}
+
+
+@pytest.mark.parametrize("key", sorted(COPIES))
+def test_copy_records_copy_backwards(key):
+    """x.copy_(src): one CopyBackwards node, no gradient for the overwritten value, src's summed back."""
+    def snippet(lib):
+        b = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        x = lib.zeros(2, 2, requires_grad=True)
+        target = x * 1
+        target.copy_(COPIES[key](lib, b))
+        (target * lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        return [target, type(target.grad_fn).__name__, [type(n).__name__ for n, _ in target.grad_fn.next_functions],
+                x.grad, b.grad]
+
+    same_as_pytorch(snippet)
