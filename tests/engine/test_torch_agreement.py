@@ -317,3 +317,99 @@ def test_copy_records_copy_backwards(key):
                 x.grad, b.grad]
 
     same_as_pytorch(snippet)
+
+
+# -- custom Functions -------------------------------------------------------------------------------------
+
+def _functions(lib):
+    class NonTensorOutputs(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, 3, "text"
+
+        @staticmethod
+        def backward(ctx, grad, grad_of_number, grad_of_text):
+            ctx.seen = (grad_of_number, grad_of_text)
+            return grad * 2
+
+    class SameTensorTwice(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 2
+            return y, y
+
+        @staticmethod
+        def backward(ctx, first, second):
+            ctx.seen = (first, second)
+            return first + second
+
+    class OnceDifferentiable(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x * x * w
+
+        @staticmethod
+        @lib.autograd.function.once_differentiable
+        def backward(ctx, grad):
+            x, w = ctx.saved_tensors
+            return 2 * x * w * grad, None
+
+    return NonTensorOutputs, SameTensorTwice, OnceDifferentiable
+
+
+def test_custom_function_non_tensor_outputs_get_none_gradients():
+    def snippet(lib):
+        NonTensorOutputs, _, _ = _functions(lib)
+        x = lib.ones(2, requires_grad=True)
+        y, number, text = NonTensorOutputs.apply(x)
+        y.sum().backward()
+        return [number, text, x.grad, y.grad_fn.seen]
+
+    same_as_pytorch(snippet)
+
+
+def test_custom_function_returning_one_tensor_twice():
+    def snippet(lib):
+        _, SameTensorTwice, _ = _functions(lib)
+        x = lib.ones(2, requires_grad=True)
+        a, b = SameTensorTwice.apply(x)
+        (a * 3 + b).sum().backward()
+        return [a is b, a.output_nr, type(a.grad_fn).__name__, x.grad, list(a.grad_fn.seen)]
+
+    same_as_pytorch(snippet)
+
+
+def test_once_differentiable_results_come_out_of_one_error_node():
+    def snippet(lib):
+        _, _, OnceDifferentiable = _functions(lib)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor(3.0)
+        y = OnceDifferentiable.apply(x, w)
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        found = [g, type(g.grad_fn).__name__, g.output_nr,
+                 [(type(node).__name__, nr) for node, nr in g.grad_fn.next_functions]]
+        try:
+            g.sum().backward()
+        except RuntimeError as exc:
+            found.append(str(exc))
+        return found
+
+    same_as_pytorch(snippet)
+
+
+def test_save_for_backward_names_the_argument_that_is_not_a_tensor():
+    def snippet(lib):
+        class Saves(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x, 2.0)
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        return Saves.apply(lib.ones(1, requires_grad=True))
+
+    fails_as_pytorch(snippet)

@@ -39,9 +39,9 @@ class FunctionCtx:
     __slots__ = ()
 
     def save_for_backward(self, *tensors) -> None:
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError("save_for_backward can only save variables, but argument 0 is of type "
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
                                 f"{type(t).__name__}")
         self._saved = tensors
 
@@ -95,9 +95,9 @@ class BackwardCFunction(Node, FunctionCtx):
         if self.__dict__.get("_materialize_grads", True):
             from ..creation import zeros
 
-            grads = [
-                zeros(shape, dtype=dtype) if g is None else g for g, (shape, dtype) in zip(grads, self._metadata)
-            ]
+            # Zeros for a tensor output that got no gradient; a non-tensor output's stays None.
+            grads = [zeros(shape, dtype=dtype) if g is None and dtype is not None else g
+                     for g, (shape, dtype) in zip(grads, self._metadata)]
         self._unpack_with_graph = as_tensors
         result = cls.backward(self, *grads)
         if not isinstance(result, tuple):
@@ -174,6 +174,7 @@ class Function(metaclass=FunctionMeta):
         ctx._output_index = {}
         ctx._metadata = []
         wrapped = []
+        made: dict = {}  # id of a returned tensor -> what this apply returns for it
         for nr, out in enumerate(raw):
             if not isinstance(out, Tensor):
                 wrapped.append(out)
@@ -181,11 +182,19 @@ class Function(metaclass=FunctionMeta):
                 continue
             ctx._output_index[id(out)] = nr
             ctx._metadata.append((out._data.shape, out._data.dtype))
+            if id(out) in made:  # the same tensor twice: one result, its gradient at the last place (PyTorch)
+                result = made[id(out)]
+                if result.grad_fn is ctx:
+                    result._output_nr = nr
+                wrapped.append(result)
+                continue
             if id(out) in non_diff or not out.dtype.is_floating_point:
-                wrapped.append(_make(out._data))
+                made[id(out)] = _make(out._data)
+                wrapped.append(made[id(out)])
                 continue
             result = _make(out._data, True, ctx)
             result._output_nr = nr
+            made[id(out)] = result
             wrapped.append(result)
         ctx._shape, ctx._dtype = ctx._metadata[0] if ctx._metadata else ((), None)
         return wrapped[0] if single else tuple(wrapped)
@@ -194,18 +203,16 @@ class Function(metaclass=FunctionMeta):
 def once_differentiable(backward):
     """Mark a backward as not differentiable itself: it runs with recording off, and where a
     second derivative is being recorded (create_graph with gradients that require grad), its
-    results come out of an `Error` node that raises if that derivative is taken, as PyTorch."""
+    results come out of one `Error` node that raises if that derivative is taken, as PyTorch."""
 
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
         with no_grad():
             results = backward(ctx, *grads)
-        needing = [g for g in grads if isinstance(g, Tensor) and g.requires_grad]
-        if not GRAD_MODE.enabled or not needing:
+        if not GRAD_MODE.enabled or not any(isinstance(g, Tensor) and g.requires_grad for g in grads):
             return results
         single = not isinstance(results, tuple)
-        wrapped = tuple(_delayed_error(r, needing) if isinstance(r, Tensor) else r
-                        for r in ((results,) if single else results))
+        wrapped = _delayed_error((results,) if single else results)
         return wrapped[0] if single else wrapped
 
     return wrapper
@@ -214,7 +221,14 @@ def once_differentiable(backward):
 class DelayedError(Node):
     """PyTorch's `Error` node: recorded, but differentiating through it raises."""
 
-    __slots__ = ()
+    __slots__ = ("_metadata",)
+
+    @property
+    def n_outputs(self) -> int:
+        return len(self._metadata)
+
+    def _output_metadata(self, output_nr: int):
+        return self._metadata[output_nr]
 
     def _apply(self, grads: list, as_tensors: bool) -> list:
         raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
@@ -223,12 +237,20 @@ class DelayedError(Node):
 DelayedError.__name__ = DelayedError.__qualname__ = "Error"
 
 
-def _delayed_error(result: Tensor, inputs) -> Tensor:
+def _delayed_error(results: tuple) -> tuple:
+    """`results` as the outputs of one Error node, one per result. As in PyTorch, the node's
+    inputs are detached copies that require grad, so the graph before it is not kept."""
     node = object.__new__(DelayedError)
-    node.next_functions = tuple(edge(t) for t in inputs)
+    node.next_functions = tuple(edge(_make(r._data, True)) if isinstance(r, Tensor) else (None, 0) for r in results)
     node._seq = next(_sequence)
-    node._shape = result._data.shape
-    node._dtype = result._data.dtype
+    node._metadata = [(r._data.shape, r._data.dtype) if isinstance(r, Tensor) else ((), None) for r in results]
+    node._shape, node._dtype = node._metadata[0]
     node._hooks = None
     node._trace = None
-    return _make(result._data, True, node)
+    wrapped = []
+    for nr, r in enumerate(results):
+        if isinstance(r, Tensor):
+            r = _make(r._data, True, node)
+            r._output_nr = nr
+        wrapped.append(r)
+    return tuple(wrapped)
