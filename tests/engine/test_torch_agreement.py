@@ -413,3 +413,91 @@ def test_save_for_backward_names_the_argument_that_is_not_a_tensor():
         return Saves.apply(lib.ones(1, requires_grad=True))
 
     fails_as_pytorch(snippet)
+
+
+# -- gradcheck's checks beyond the Jacobian ---------------------------------------------------------------
+
+def _checked_functions(lib):
+    class NotReentrant(lib.autograd.Function):
+        calls = 0
+
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            NotReentrant.calls += 1  # a little more each time: the Jacobian itself passes
+            return grad * 2 + NotReentrant.calls * 1e-9
+
+    class FailsWithoutGradient(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            if grad is None:
+                raise RuntimeError("no gradient arrived")
+            return grad * 2
+
+    class NotMultipliedByGradient(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2 + (grad == 0).all() * 1.0
+
+    return {"not_reentrant": NotReentrant, "fails_without_gradient": FailsWithoutGradient,
+            "not_multiplied_by_gradient": NotMultipliedByGradient}
+
+
+GRADCHECKS = {
+    "not_reentrant": {},
+    "not_reentrant_fast": {"fast_mode": True},
+    "not_reentrant_within_nondet_tol": {"nondet_tol": 1e-6},  # then the zero-gradient check fails it
+    "fails_without_gradient": {},
+    "not_multiplied_by_gradient": {},
+}
+
+
+@pytest.mark.parametrize("key", sorted(GRADCHECKS))
+@pytest.mark.parametrize("raise_exception", [True, False])
+def test_gradcheck_checks_as_pytorch(key, raise_exception):
+    def snippet(lib):
+        function = _checked_functions(lib)[key.replace("_fast", "").replace("_within_nondet_tol", "")]
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                passed = lib.autograd.gradcheck(function.apply, (x,), raise_exception=raise_exception,
+                                                **GRADCHECKS[key])
+            except RuntimeError as exc:  # GradcheckError; PyTorch's note after the first paragraph is its own
+                return ["raised", str(exc).split("\n\n")[0], type(exc.__cause__).__name__]
+        return [passed, [w.category.__name__ for w in caught]]
+
+    same_as_pytorch(snippet)
+
+
+def test_gradcheck_skips_the_undefined_gradient_check_on_request():
+    def snippet(lib):
+        function = _checked_functions(lib)["fails_without_gradient"]
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        return lib.autograd.gradcheck(function.apply, (x,), check_undefined_grad=False)
+
+    same_as_pytorch(snippet)
+
+
+def test_gradgradcheck_finds_a_backward_that_is_not_reentrant():
+    def snippet(lib):
+        function = _checked_functions(lib)["not_reentrant"]
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        try:
+            return lib.autograd.gradgradcheck(lambda t: function.apply(t) * t, (x,))
+        except RuntimeError as exc:
+            return str(exc).split("\n\n")[0]
+
+    same_as_pytorch(snippet)
