@@ -501,3 +501,61 @@ def test_gradgradcheck_finds_a_backward_that_is_not_reentrant():
             return str(exc).split("\n\n")[0]
 
     same_as_pytorch(snippet)
+
+
+def _doubled_in_place(lib):
+    class DoubledInPlace(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    return DoubledInPlace
+
+
+def test_mark_dirty_makes_the_input_itself_the_output():
+    """The changed input is the result, its history rebased onto the Function's node: a later
+    use of it differentiates through the Function (before, through its old node: a wrong gradient)."""
+    def snippet(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = a * 1
+        version = b._version
+        c = _doubled_in_place(lib).apply(b)
+        found = [c is b, type(b.grad_fn).__name__, b._version - version]
+        (b * 3).sum().backward()
+        return found + [a.grad]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("case", ["leaf", "not_returned", "saved_before"])
+def test_mark_dirty_errors(case):
+    def snippet(lib):
+        a = lib.ones(2, requires_grad=True)
+        if case == "leaf":
+            return _doubled_in_place(lib).apply(a)
+        b = a * 1
+        if case == "saved_before":
+            product = b * b
+            _doubled_in_place(lib).apply(b)
+            return product.sum().backward()
+
+        class NotReturned(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        return NotReturned.apply(b)
+
+    fails_as_pytorch(snippet)

@@ -161,10 +161,11 @@ class Function(metaclass=FunctionMeta):
                 cls.setup_context(ctx, args, outputs)
             else:
                 outputs = cls.forward(ctx, *args, **kwargs)
-        if not (GRAD_MODE.enabled and any(ctx.needs_input_grad)):
-            return outputs
         single = not isinstance(outputs, tuple)
         raw = (outputs,) if single else outputs
+        dirty = _check_dirty(ctx, raw)
+        if not (GRAD_MODE.enabled and any(ctx.needs_input_grad)):
+            return outputs
         tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.next_functions = tuple(edge(args[i]) for i in tensor_positions)
         ctx._tensor_positions = tensor_positions
@@ -192,12 +193,34 @@ class Function(metaclass=FunctionMeta):
                 made[id(out)] = _make(out._data)
                 wrapped.append(made[id(out)])
                 continue
-            result = _make(out._data, True, ctx)
-            result._output_nr = nr
+            if id(out) in dirty:  # changed in place: the input itself is now this node's output (PyTorch)
+                out._rebase(ctx, nr)
+                result = out
+            else:
+                result = _make(out._data, True, ctx)
+                result._output_nr = nr
             made[id(out)] = result
             wrapped.append(result)
         ctx._shape, ctx._dtype = ctx._metadata[0] if ctx._metadata else ((), None)
         return wrapped[0] if single else tuple(wrapped)
+
+
+def _check_dirty(ctx, outputs: tuple) -> set:
+    """The ids of the inputs `forward` marked dirty (changed in place), with PyTorch's checks:
+    each must be returned, and a leaf that requires grad may not be changed; each counts as
+    changed once more, as PyTorch counts it."""
+    dirty = ctx.__dict__.get("_dirty", ())
+    if not dirty:
+        return set()
+    returned = {id(out) for out in outputs}
+    if any(id(t) not in returned for t in dirty):
+        raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                           "The inputs that are modified inplace must all be outputs of the Function.")
+    for t in dirty:
+        if t.is_leaf and t.requires_grad and GRAD_MODE.enabled:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        t._bump_version()
+    return {id(t) for t in dirty}
 
 
 def once_differentiable(backward):
