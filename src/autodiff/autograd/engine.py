@@ -492,6 +492,7 @@ def _run_tensor_hooks(node: Node, grads: list, as_tensors: bool) -> list:
 
 
 def _run_node_pre_hooks(node: Node, grads: list, as_tensors: bool) -> list:
+    """The node's own pre-hooks (`register_prehook`), each of which may replace the gradients."""
     hooks = node._hooks
     if hooks.get("pre"):
         for hook in list(hooks["pre"].values()):

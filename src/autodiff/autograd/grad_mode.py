@@ -37,7 +37,8 @@ class _GradModeContext:
                           "decorate functions or methods. To preserve the current behavior of class decoration, you "
                           "can directly decorate the `__init__` method and nothing else.", FutureWarning, stacklevel=2)
             cls = func
-            func = lambda *args, **kwargs: cls(*args, **kwargs)  # noqa: E731 -- PyTorch's: the class is built in the mode
+            # As PyTorch: the class itself is built in the mode.
+            func = lambda *args, **kwargs: cls(*args, **kwargs)  # noqa: E731
         if inspect.isgeneratorfunction(func):
             return self._wrap_generator(func)
 

@@ -241,8 +241,9 @@ def _check_undefined_grad(func, inputs, diff_inputs) -> None:
             grads = grad(case, diff_inputs, [_zeros_like(o) for o in case], allow_unused=True)
         except RuntimeError as exc:
             _warn_new_check()
-            raise GradcheckError('Expected backward function to handle undefined output grads. Please look at '
-                                 '"Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"') from exc
+            raise GradcheckError(
+                'Expected backward function to handle undefined output grads. Please look at '
+                '"Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"') from exc
         if any(g is not None and (g._data != 0).any() for g in grads):
             _warn_new_check()
             raise GradcheckError(
