@@ -349,9 +349,11 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
 
 
 def randint(low, high=None, size=(), dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Random integers from low (default 0) up to, not including, high."""
-    if high is None:
-        low, high = 0, low
+    """Random integers from low (default 0) up to, not including, high.
+
+    As PyTorch: `randint(high, size)` when the second argument is a size (`randint(2, [3, 2])`)."""
+    if high is None or isinstance(high, (list, tuple)) and size == ():
+        low, high, size = 0, low, size if high is None else high
     array = _random().integers(low, high, size=_shape((size,) if isinstance(size, int) else size, "randint"))
     array = array.astype(dtypes.to_numpy(dtype) if dtype is not None else np.int64)
     return _finish(as_array(array, device=device), requires_grad)

@@ -339,12 +339,16 @@ class Tensor(TensorMethods):
         self._bump_version()
         self._set_data(array)
         if result.grad_fn is not None:
-            old_node, old_nr = self.grad_fn, self._output_nr
-            self.grad_fn, self._output_nr, self._requires_grad = result.grad_fn, result._output_nr, True
-            if old_node is not None and old_node._retains(old_nr):
-                old_node._unretain(old_nr)
-                self.grad_fn._retain(self._output_nr, self)
+            self._rebase(result.grad_fn, result._output_nr)
         return self
+
+    def _rebase(self, node, output_nr: int) -> None:
+        """Make this tensor output `output_nr` of `node` (changed in place), its retained gradient too."""
+        old_node, old_nr = self.grad_fn, self._output_nr
+        self.grad_fn, self._output_nr, self._requires_grad = node, output_nr, True
+        if old_node is not None and old_node._retains(old_nr):
+            old_node._unretain(old_nr)
+            node._retain(output_nr, self)
 
     def zero_(self) -> Tensor:
         from .creation import zeros_like_array
@@ -364,9 +368,6 @@ class Tensor(TensorMethods):
             self.grad_fn = None
             self._requires_grad = False
         return self
-
-    def copy_(self, src) -> Tensor:
-        return self._apply_inplace(lambda _, s: s.expand(self._data.shape).to(self.dtype), _as_tensor(src, self))
 
     def __iadd__(self, other):
         return self.add_(other)

@@ -46,6 +46,9 @@ PROGRAMS = [
     ("max(x, 0)", 3,
      "<expr>:1:1: error: max(input, 0) is ambiguous: write maximum(input, 0) for the larger of the two, or "
      "max(input, dim=0) to reduce along dimension 0: max(input, dim=None, keepdim=False)\n    max(x, 0)\n    ^~~~~~~~~\n"),
+    # The method reduces, as in PyTorch, to a (values, indices) pair: the pair itself is no output.
+    ("x.max(0)", 4, "autodiff: error: the output is the (values, indices) pair of max(), not a tensor: "
+     "take its .values\n"),
 ]
 
 

@@ -278,6 +278,14 @@ def _to_dtype():
     ]
 
 
+@samples("copy")
+def _copy():
+    return [
+        Sample((leaf((3, 2)), leaf((3, 2)))),
+        Sample((leaf((3, 2)), leaf((2,))), note="broadcast source"),
+    ]
+
+
 @samples("to_device")
 def _to_device():
     return [Sample((leaf((3, 2)), device("cpu")))]

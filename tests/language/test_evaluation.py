@@ -347,8 +347,40 @@ def test_float32_on_request():
 
 
 @pytest.mark.parametrize("text, pairwise", [("max(x, 0)", "maximum(input, 0)"), ("min(x, 1)", "minimum(input, 1)"),
-                                            ("x.max(0.0)", "maximum(input, 0.0)")])
+                                            ("max(x, 0.0)", "maximum(input, 0.0)")])
 def test_max_or_min_with_a_number_is_refused_with_both_spellings(text, pairwise):
     with pytest.raises(NameProblem) as refused:
         run(text, at={"x": [[-2.0, 1.0], [3.0, -4.0]]})
     assert pairwise in refused.value.message and "dim=" in refused.value.message
+
+
+# The method has one meaning, PyTorch's and NumPy's: reduce over the dimension, giving (values, indices).
+METHOD_REDUCTIONS = [("x.max(0)", lambda x: x.max(0)), ("x.max(0, True)", lambda x: x.max(0, True)),
+                     ("x.max(-1, keepdim=True)", lambda x: x.max(-1, keepdim=True)),
+                     ("x.min(dim=1)", lambda x: x.min(dim=1))]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("text, reduce", METHOD_REDUCTIONS, ids=[t for t, _ in METHOD_REDUCTIONS])
+@pytest.mark.parametrize("pick", [".values", "[0]"])
+def test_max_or_min_method_reduces_as_pytorch(text, reduce, pick, torch_in_float64):
+    import torch
+
+    x = [[-2.0, 1.0, 5.0], [3.0, -4.0, 0.5]]
+    ev = run(f"{text}{pick} * [[1.0], [2.0]]", at={"x": x})
+    ev.output.sum().backward()
+    expected_x = torch.tensor(x, requires_grad=True)
+    expected = reduce(expected_x)
+    (expected.values * torch.tensor([[1.0], [2.0]])).sum().backward()
+    assert ev.output.tolist() == (expected.values * torch.tensor([[1.0], [2.0]])).tolist()
+    assert ev.inputs["x"].grad.tolist() == expected_x.grad.tolist()
+    indices = run(f"{text}.indices", at={"x": x}).output
+    assert indices.tolist() == expected.indices.tolist() and run(f"{text}[1]", at={"x": x}).output.tolist() == \
+        expected.indices.tolist()
+
+
+def test_max_method_pair_is_not_a_number():
+    with pytest.raises(EvaluationProblem, match=r"pair of max\(\)"):
+        run("x.max(0) + 1", at={"x": [[1.0, 2.0]]})
+    with pytest.raises(EvaluationProblem, match="out of range"):
+        run("x.max(0)[2]", at={"x": [[1.0, 2.0]]})

@@ -59,6 +59,11 @@ def __getattr__(name: str):
     except KeyError:
         raise AttributeError(f"module 'autodiff.autograd' has no attribute {name!r}") from None
     module = import_module(f".{module_name}", __name__)
+    # Importing `.gradcheck` binds the module to the name `gradcheck` here: every name that
+    # module gives is set now, so `gradcheck` is the function whichever name was asked first.
+    for other, (other_module, other_attribute) in _LAZY.items():
+        if other_module == module_name and other_attribute is not None:
+            globals()[other] = getattr(module, other_attribute)
     value = module if attribute is None else getattr(module, attribute)
     globals()[name] = value
     return value

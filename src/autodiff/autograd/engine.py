@@ -211,6 +211,13 @@ def _schedule(root_nodes) -> tuple:
 _creation = attrgetter("_seq")
 
 
+def _capture_only(capture_at: dict, needed: set) -> set:
+    """The targets of autograd.grad that lead to no other target: their gradient is taken as it
+    arrives, and their node is not run (nor its hooks, nor is it freed), as in PyTorch."""
+    return {node for node in capture_at if node.__class__ is not AccumulateGrad
+            and not any(child in needed for child in node._next)}
+
+
 def _needed_nodes(order, target_nodes) -> set:
     """The nodes from which some target can be reached: the only ones worth running."""
     needed = set(target_nodes)
@@ -243,11 +250,14 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
     capture_at: dict = {}
     captured: list = []
     needed = None
+    capture_only: set = set()
     if targets is not None:
         captured = [None] * len(targets)
         for i, ((node, nr), _tensor) in enumerate(targets):
             capture_at.setdefault(node, []).append((nr, i))
         needed = _needed_nodes(order, capture_at)
+        if not accumulate:  # autograd.grad takes an input's gradient where it arrives (PyTorch)
+            capture_only = _capture_only(capture_at, needed)
 
     buffers: dict = {}
     for (node, nr), seed in zip(roots, seeds):
@@ -259,13 +269,14 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
         """AccumulateGrad nodes whose gradients are complete, in the order of the edges that
         completed them (as PyTorch, whose queue runs them first, ties in arrival order)."""
         for leaf in leaves:
-            grads = [buffers.pop(leaf, None)]
-            if leaf._hooks:
-                grads = _run_pre_hooks(leaf, grads, as_tensors)
-            if capture_at and leaf in capture_at:
-                _capture(leaf, grads, capture_at, captured, targets, accumulate, as_tensors)
-            elif targets is None:
-                _accumulate(leaf.variable, grads[0], as_tensors)
+            g = buffers.pop(leaf, None)
+            if targets is None or accumulate and leaf in capture_at:
+                if leaf._hooks:
+                    _accumulate_with_node_hooks(leaf, g, as_tensors)
+                else:
+                    _accumulate(leaf.variable, g, as_tensors)
+            elif leaf in capture_at:  # autograd.grad: the leaf's hooks run, its AccumulateGrad does not
+                _capture(leaf, [g], capture_at, captured, targets, accumulate, as_tensors)
 
     def step(node, grad):
         """Everything a node may need besides its formulas: targets, hooks, anomaly mode,
@@ -273,10 +284,21 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
         if needed is not None and node not in needed:
             return None
         grads = [grad] if node.n_outputs == 1 else _take_grads(buffers, node, grad)
-        if node._hooks:
-            grads = _run_pre_hooks(node, grads, as_tensors)
-        if capture_at and node in capture_at:
+        # Where a target's gradient is taken, as PyTorch's engine takes it: autograd.grad before
+        # the hooks of a node that runs on, after its tensor's hooks when it does not (the node is
+        # then left alone); backward(inputs=...) after the tensor's hooks, before the node's.
+        capture = capture_at and node in capture_at
+        if capture and not accumulate and node not in capture_only:
             _capture(node, grads, capture_at, captured, targets, accumulate, as_tensors)
+        hooks = node._hooks
+        if hooks:
+            grads = _run_tensor_hooks(node, grads, as_tensors)
+        if capture and (accumulate or node in capture_only):
+            _capture(node, grads, capture_at, captured, targets, accumulate, as_tensors)
+            if node in capture_only:
+                return None
+        if hooks and hooks.get("pre"):
+            grads = _run_node_pre_hooks(node, grads, as_tensors)
         if ANOMALY.enabled or node._hooks:
             outputs = _run_node(node, grads, as_tensors)
         else:
@@ -450,6 +472,11 @@ def _run_node(node: Node, grads: list, as_tensors: bool) -> list:
 
 def _run_pre_hooks(node: Node, grads: list, as_tensors: bool) -> list:
     """Tensor hooks, then retained gradients, then the node's own pre-hooks (PyTorch's order)."""
+    return _run_node_pre_hooks(node, _run_tensor_hooks(node, grads, as_tensors), as_tensors)
+
+
+def _run_tensor_hooks(node: Node, grads: list, as_tensors: bool) -> list:
+    """The hooks of the tensors this node made, then their retained gradients."""
     hooks = node._hooks
     for nr, table in hooks.get("tensor", {}).items():
         for hook in list(table.values()):
@@ -461,6 +488,12 @@ def _run_pre_hooks(node: Node, grads: list, as_tensors: bool) -> list:
         tensor = ref()
         if tensor is not None and grads[nr] is not None:
             _store_grad(tensor, _as_tensor(grads[nr], as_tensors), as_tensors)
+    return grads
+
+
+def _run_node_pre_hooks(node: Node, grads: list, as_tensors: bool) -> list:
+    """The node's own pre-hooks (`register_prehook`), each of which may replace the gradients."""
+    hooks = node._hooks
     if hooks.get("pre"):
         for hook in list(hooks["pre"].values()):
             replaced = hook(tuple(_as_tensor(g, as_tensors) for g in grads))
@@ -476,12 +509,10 @@ def _capture(node, grads, capture_at, captured, targets, accumulate, as_tensors)
             continue
         g = _as_tensor(g, as_tensors)
         tensor = targets[i][1]
-        if node.__class__ is AccumulateGrad:
+        if node.__class__ is AccumulateGrad:  # autograd.grad's leaf (backward's accumulates)
             g = _run_leaf_hooks(node.variable, g)
         if accumulate:
-            if node.__class__ is AccumulateGrad:
-                _store_grad(node.variable, g, as_tensors)
-            elif not tensor.retains_grad:  # a retained gradient was stored by its hook already
+            if not tensor.retains_grad:  # a retained gradient was stored by its hook already
                 _store_grad(tensor, g, as_tensors)
         else:
             captured[i] = g
@@ -509,6 +540,19 @@ def _accumulate(variable: Tensor, g, as_tensors: bool) -> None:
             current._data = current._data + g  # in place, as _store_grad explains
         return
     _store_grad(variable, _run_leaf_hooks(variable, _as_tensor(g, as_tensors)), as_tensors)
+
+
+def _accumulate_with_node_hooks(leaf: AccumulateGrad, g, as_tensors: bool) -> None:
+    """AccumulateGrad with hooks of its own, in PyTorch's order: the tensor's hooks, the node's
+    pre-hooks, `.grad`, then its post-hooks (called with `()` and the gradient)."""
+    variable = leaf.variable
+    if g is not None and variable._backward_hooks:
+        g = _as_value(_run_leaf_hooks(variable, _as_tensor(g, as_tensors)), as_tensors)
+    g = _run_pre_hooks(leaf, [g], as_tensors)[0]
+    if g is not None:
+        _store_grad(variable, _as_tensor(g, as_tensors), as_tensors)
+    for hook in list(leaf._hooks.get("post", {}).values()):
+        hook((), (_as_tensor(g, as_tensors),))
 
 
 def _store_grad(tensor: Tensor, g: Tensor, create_graph: bool) -> None:

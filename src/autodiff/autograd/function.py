@@ -39,9 +39,9 @@ class FunctionCtx:
     __slots__ = ()
 
     def save_for_backward(self, *tensors) -> None:
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError("save_for_backward can only save variables, but argument 0 is of type "
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
                                 f"{type(t).__name__}")
         self._saved = tensors
 
@@ -95,9 +95,9 @@ class BackwardCFunction(Node, FunctionCtx):
         if self.__dict__.get("_materialize_grads", True):
             from ..creation import zeros
 
-            grads = [
-                zeros(shape, dtype=dtype) if g is None else g for g, (shape, dtype) in zip(grads, self._metadata)
-            ]
+            # Zeros for a tensor output that got no gradient; a non-tensor output's stays None.
+            grads = [zeros(shape, dtype=dtype) if g is None and dtype is not None else g
+                     for g, (shape, dtype) in zip(grads, self._metadata)]
         self._unpack_with_graph = as_tensors
         result = cls.backward(self, *grads)
         if not isinstance(result, tuple):
@@ -161,10 +161,11 @@ class Function(metaclass=FunctionMeta):
                 cls.setup_context(ctx, args, outputs)
             else:
                 outputs = cls.forward(ctx, *args, **kwargs)
-        if not (GRAD_MODE.enabled and any(ctx.needs_input_grad)):
-            return outputs
         single = not isinstance(outputs, tuple)
         raw = (outputs,) if single else outputs
+        dirty = _check_dirty(ctx, raw)
+        if not (GRAD_MODE.enabled and any(ctx.needs_input_grad)):
+            return outputs
         tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.next_functions = tuple(edge(args[i]) for i in tensor_positions)
         ctx._tensor_positions = tensor_positions
@@ -174,6 +175,7 @@ class Function(metaclass=FunctionMeta):
         ctx._output_index = {}
         ctx._metadata = []
         wrapped = []
+        made: dict = {}  # id of a returned tensor -> what this apply returns for it
         for nr, out in enumerate(raw):
             if not isinstance(out, Tensor):
                 wrapped.append(out)
@@ -181,31 +183,59 @@ class Function(metaclass=FunctionMeta):
                 continue
             ctx._output_index[id(out)] = nr
             ctx._metadata.append((out._data.shape, out._data.dtype))
-            if id(out) in non_diff or not out.dtype.is_floating_point:
-                wrapped.append(_make(out._data))
+            if id(out) in made:  # the same tensor twice: one result, its gradient at the last place (PyTorch)
+                result = made[id(out)]
+                if result.grad_fn is ctx:
+                    result._output_nr = nr
+                wrapped.append(result)
                 continue
-            result = _make(out._data, True, ctx)
-            result._output_nr = nr
+            if id(out) in non_diff or not out.dtype.is_floating_point:
+                made[id(out)] = _make(out._data)
+                wrapped.append(made[id(out)])
+                continue
+            if id(out) in dirty:  # changed in place: the input itself is now this node's output (PyTorch)
+                out._rebase(ctx, nr)
+                result = out
+            else:
+                result = _make(out._data, True, ctx)
+                result._output_nr = nr
+            made[id(out)] = result
             wrapped.append(result)
         ctx._shape, ctx._dtype = ctx._metadata[0] if ctx._metadata else ((), None)
         return wrapped[0] if single else tuple(wrapped)
 
 
+def _check_dirty(ctx, outputs: tuple) -> set:
+    """The ids of the inputs `forward` marked dirty (changed in place), with PyTorch's checks:
+    each must be returned, and a leaf that requires grad may not be changed; each counts as
+    changed once more, as PyTorch counts it."""
+    dirty = ctx.__dict__.get("_dirty", ())
+    if not dirty:
+        return set()
+    returned = {id(out) for out in outputs}
+    if any(id(t) not in returned for t in dirty):
+        raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
+                           "The inputs that are modified inplace must all be outputs of the Function.")
+    for t in dirty:
+        if t.is_leaf and t.requires_grad and GRAD_MODE.enabled:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        t._bump_version()
+    return {id(t) for t in dirty}
+
+
 def once_differentiable(backward):
     """Mark a backward as not differentiable itself: it runs with recording off, and where a
     second derivative is being recorded (create_graph with gradients that require grad), its
-    results come out of an `Error` node that raises if that derivative is taken, as PyTorch."""
+    results come out of one `Error` node that raises if that derivative is taken, as PyTorch."""
 
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
         with no_grad():
             results = backward(ctx, *grads)
-        needing = [g for g in grads if isinstance(g, Tensor) and g.requires_grad]
-        if not GRAD_MODE.enabled or not needing:
+        if not GRAD_MODE.enabled or not any(isinstance(g, Tensor) and g.requires_grad for g in grads):
             return results
         single = not isinstance(results, tuple)
-        wrapped = tuple(_delayed_error(r, needing) if isinstance(r, Tensor) else r
-                        for r in ((results,) if single else results))
+        wrapped = _delayed_error((results,) if single else results)
         return wrapped[0] if single else wrapped
 
     return wrapper
@@ -214,7 +244,14 @@ def once_differentiable(backward):
 class DelayedError(Node):
     """PyTorch's `Error` node: recorded, but differentiating through it raises."""
 
-    __slots__ = ()
+    __slots__ = ("_metadata",)
+
+    @property
+    def n_outputs(self) -> int:
+        return len(self._metadata)
+
+    def _output_metadata(self, output_nr: int):
+        return self._metadata[output_nr]
 
     def _apply(self, grads: list, as_tensors: bool) -> list:
         raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
@@ -223,12 +260,20 @@ class DelayedError(Node):
 DelayedError.__name__ = DelayedError.__qualname__ = "Error"
 
 
-def _delayed_error(result: Tensor, inputs) -> Tensor:
+def _delayed_error(results: tuple) -> tuple:
+    """`results` as the outputs of one Error node, one per result. As in PyTorch, the node's
+    inputs are detached copies that require grad, so the graph before it is not kept."""
     node = object.__new__(DelayedError)
-    node.next_functions = tuple(edge(t) for t in inputs)
+    node.next_functions = tuple(edge(_make(r._data, True)) if isinstance(r, Tensor) else (None, 0) for r in results)
     node._seq = next(_sequence)
-    node._shape = result._data.shape
-    node._dtype = result._data.dtype
+    node._metadata = [(r._data.shape, r._data.dtype) if isinstance(r, Tensor) else ((), None) for r in results]
+    node._shape, node._dtype = node._metadata[0]
     node._hooks = None
     node._trace = None
-    return _make(result._data, True, node)
+    wrapped = []
+    for nr, r in enumerate(results):
+        if isinstance(r, Tensor):
+            r = _make(r._data, True, node)
+            r._output_nr = nr
+        wrapped.append(r)
+    return tuple(wrapped)

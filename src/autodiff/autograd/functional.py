@@ -16,11 +16,9 @@ def _as_tuple(value, arg_name: str, fn_name: str):
     items = value if is_tuple else (value,)
     for i, item in enumerate(items):
         if not isinstance(item, Tensor):
-            where = f"{arg_name}" if not is_tuple else f"{arg_name} at position {i}"
-            raise TypeError(
-                f"The {where} given to {fn_name} must be either a Tensor or a tuple of Tensors but the "
-                f"value is {type(item).__name__}."
-            )
+            which = f"value at index {i}" if is_tuple else f"given {arg_name}"
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but the "
+                            f"{which} has type {type(item)}.")
     return is_tuple, items
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import warnings
 
 
 class _GradState(threading.local):
@@ -31,6 +32,13 @@ class _GradModeContext:
         return type(self)()
 
     def __call__(self, func):
+        if inspect.isclass(func):
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should only "
+                          "decorate functions or methods. To preserve the current behavior of class decoration, you "
+                          "can directly decorate the `__init__` method and nothing else.", FutureWarning, stacklevel=2)
+            cls = func
+            # As PyTorch: the class itself is built in the mode.
+            func = lambda *args, **kwargs: cls(*args, **kwargs)  # noqa: E731
         if inspect.isgeneratorfunction(func):
             return self._wrap_generator(func)
 

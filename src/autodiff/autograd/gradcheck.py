@@ -15,6 +15,7 @@ from .. import backend
 from ..creation import as_array
 from ..tensor import Tensor, _make
 from .engine import grad
+from .node import Node, _sequence, edge
 
 
 class GradcheckError(RuntimeError):
@@ -66,8 +67,24 @@ def _numerical_columns(func, inputs, index: int, eps: float, directions, select=
     return results
 
 
-def _analytical_rows(outputs, diff_inputs, output_index: int, cotangents):
-    """For each cotangent v (a flat array over the output): v^T J for every differentiable input."""
+def _analytical_rows(outputs, diff_inputs, output_index: int, cotangents, nondet_tol: float):
+    """For each cotangent v (a flat array over the output): v^T J for every differentiable input.
+    Computed twice, as PyTorch does: a backward that gives other values the second time fails."""
+    rows = _vjp_rows(outputs, diff_inputs, output_index, cotangents)
+    again = _vjp_rows(outputs, diff_inputs, output_index, cotangents)
+    for row, row_again in zip(rows, again):
+        for a, b in zip(row, row_again):
+            if a.size and np.abs(a - b).max() > nondet_tol:
+                raise GradcheckError(
+                    "Backward is not reentrant, i.e., running backward with same input and grad_output multiple "
+                    "times gives different values, although analytical gradient matches numerical gradient."
+                    f"The tolerance for nondeterminism was {nondet_tol}.\n\nNOTE: if the operation is not "
+                    "deterministic, this failure may be expected: call gradcheck/gradgradcheck with "
+                    "`nondet_tol=<tol>`.")
+    return rows
+
+
+def _vjp_rows(outputs, diff_inputs, output_index: int, cotangents):
     output = outputs[output_index]
     rows = []
     for v in cotangents:
@@ -78,12 +95,6 @@ def _analytical_rows(outputs, diff_inputs, output_index: int, cotangents):
         grads = grad(output, diff_inputs, seed, retain_graph=True, allow_unused=True)
         rows.append([np.zeros(t._data.size) if g is None else _flat_numpy(g) for g, t in zip(grads, diff_inputs)])
     return rows
-
-
-def _fail(message: str, raise_exception: bool) -> bool:
-    if raise_exception:
-        raise GradcheckError(message)
-    return False
 
 
 def _mismatch_text(i_out, i_in, numerical, analytical, fast: bool) -> str:
@@ -116,7 +127,9 @@ def gradcheck(
     check_forward_ad: bool = False,
     masked=None,
 ) -> bool:
-    """True when func's gradients match finite differences at `inputs` (else GradcheckError)."""
+    """True when func's gradients match finite differences at `inputs` (else GradcheckError), its
+    backward gives the same values twice (within `nondet_tol`), is zero for zero gradients, and
+    copes with gradients that never arrive (`check_undefined_grad`), as PyTorch's checks."""
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff:
@@ -132,30 +145,46 @@ def gradcheck(
                 UserWarning,
                 stacklevel=2,
             )
+    try:
+        _check_jacobians(func, inputs, diff, eps, atol, rtol, fast_mode, seed, nondet_tol)
+        outputs = _differentiable_outputs(func(*inputs))
+        if outputs and check_backward_ad:
+            diff_inputs = [inputs[i] for i in diff]
+            _check_zero_for_zero(outputs, diff_inputs)
+            if check_undefined_grad:
+                _check_undefined_grad(func, inputs, diff_inputs)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    return True
+
+
+def _check_jacobians(func, inputs, diff, eps, atol, rtol, fast_mode, seed, nondet_tol) -> None:
     outputs = _differentiable_outputs(func(*inputs))
     if not outputs:  # nothing to compare: the function must then not change with its inputs
         for i_in in diff:
             size = inputs[i_in]._data.size
             for column in _numerical_columns(func, inputs, i_in, eps, list(np.eye(size)), _floating_outputs):
                 if any(not np.allclose(c, 0.0) for c in column):
-                    return _fail("Numerical gradient for function expected to be zero", raise_exception)
-        return True
+                    raise GradcheckError("Numerical gradient for function expected to be zero")
+        return
     diff_inputs = [inputs[i] for i in diff]
     rng = np.random.default_rng(seed)
     for i_out, output in enumerate(outputs):
         out_size = output._data.size
         if fast_mode:
             v = rng.standard_normal(out_size)
-            (rows,) = _analytical_rows(outputs, diff_inputs, i_out, [v])
+            (rows,) = _analytical_rows(outputs, diff_inputs, i_out, [v], nondet_tol)
             for position, i_in in enumerate(diff):
                 u = rng.standard_normal(inputs[i_in]._data.size)
                 (numerical,) = _numerical_columns(func, inputs, i_in, eps, [u])
                 n = float(numerical[i_out] @ v)
                 a = float(rows[position] @ u)
                 if abs(a - n) > atol + rtol * abs(n):
-                    return _fail(_mismatch_text(i_out, i_in, n, a, True), raise_exception)
+                    raise GradcheckError(_mismatch_text(i_out, i_in, n, a, True))
             continue
-        analytical = _analytical_rows(outputs, diff_inputs, i_out, list(np.eye(out_size)))
+        analytical = _analytical_rows(outputs, diff_inputs, i_out, list(np.eye(out_size)), nondet_tol)
         for position, i_in in enumerate(diff):
             in_size = inputs[i_in]._data.size
             columns = _numerical_columns(func, inputs, i_in, eps, list(np.eye(in_size)))
@@ -164,8 +193,68 @@ def gradcheck(
             if not np.all(np.abs(a - numerical) <= atol + rtol * np.abs(numerical)) or (
                 np.isnan(a).any() != np.isnan(numerical).any()
             ):
-                return _fail(_mismatch_text(i_out, i_in, numerical, a, False), raise_exception)
-    return True
+                raise GradcheckError(_mismatch_text(i_out, i_in, numerical, a, False))
+
+
+def _zeros_like(t: Tensor) -> Tensor:
+    return _make(backend.array_module(t._data).zeros(t._data.shape, dtype=t._data.dtype))
+
+
+def _check_zero_for_zero(outputs, diff_inputs) -> None:
+    """Zero gradients for the outputs must give zero gradients for the inputs."""
+    grads = grad(outputs, diff_inputs, [_zeros_like(o) for o in outputs], retain_graph=True, allow_unused=True)
+    if any(g is not None and (g._data != 0).any() for g in grads):
+        raise GradcheckError("backward not multiplied by grad_output")
+
+
+class _UndefinedGrad(Node):
+    """PyTorch's UndefinedGrad: what arrives here goes on as no gradient at all (None)."""
+
+    __slots__ = ()
+
+    def _apply(self, grads: list, as_tensors: bool) -> list:
+        return [None]
+
+
+def _undefined(output: Tensor) -> Tensor:
+    """`output` seen through an _UndefinedGrad node: its own node then gets None as gradient."""
+    node = object.__new__(_UndefinedGrad)
+    node.next_functions = (edge(output),)
+    node._seq = next(_sequence)
+    node._shape, node._dtype = output._data.shape, output._data.dtype
+    node._hooks = None
+    node._trace = None
+    return _make(output._data, True, node)
+
+
+def _check_undefined_grad(func, inputs, diff_inputs) -> None:
+    """A backward must cope with gradients that never arrive: all of the outputs' at once, then
+    (with several outputs) each one's alone; the inputs' gradients must then be None or zero."""
+    outputs = _differentiable_outputs(func(*inputs))
+    cases = [[_undefined(o) for o in outputs]]
+    if len(outputs) > 1:
+        for k in range(len(outputs)):
+            fresh = _differentiable_outputs(func(*inputs))
+            cases.append([_undefined(o) if i == k else o for i, o in enumerate(fresh)])
+    for case in cases:
+        try:
+            grads = grad(case, diff_inputs, [_zeros_like(o) for o in case], allow_unused=True)
+        except RuntimeError as exc:
+            _warn_new_check()
+            raise GradcheckError(
+                'Expected backward function to handle undefined output grads. Please look at '
+                '"Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"') from exc
+        if any(g is not None and (g._data != 0).any() for g in grads):
+            _warn_new_check()
+            raise GradcheckError(
+                "Expected all input grads to be undefined or zero when all output grads are undefined or zero. "
+                'Please look at "Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"')
+
+
+def _warn_new_check() -> None:
+    warnings.warn("Backwards compatibility: New undefined gradient support checking feature is enabled by default, "
+                  "but it may break existing callers of this function. If this is true for you, you can call this "
+                  'function with "check_undefined_grad=False" to disable the feature', stacklevel=3)
 
 
 def gradgradcheck(
@@ -216,5 +305,6 @@ def gradgradcheck(
 
     return gradcheck(
         first_derivatives, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-        raise_exception=raise_exception, fast_mode=fast_mode, seed=seed,
+        raise_exception=raise_exception, fast_mode=fast_mode, seed=seed, nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
     )

@@ -4,7 +4,8 @@ Every function in the engine's catalogue (`autodiff.ops.FUNCTIONS`) is callable 
 calls are bound to the function's own signature, so nothing here is written per function.
 NumPy's spellings `axis` and `keepdims` are accepted for `dim` and `keepdim`; `max(x, dim=1)`
 gives the values (the engine also returns the indices), and `max(x, 1)` is refused as
-ambiguous (Python's max, or PyTorch's reduction?).
+ambiguous (Python's max, or PyTorch's reduction?). The method `x.max(1)` has one meaning, the
+reduction, and gives PyTorch's `(values, indices)` pair.
 """
 
 from __future__ import annotations
@@ -167,13 +168,14 @@ class CallProblem(Exception):
     """The arguments do not fit the function's signature."""
 
 
-def call(name: str, function, args: list, kwargs: dict, make_tensor, device=None):
+def call(name: str, function, args: list, kwargs: dict, make_tensor, device=None, method: bool = False):
     """Call an engine function with a program's arguments.
 
     `make_tensor(number)` turns a number given for the tensor argument (`input`) into a tensor,
-    so that `exp(2)` works as it reads; functions that create tensors get `device`.
+    so that `exp(2)` works as it reads; functions that create tensors get `device`. `method`:
+    called as `x.name(...)`, which means what the Tensor method means in PyTorch.
     """
-    if name in AMBIGUOUS_WITH_A_NUMBER and len(args) >= 2 and _is_number(args[1]):
+    if not method and name in AMBIGUOUS_WITH_A_NUMBER and len(args) >= 2 and _is_number(args[1]):
         pairwise, which = AMBIGUOUS_WITH_A_NUMBER[name]
         n = args[1]
         dim = int(n) if float(n).is_integer() else n
@@ -201,7 +203,7 @@ def call(name: str, function, args: list, kwargs: dict, make_tensor, device=None
                 raise TypeError(f"expected a tensor, got {type(value).__name__}")
         args, kwargs = bound.args, bound.kwargs
     result = function(*args, **kwargs)
-    if isinstance(result, (return_types.max, return_types.min)):
+    if not method and isinstance(result, (return_types.max, return_types.min)):
         return result.values
     return result
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import Tensor, creation, dtypes
+from .. import Tensor, creation, dtypes, return_types
 from ..ops.batching import Batched, DataDependent
 from ..ops.registry import ShapeError
 from . import ast, numbers
@@ -108,6 +108,7 @@ _COMPARE = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operato
             "!=": operator.ne}
 _ATTRIBUTES = {"T": lambda t: t.T, "mT": lambda t: t.mT, "shape": lambda t: tuple(t.shape), "ndim": lambda t: t.ndim}
 _NUMBER_TYPES = (int, float)
+_PAIRS = (return_types.max, return_types.min)  # what x.max(dim) gives: .values, .indices, [0], [1]
 
 
 def evaluate(program: ast.Program, source: Source, at: dict | None = None, wrt=None, output: str | None = None,
@@ -658,9 +659,9 @@ class _Runner:
         if isinstance(function, UserFunction):
             values.append(self._call_user(function, positional, keywords, node))
             return
-        values.append(self._call_builtin(name, function, positional, keywords, node))
+        values.append(self._call_builtin(name, function, positional, keywords, node, method))
 
-    def _call_builtin(self, name: str, function, args: list, kwargs: dict, node: ast.Call):
+    def _call_builtin(self, name: str, function, args: list, kwargs: dict, node: ast.Call, method: bool = False):
         for value in list(args) + list(kwargs.values()):
             if isinstance(value, (UserFunction, GradModeWord)) or callable(value) and not isinstance(value, Tensor):
                 raise EvaluationProblem(f"{name}() cannot take {_describe(value)} as an argument", self.source,
@@ -673,10 +674,10 @@ class _Runner:
                 if name in LOSSES:  # PyTorch's warnings (a target's size...) become the program's, at the call
                     with warnings.catch_warnings(record=True) as caught:
                         warnings.simplefilter("always")
-                        result = call(*arguments, device=device)
+                        result = call(*arguments, device=device, method=method)
                     self._warn_at(node, [str(w.message) for w in caught])
                 else:
-                    result = call(*arguments, device=device)
+                    result = call(*arguments, device=device, method=method)
             except BaseException:
                 with self._located(node.start, node.end, f"{name}(): ", f"in {name}()"):
                     raise
@@ -688,6 +689,9 @@ class _Runner:
                                     python_class="TypeError") from None
         if isinstance(result, np.ndarray) or isinstance(result, np.generic):
             result = self._tensor(result, node)
+        if isinstance(result, _PAIRS):  # x.max(0): the values carry the graph
+            self._recorded(result.values, node, inputs)
+            return result
         return self._recorded(result, node, inputs)
 
     def _warn_at(self, node, messages: list) -> None:
@@ -734,6 +738,8 @@ class _Runner:
         return None
 
     def _index(self, node: ast.Subscript, value, indices: list):
+        if isinstance(value, tuple):
+            return self._tuple_item(node, value, indices)
         if not isinstance(value, Tensor):
             raise EvaluationProblem(f"only tensors can be indexed, not {_describe(value)}", self.source,
                                     node.start, node.end, python_class="TypeError")
@@ -766,7 +772,20 @@ class _Runner:
                                     python_class="IndexError")
         return np.asarray(values, dtype=np.int64).tolist()
 
+    def _tuple_item(self, node: ast.Subscript, value: tuple, indices: list):
+        """`pair[0]`: one integer picks an element, as in Python."""
+        if len(indices) != 1 or isinstance(indices[0], slice):
+            raise EvaluationProblem(f"{_describe(value)} is indexed by one integer", self.source, node.start, node.end,
+                                    python_class="TypeError")
+        index = self._integer(indices[0], node.indices[0])
+        if not -len(value) <= index < len(value):
+            raise EvaluationProblem(f"index {index} is out of range for {_describe(value)}", self.source,
+                                    node.start, node.end, python_class="IndexError")
+        return value[index]
+
     def _attribute(self, node: ast.Attribute, value):
+        if isinstance(value, _PAIRS) and node.name in value._fields:
+            return getattr(value, node.name)
         if node.name not in _ATTRIBUTES:
             raise NameProblem(f"unknown attribute {node.name!r}{suggestion(node.name, _ATTRIBUTES)}", self.source,
                               node.start, node.end)
@@ -930,6 +949,8 @@ def _describe(value) -> str:
         return value.name
     if value is None:
         return "None"
+    if isinstance(value, _PAIRS):
+        return f"the (values, indices) pair of {type(value).__name__}()"
     if isinstance(value, tuple):
         return f"the tuple {value!r}"
     if isinstance(value, range):

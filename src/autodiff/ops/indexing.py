@@ -59,13 +59,15 @@ def _index_add(xp, input, shape, key):
     return out
 
 
+# The index arrays are tensors PyTorch saves (and CopySlices lets go of its node): backward
+# twice through these is PyTorch's retain_graph error.
 INDEX = defop(
     "index",
-    lambda xp, input, key: contiguous(xp, input[key]),
+    lambda xp, input, key: contiguous(xp, input[key]), frees=True,
     input=lambda grad, input_shape, key: INDEX_BACKWARD.apply(grad, input_shape, key),
 )
 INDEX_BACKWARD = defop(
-    "index_backward", _index_add, grad_fn="IndexPutBackward0",
+    "index_backward", _index_add, grad_fn="IndexPutBackward0", frees=True,
     input=lambda grad, key: INDEX.apply(grad, key),
 )
 
@@ -91,7 +93,7 @@ def _region_grad(grad, key, values_shape):
 
 
 INDEX_PUT = defop(
-    "index_put", _put, grad_fn="CopySlices",
+    "index_put", _put, grad_fn="CopySlices", frees=True,
     input=lambda grad, key: ZERO_REGION.apply(grad, key),
     values=lambda grad, key, values_shape: _region_grad(grad, key, values_shape),
 )

@@ -202,6 +202,30 @@ def _subscripts(term: str, offset: int) -> list:
     return labels
 
 
+def _from_sublists(args: tuple):
+    """(operand, subscripts, operand, subscripts, ..., [output]) -> the equation and the operands;
+    subscripts 0-25 are 'A'-'Z', 26-51 'a'-'z', and ... (Ellipsis) the ellipsis, as PyTorch's."""
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    equation = ",".join(_sublist_labels(sublist) for sublist in args[1::2])
+    if len(args) % 2:
+        return f"{equation}->{_sublist_labels(args[-1])}", args[:-1:2]
+    return equation, args[::2]
+
+
+def _sublist_labels(sublist) -> str:
+    labels = []
+    for n in sublist:
+        if n is Ellipsis:
+            labels.append("...")
+        elif 0 <= n < 52:
+            labels.append(chr(ord("A") + n) if n < 26 else chr(ord("a") + n - 26))
+        else:
+            raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+    return "".join(labels)
+
+
 def _diagonal(operand: Tensor, labels: list):
     """Take the diagonal of each repeated subscript: (.., n, .., n, ..) -> (.., n) as a strided slice."""
     from .indexing import getitem
@@ -241,7 +265,10 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list) -> Tensor:
 @public
 def einsum(equation: str, *operands) -> Tensor:
     """Sums of products over the subscripts of `equation` ('ij,jk->ik'), as torch.einsum; with
-    no '->' the output is the subscripts used once, in alphabetical order."""
+    no '->' the output is the subscripts used once, in alphabetical order. The sublist form
+    `einsum(a, [0, 1], b, [1, 2], [0, 2])` is the same ('AB,BC->AC')."""
+    if isinstance(equation, Tensor):
+        equation, operands = _from_sublists((equation, *operands))
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     terms, output = _parse_subscripts(equation)

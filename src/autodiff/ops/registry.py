@@ -147,7 +147,8 @@ def _check_versions(node: OpNode, saved) -> None:
 class OpDef:
     """One operation: forward, derivative formulas, and the plan for what to save."""
 
-    def __init__(self, name, grad_fn, forward, derivatives, *, nondiff=(), domain=False, variadic=False, batch=None):
+    def __init__(self, name, grad_fn, forward, derivatives, *, nondiff=(), domain=False, variadic=False, batch=None,
+                 frees=False):
         self.name = name
         self.batch = batch
         self.grad_fn_name = grad_fn or backward_name(name)
@@ -187,7 +188,8 @@ class OpDef:
                 for f, idx, caller in zip(formulas, indices, self.callers)
             )
         # Saved tensors are freed after backward; saved sizes and dims are kept (as PyTorch).
-        frees = any(k == _RESULT or (k == _ARG and i in self.tensor_positions) for k, i in self.save_plan)
+        # `frees`: what is saved is a tensor in PyTorch though not here (index arrays): freed too.
+        frees = frees or any(k == _RESULT or (k == _ARG and i in self.tensor_positions) for k, i in self.save_plan)
         self.node_class = type(
             self.grad_fn_name, (OpNode,), {"__slots__": (), "op": self, "_frees": frees, "_plan": self.plan,
                                         "__module__": __name__}
@@ -245,13 +247,14 @@ def backward_name(op_name: str) -> str:
 
 def defop(name: str, forward, *, grad_fn: str | None = None, doc: str | None = None, method=False,
           inplace: bool = False, operators=(), aliases=(), nondiff=(), domain=False, variadic=False, batch=None,
-          **derivatives) -> OpDef:
+          frees=False, **derivatives) -> OpDef:
     """Declare an operation; returns its OpDef, whose `apply` runs it and records it.
 
     With `doc`, `apply` is also the public function of that name (see surface.py)."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is declared twice")
-    op = OpDef(name, grad_fn, forward, derivatives, nondiff=nondiff, domain=domain, variadic=variadic, batch=batch)
+    op = OpDef(name, grad_fn, forward, derivatives, nondiff=nondiff, domain=domain, variadic=variadic, batch=batch,
+               frees=frees)
     REGISTRY[name] = op
     if doc is not None:
         function = _public_function(op, doc)

@@ -6,7 +6,7 @@ import math
 
 from .. import backend, dtypes
 from ..backend import contiguous
-from ..tensor import Tensor, _make, _sizes
+from ..tensor import Tensor, _as_tensor, _make, _sizes
 from .dims import normalize_dim, normalize_dims
 from .batching import ELEMENTWISE, Batched, by_example, dims, joins, shape_argument
 from .registry import defop
@@ -411,6 +411,30 @@ TO_DEVICE = defop(
     "to_device", lambda xp, input, device: backend.to_device(input, device), grad_fn="ToCopyBackward0",
     input=lambda grad, input_device: TO_DEVICE.apply(grad, input_device),
 )
+
+
+
+def _zeros_for(grad):
+    """PyTorch's zeros_like(grad), recorded nowhere: the overwritten value has no gradient."""
+    data = grad._data if isinstance(grad, Tensor) else grad
+    zeros = backend.array_module(data).zeros(data.shape, dtype=data.dtype)
+    return _make(zeros) if isinstance(grad, Tensor) else zeros
+
+
+# `x.copy_(src)`: src broadcast to x's shape and cast to its dtype. The engine sums the gradient
+# back to src's shape and dtype, as PyTorch's CopyBackwards does.
+COPY = defop(
+    "copy", lambda xp, input, src: backend.broadcast_to(xp, src, input.shape).astype(input.dtype),
+    grad_fn="CopyBackwards", batch=ELEMENTWISE,
+    input=lambda grad: _zeros_for(grad),
+    src=lambda grad: grad,
+)
+
+
+@tensor_method("copy_")
+def _copy_(self: Tensor, src) -> Tensor:
+    """Copy `src` (broadcast, cast) into this tensor, in place."""
+    return self._apply_inplace(COPY.apply, _as_tensor(src, self))
 
 
 def to_dtype(input: Tensor, dtype) -> Tensor:

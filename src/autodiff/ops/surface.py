@@ -21,6 +21,7 @@ functions, in declaration order: `autodiff` exports it and the language calls no
 from __future__ import annotations
 
 import functools
+import inspect
 
 PUBLIC: dict = {}  # name -> the function users call
 
@@ -40,18 +41,46 @@ def declare(function, *, name: str | None = None, method=False, inplace: bool = 
     name = name or function.__name__
     if not batches_itself:
         function = following_batches(function, batch)
+    function = accepting_numpy_names(function)
     if name in PUBLIC:
         raise ValueError(f"the public name {name!r} is declared twice")
     for public_name in (name, *aliases):
         PUBLIC[public_name] = function
     if method:
-        bound = function if method is True else _named(method, name, function.__doc__)
+        bound = function if method is True else _named(accepting_numpy_names(method), name, function.__doc__)
         for method_name in (name, *aliases):
             setattr(TensorMethods, method_name, bound)
     if inplace:
         setattr(TensorMethods, name + "_", _inplace(function, name + "_"))
     bind_operators(function, operators, batches_itself=True)
     return function
+
+
+# PyTorch's argument parser takes NumPy's names for these two wherever a function has them.
+NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def accepting_numpy_names(function):
+    """`function`, also taking `axis=` for `dim=` and `keepdims=` for `keepdim=` (`cumsum(x, axis=0)`)."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return function
+    aliases = {alias: real for alias, real in NUMPY_NAMES.items() if real in parameters and alias not in parameters}
+    if not aliases:
+        return function
+
+    def spelled(*args, **kwargs):
+        if kwargs:
+            for alias in aliases.keys() & kwargs.keys():
+                real = aliases[alias]
+                if real in kwargs:  # both spellings: PyTorch's parser knows only the first
+                    raise TypeError(f"{function.__name__}() got an unexpected keyword argument {alias!r}")
+                kwargs[real] = kwargs.pop(alias)
+        return function(*args, **kwargs)
+
+    functools.update_wrapper(spelled, function)
+    return spelled
 
 
 def bind_operators(function, operators, *, batch=None, batches_itself: bool = False) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import Tensor, autograd, no_grad
+from .. import Tensor, autograd, no_grad, return_types
 from ..language import Evaluation, InputProblem, Options, Program, Source, Warning_, evaluate, parse, parse_value
 from ..language.builtins import suggestion
 from .check import CheckReport
@@ -180,6 +180,9 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
         result = evaluation.output = tensor(result)
     elif not isinstance(result, Tensor):
         kind = type(result).__name__
+        if isinstance(result, (return_types.max, return_types.min)):  # x.max(0), as PyTorch returns it
+            raise NotATensor(f"{the_output(evaluation.output_name)} is the (values, indices) pair of {kind}(), "
+                             "not a tensor: take its .values", kind)
         raise NotATensor(f"{the_output(evaluation.output_name)} is {kind}, not a tensor: "
                          "there is nothing to differentiate", kind)
     retained = _retain(evaluation, retain)

@@ -1,0 +1,561 @@
+"""Issue 21, "PyTorch agreement": behaviours that third-party autograd tests rely on, each run
+with PyTorch and with autodiff and compared (values, gradients, grad_fn names, error texts and
+warnings), as in test_torch_oracle.py. Skipped when PyTorch is not installed."""
+
+import warnings
+
+import pytest
+
+import autodiff
+
+from .test_torch_oracle import assert_same, outcome
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _oracle_in_float64(torch_in_float64):  # tests/conftest.py
+    yield
+
+
+def same_as_pytorch(snippet):
+    assert_same(outcome(snippet, autodiff), outcome(snippet, torch))
+
+
+def fails_as_pytorch(snippet):
+    theirs = outcome(snippet, torch)
+    assert theirs[0] == "error", "the snippet must fail in PyTorch"
+    assert_same(outcome(snippet, autodiff), theirs)
+
+
+def matrix(lib):
+    return lib.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], requires_grad=True)
+
+
+# -- axis= and keepdims=, NumPy's names that PyTorch's argument parser accepts ---------------------------
+
+AXIS = {
+    "cumsum": lambda lib, x: lib.cumsum(x, axis=0),
+    "cumsum_method": lambda lib, x: x.cumsum(axis=1),
+    "sum_keepdims": lambda lib, x: lib.sum(x, axis=1, keepdims=True),
+    "mean_method": lambda lib, x: x.mean(axis=0),
+    "prod": lambda lib, x: x.prod(axis=1),
+    "max": lambda lib, x: x.max(axis=0).values,
+    "min": lambda lib, x: lib.min(x, axis=1, keepdims=True).values,
+    "argmax": lambda lib, x: x.argmax(axis=1).double(),
+    "logsumexp": lambda lib, x: lib.logsumexp(x, axis=1),
+    "softmax": lambda lib, x: lib.softmax(x, axis=0),
+    "log_softmax": lambda lib, x: x.log_softmax(axis=1),
+    "cat": lambda lib, x: lib.cat([x, x], axis=1),
+    "stack": lambda lib, x: lib.stack([x, x], axis=1),
+    "unsqueeze": lambda lib, x: x.unsqueeze(axis=1),
+    "squeeze": lambda lib, x: lib.squeeze(x[None], axis=0),
+    "select": lambda lib, x: lib.select(x, axis=1, index=2),
+    "narrow": lambda lib, x: x.narrow(axis=1, start=1, length=2),
+}
+
+
+@pytest.mark.parametrize("key", sorted(AXIS))
+def test_axis_is_dim_and_keepdims_is_keepdim(key):
+    def snippet(lib):
+        x = matrix(lib)
+        out = AXIS[key](lib, x)
+        (out * out).sum().backward()
+        return [out, x.grad, type(out.grad_fn).__name__ if out.grad_fn else None]
+
+    same_as_pytorch(snippet)
+
+
+def test_axis_and_dim_together_is_refused_as_pytorch_refuses_it():
+    fails_as_pytorch(lambda lib: lib.cumsum(matrix(lib), axis=0, dim=0))
+    fails_as_pytorch(lambda lib: matrix(lib).sum(axis=0, dim=1))
+
+
+# -- autograd.functional: what was given where a tensor belongs ------------------------------------------
+
+FUNCTIONAL_MISUSE = {
+    "jacobian_input_at_index": lambda F, x: F.jacobian(lambda a, b: a * b, (x, 2)),
+    "jacobian_input": lambda F, x: F.jacobian(lambda a: a, 2.0),
+    "vjp_input_at_index": lambda F, x: F.vjp(lambda a, b: a * b, (x, 2)),
+    "vjp_v": lambda F, x: F.vjp(lambda a: a, x, 3),
+    "hessian_input_at_index": lambda F, x: F.hessian(lambda a, b: (a * b).sum(), (x, [1.0])),
+    "jacobian_output": lambda F, x: F.jacobian(lambda a: 3, x),
+    "jacobian_output_at_index": lambda F, x: F.jacobian(lambda a: (a, 3), x),
+}
+
+
+@pytest.mark.parametrize("key", sorted(FUNCTIONAL_MISUSE))
+def test_functional_names_the_value_that_is_not_a_tensor(key):
+    fails_as_pytorch(lambda lib: FUNCTIONAL_MISUSE[key](lib.autograd.functional, lib.ones(2)))
+
+
+# -- creation and grad modes ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size", [[4, 2], (3,)])
+def test_randint_with_high_and_a_size(size):
+    def snippet(lib):
+        values = lib.randint(2, size)
+        return [list(values.shape), str(values.dtype), bool(((values >= 0) & (values < 2)).all())]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("decorator", ["no_grad()", "no_grad", "enable_grad()"])
+def test_grad_mode_decorating_a_class_warns_and_builds_it_in_the_mode(decorator):
+    def snippet(lib):
+        class Made:
+            def __init__(self, x):
+                self.y = x * 2
+
+        mode = getattr(lib, decorator.rstrip("()"))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            made = (mode()(Made) if decorator.endswith("()") else mode(Made))(lib.ones(1, requires_grad=True))
+        return [made.y.requires_grad, [(w.category.__name__, str(w.message)) for w in caught]]
+
+    same_as_pytorch(snippet)
+
+
+# -- einsum in sublist form -------------------------------------------------------------------------------
+
+SUBLISTS = {
+    "matmul": lambda a, b: (a, [0, 1], b, [1, 2], [0, 2]),
+    "implicit_output": lambda a, b: (a, [30, 1], b, [1, 2]),  # 'e' after 'C': PyTorch's alphabetical order
+    "ellipsis": lambda a, b: (a, [..., 1], b, [1, 2], [..., 2]),
+    "trace_of_one": lambda a, b: (a @ b, [51, 51]),
+}
+
+
+@pytest.mark.parametrize("key", sorted(SUBLISTS))
+def test_einsum_sublist_form(key):
+    def snippet(lib):
+        a = lib.tensor([[1.0, 2.0, -1.0], [3.0, 4.0, 0.5]], requires_grad=True)
+        b = lib.tensor([[1.0, 0.0], [2.0, 1.0], [-3.0, 2.0]], requires_grad=True)
+        out = lib.einsum(*SUBLISTS[key](a, b))
+        (out * out).sum().backward()
+        return [out, a.grad, b.grad, type(out.grad_fn).__name__]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("args", [lambda lib: (lib.ones(2),), lambda lib: (lib.ones(2), [52])])
+def test_einsum_sublist_errors(args):
+    fails_as_pytorch(lambda lib: lib.einsum(*args(lib)))
+
+
+# -- backward twice through indexing ----------------------------------------------------------------------
+
+def _assign(key, values):
+    def assign(lib, b, c):
+        c[key(lib)] = values(b)
+    return assign
+
+
+def _look_up(key):
+    def look_up(lib, b, c):
+        return b[key(lib)]
+    return look_up
+
+
+# CopySlices lets go of its node, and IndexBackward0 of its index tensors: a second backward
+# without retain_graph is PyTorch's error; basic indexing saves nothing and runs twice.
+TWICE = {
+    "assign_list_from_list": _assign(lambda lib: [1, 2], lambda b: b[[1, 1]]),
+    "assign_int": _assign(lambda lib: 0, lambda b: b[1]),
+    "assign_slice": _assign(lambda lib: slice(1, None), lambda b: b[1:]),
+    "assign_mask": _assign(lambda lib: lib.tensor([True, False, True]), lambda b: b[:2]),
+    "look_up_list": _look_up(lambda lib: [0, 0]),
+    "look_up_mask": _look_up(lambda lib: lib.tensor([True, False, True])),
+    "look_up_basic": _look_up(lambda lib: (None, 1)),
+}
+
+
+@pytest.mark.parametrize("key", sorted(TWICE))
+def test_backward_twice_through_indexing(key):
+    def snippet(lib):
+        b = lib.ones(3, requires_grad=True)
+        c = lib.zeros(3)
+        looked_up = TWICE[key](lib, b, c)
+        total = (c if looked_up is None else looked_up).sum()
+        total.backward()
+        first = b.grad.clone()
+        try:
+            total.backward()
+        except RuntimeError as exc:
+            return [first, str(exc)]
+        return [first, b.grad]
+
+    same_as_pytorch(snippet)
+
+
+def test_backward_twice_through_indexing_with_retain_graph():
+    def snippet(lib):
+        b = lib.ones(3, requires_grad=True)
+        c = lib.zeros(3)
+        c[[1, 2]] = b[[1, 1]]
+        total = (c * c).sum()
+        total.backward(retain_graph=True)
+        total.backward()
+        return b.grad
+
+    same_as_pytorch(snippet)
+
+
+# -- hook order -------------------------------------------------------------------------------------------
+
+def _leaf_with_hooks(lib, log):
+    a = lib.ones(2, requires_grad=True)
+    a.register_hook(lambda g: log.append("tensor hook 1"))
+    b = a * 2
+    accumulate = b.grad_fn.next_functions[0][0]
+    accumulate.register_prehook(lambda grads: log.append(("AccumulateGrad pre-hook", grads[0])))
+    accumulate.register_hook(lambda grad_inputs, grad_outputs: log.append(("AccumulateGrad hook", grad_inputs,
+                                                                          grad_outputs)))
+    a.register_hook(lambda g: (log.append("tensor hook 2"), g * 10)[1])
+    return a, b
+
+
+LEAF_RUNS = {
+    "backward": lambda lib, a, b, create_graph: b.sum().backward(create_graph=create_graph),
+    "backward_inputs": lambda lib, a, b, create_graph: b.sum().backward(inputs=[a], create_graph=create_graph),
+    "grad": lambda lib, a, b, create_graph: lib.autograd.grad(b.sum(), a, create_graph=create_graph),
+    "leaf_as_root": lambda lib, a, b, create_graph: a.backward(lib.ones(2), create_graph=create_graph),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+@pytest.mark.parametrize("create_graph", [False, True], ids=["lean", "recorded"])
+@pytest.mark.parametrize("key", sorted(LEAF_RUNS))
+def test_accumulate_grad_hooks_run_after_the_leafs_tensor_hooks(key, create_graph):
+    """Tensor hooks, AccumulateGrad's pre-hooks, .grad, its hooks; autograd.grad runs no AccumulateGrad."""
+    def snippet(lib):
+        log = []
+        a, b = _leaf_with_hooks(lib, log)
+        result = LEAF_RUNS[key](lib, a, b, create_graph)
+        return [log, a.grad, result]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("inputs", ["b", "b_and_a"])
+def test_grad_with_respect_to_an_intermediate_does_not_run_its_node(inputs):
+    """grad(c, inputs=b) takes b's gradient as it arrives: b's tensor hooks run, b.grad_fn and its
+    hooks do not, and its saved values stay for a later backward (unless a lies beyond it)."""
+    def snippet(lib):
+        log = []
+        a = lib.ones(2, requires_grad=True)
+        b = a * a
+        c = b * 3
+        b.grad_fn.register_prehook(lambda grads: log.append("b pre-hook"))
+        b.grad_fn.register_hook(lambda grad_inputs, grad_outputs: log.append("b hook"))
+        b.register_hook(lambda g: (log.append("b tensor hook"), g * 10)[1])
+        log.append(lib.autograd.grad(c.sum(), inputs=b if inputs == "b" else [b, a]))
+        try:
+            (b * 1).sum().backward()
+        except RuntimeError as exc:
+            log.append(str(exc))
+        return [log, a.grad]
+
+    same_as_pytorch(snippet)
+
+
+TARGET_RUNS = {
+    "grad_b_and_a": lambda lib, a, b, c: lib.autograd.grad(c.sum(), inputs=[b, a]),
+    "grad_b": lambda lib, a, b, c: lib.autograd.grad(c.sum(), inputs=[b]),
+    "backward_inputs_b": lambda lib, a, b, c: c.sum().backward(inputs=[b]),
+    "backward_inputs_b_and_a": lambda lib, a, b, c: c.sum().backward(inputs=[b, a]),
+}
+
+
+@pytest.mark.parametrize("node_pre_hook", [False, True])
+@pytest.mark.parametrize("key", sorted(TARGET_RUNS))
+def test_where_an_intermediate_inputs_gradient_is_taken(key, node_pre_hook):
+    """Against the tensor's hook and its node's pre-hook, each changing the gradient."""
+    def snippet(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = a * a
+        c = b * 3
+        if node_pre_hook:
+            b.grad_fn.register_prehook(lambda grads: (grads[0] * 100,))
+        b.register_hook(lambda g: g * 10)
+        return [TARGET_RUNS[key](lib, a, b, c), b.grad, a.grad]
+
+    same_as_pytorch(snippet)
+
+
+def test_gradcheck_is_the_function_whichever_name_loads_its_module():
+    """`autograd.gradgradcheck` loads the module gradcheck.py: `autograd.gradcheck` stays the function."""
+    import subprocess
+    import sys
+
+    code = ("import autodiff, torch; autodiff.autograd.gradgradcheck; "
+            "print(callable(autodiff.autograd.gradcheck), callable(torch.autograd.gradcheck))")
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert shown.split() == ["True", "True"]
+
+
+# -- copy_ ------------------------------------------------------------------------------------------------
+
+COPIES = {  # the source copied into a 2x2 tensor, from b = [1, 2, 3]
+    "same_shape": lambda lib, b: lib.stack([b[:2], b[1:]]) * 2,
+    "broadcast": lambda lib, b: b[:2],
+    "to_float32": lambda lib, b: lib.stack([b[:2], b[1:]]).to(lib.float32),
+}
+
+
+@pytest.mark.parametrize("key", sorted(COPIES))
+def test_copy_records_copy_backwards(key):
+    """x.copy_(src): one CopyBackwards node, no gradient for the overwritten value, src's summed back."""
+    def snippet(lib):
+        b = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        x = lib.zeros(2, 2, requires_grad=True)
+        target = x * 1
+        target.copy_(COPIES[key](lib, b))
+        (target * lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        return [target, type(target.grad_fn).__name__, [type(n).__name__ for n, _ in target.grad_fn.next_functions],
+                x.grad, b.grad]
+
+    same_as_pytorch(snippet)
+
+
+# -- custom Functions -------------------------------------------------------------------------------------
+
+def _functions(lib):
+    class NonTensorOutputs(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, 3, "text"
+
+        @staticmethod
+        def backward(ctx, grad, grad_of_number, grad_of_text):
+            ctx.seen = (grad_of_number, grad_of_text)
+            return grad * 2
+
+    class SameTensorTwice(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 2
+            return y, y
+
+        @staticmethod
+        def backward(ctx, first, second):
+            ctx.seen = (first, second)
+            return first + second
+
+    class OnceDifferentiable(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x * x * w
+
+        @staticmethod
+        @lib.autograd.function.once_differentiable
+        def backward(ctx, grad):
+            x, w = ctx.saved_tensors
+            return 2 * x * w * grad, None
+
+    return NonTensorOutputs, SameTensorTwice, OnceDifferentiable
+
+
+def test_custom_function_non_tensor_outputs_get_none_gradients():
+    def snippet(lib):
+        NonTensorOutputs, _, _ = _functions(lib)
+        x = lib.ones(2, requires_grad=True)
+        y, number, text = NonTensorOutputs.apply(x)
+        y.sum().backward()
+        return [number, text, x.grad, y.grad_fn.seen]
+
+    same_as_pytorch(snippet)
+
+
+def test_custom_function_returning_one_tensor_twice():
+    def snippet(lib):
+        _, SameTensorTwice, _ = _functions(lib)
+        x = lib.ones(2, requires_grad=True)
+        a, b = SameTensorTwice.apply(x)
+        (a * 3 + b).sum().backward()
+        return [a is b, a.output_nr, type(a.grad_fn).__name__, x.grad, list(a.grad_fn.seen)]
+
+    same_as_pytorch(snippet)
+
+
+def test_once_differentiable_results_come_out_of_one_error_node():
+    def snippet(lib):
+        _, _, OnceDifferentiable = _functions(lib)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor(3.0)
+        y = OnceDifferentiable.apply(x, w)
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        found = [g, type(g.grad_fn).__name__, g.output_nr,
+                 [(type(node).__name__, nr) for node, nr in g.grad_fn.next_functions]]
+        try:
+            g.sum().backward()
+        except RuntimeError as exc:
+            found.append(str(exc))
+        return found
+
+    same_as_pytorch(snippet)
+
+
+def test_save_for_backward_names_the_argument_that_is_not_a_tensor():
+    def snippet(lib):
+        class Saves(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x, 2.0)
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        return Saves.apply(lib.ones(1, requires_grad=True))
+
+    fails_as_pytorch(snippet)
+
+
+# -- gradcheck's checks beyond the Jacobian ---------------------------------------------------------------
+
+def _checked_functions(lib):
+    class NotReentrant(lib.autograd.Function):
+        calls = 0
+
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            NotReentrant.calls += 1  # a little more each time: the Jacobian itself passes
+            return grad * 2 + NotReentrant.calls * 1e-9
+
+    class FailsWithoutGradient(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            if grad is None:
+                raise RuntimeError("no gradient arrived")
+            return grad * 2
+
+    class NotMultipliedByGradient(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2 + (grad == 0).all() * 1.0
+
+    return {"not_reentrant": NotReentrant, "fails_without_gradient": FailsWithoutGradient,
+            "not_multiplied_by_gradient": NotMultipliedByGradient}
+
+
+GRADCHECKS = {
+    "not_reentrant": {},
+    "not_reentrant_fast": {"fast_mode": True},
+    "not_reentrant_within_nondet_tol": {"nondet_tol": 1e-6},  # then the zero-gradient check fails it
+    "fails_without_gradient": {},
+    "not_multiplied_by_gradient": {},
+}
+
+
+@pytest.mark.parametrize("key", sorted(GRADCHECKS))
+@pytest.mark.parametrize("raise_exception", [True, False])
+def test_gradcheck_checks_as_pytorch(key, raise_exception):
+    def snippet(lib):
+        function = _checked_functions(lib)[key.replace("_fast", "").replace("_within_nondet_tol", "")]
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                passed = lib.autograd.gradcheck(function.apply, (x,), raise_exception=raise_exception,
+                                                **GRADCHECKS[key])
+            except RuntimeError as exc:  # GradcheckError; PyTorch's note after the first paragraph is its own
+                return ["raised", str(exc).split("\n\n")[0], type(exc.__cause__).__name__]
+        return [passed, [w.category.__name__ for w in caught]]
+
+    same_as_pytorch(snippet)
+
+
+def test_gradcheck_skips_the_undefined_gradient_check_on_request():
+    def snippet(lib):
+        function = _checked_functions(lib)["fails_without_gradient"]
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        return lib.autograd.gradcheck(function.apply, (x,), check_undefined_grad=False)
+
+    same_as_pytorch(snippet)
+
+
+def test_gradgradcheck_finds_a_backward_that_is_not_reentrant():
+    def snippet(lib):
+        function = _checked_functions(lib)["not_reentrant"]
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        try:
+            return lib.autograd.gradgradcheck(lambda t: function.apply(t) * t, (x,))
+        except RuntimeError as exc:
+            return str(exc).split("\n\n")[0]
+
+    same_as_pytorch(snippet)
+
+
+def _doubled_in_place(lib):
+    class DoubledInPlace(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    return DoubledInPlace
+
+
+def test_mark_dirty_makes_the_input_itself_the_output():
+    """The changed input is the result, its history rebased onto the Function's node: a later
+    use of it differentiates through the Function (before, through its old node: a wrong gradient)."""
+    def snippet(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = a * 1
+        version = b._version
+        c = _doubled_in_place(lib).apply(b)
+        found = [c is b, type(b.grad_fn).__name__, b._version - version]
+        (b * 3).sum().backward()
+        return found + [a.grad]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("case", ["leaf", "not_returned", "saved_before"])
+def test_mark_dirty_errors(case):
+    def snippet(lib):
+        a = lib.ones(2, requires_grad=True)
+        if case == "leaf":
+            return _doubled_in_place(lib).apply(a)
+        b = a * 1
+        if case == "saved_before":
+            product = b * b
+            _doubled_in_place(lib).apply(b)
+            return product.sum().backward()
+
+        class NotReturned(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        return NotReturned.apply(b)
+
+    fails_as_pytorch(snippet)
