@@ -64,6 +64,7 @@ FORMULAS: dict[str, dict[str, str]] = {
     "unsafe_view": {"input": _RESHAPE},
     "alias": {"input": _ONE},
     "clone": {"input": _ONE},
+    "copy": {"input": "0 (its values are overwritten)", "src": "g ↦ g summed back to the shape of {src}"},
     "unsqueeze": {"input": "g ↦ squeeze(g, {dim})"},
     "squeeze": {"input": _RESHAPE},
     "squeeze_dim": {"input": _RESHAPE},
