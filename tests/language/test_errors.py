@@ -94,6 +94,13 @@ GOLDEN = [
     ('u = a * b\ne = uu + 2 * a', {'a': 1, 'b': 2}, 2,
      "expr.txt:2:5: error: no value for input 'uu': give one with --at uu=VALUE; did you mean 'u'?\n"
      "    e = uu + 2 * a\n        ^~"),
+    # ... or close to an input given its value, or to a value given that nothing uses
+    ('e = uu + u', {'u': 1}, 2,
+     "expr.txt:1:5: error: no value for input 'uu': give one with --at uu=VALUE; did you mean 'u'?\n"
+     "    e = uu + u\n        ^~"),
+    ('u = a * b\ne = u + cc', {'a': 2, 'b': 3, 'c': 5}, 2,
+     "expr.txt:2:9: error: no value for input 'cc': give one with --at cc=VALUE; did you mean 'c'?\n"
+     "    e = u + cc\n            ^~"),
     ('total = a * 2\nnorm = a / totl + nrm', {'a': 1}, 2,
      "expr.txt:2:12: error: no values for the inputs 'totl' and 'nrm': give them with --at totl=VALUE,nrm=VALUE; "
      "did you mean 'total' for 'totl', 'norm' for 'nrm'?\n    norm = a / totl + nrm\n               ^~~~"),

@@ -151,7 +151,8 @@ class _Runner:
         inputs = analysis.inputs
         # A value for a name the program does not take is unused, not fatal: a regression suite may
         # give one set of points to several programs. A misspelt name is pointed out all the same.
-        for name in [name for name in at if name not in inputs and name not in analysis.declared]:
+        self.unused_at = [name for name in at if name not in inputs and name not in analysis.declared]
+        for name in self.unused_at:
             del self.at[name]
             listed = ", ".join(inputs) if inputs else "none"
             self.result.warnings.append(Warning_(
@@ -229,10 +230,12 @@ class _Runner:
             self._bind_input(name, self.at[name], node, requires_grad=True)
 
     def _misspelt(self, missing: list) -> str:
-        """"; did you mean 'u'?" when a missing input is close to a name the program assigns:
-        `uu` used where `u` was meant is an input, and its missing value the first sign of it."""
+        """"; did you mean 'u'?" when a missing input is close to another name: one the program
+        assigns, an input that has its value, or a value given (--at) that nothing uses. `uu`
+        used where `u` was meant is an input, and its missing value the first sign of it."""
         analysis = self.result.analysis
-        assigned = sorted((analysis.assigned | set(analysis.declared)) - set(analysis.inputs))
+        known = analysis.assigned | set(analysis.declared) | set(self.at) | set(self.unused_at)
+        assigned = sorted(known - set(missing))
         if len(missing) == 1:
             return suggestion(missing[0], assigned)
         close = [(name, difflib.get_close_matches(name, assigned, n=1, cutoff=0.6)) for name in missing]
