@@ -191,6 +191,14 @@ def test_a_prefix_is_dropped_only_where_the_bare_name_exists(autodiff):
     assert "names alone" not in result.stderr
 
 
+def test_a_dropped_prefix_keeps_the_calls_keyword_arguments(autodiff):
+    """Following the advice must not change the call: `reduction=sum` is no `mean`."""
+    result = autodiff("grad", "-e", "F.mse_loss(x, x * 2, reduction=sum)", "--at", "x=[1,2]")
+    assert result.code == 3 and "write mse_loss(x, x * 2, reduction=sum): functions" in result.stderr
+    result = autodiff("grad", "-e", "y = torch.log_softmax(x, dim=0)[0]", "--at", "x=[1,2]")
+    assert result.code == 3 and "write log_softmax(x, dim=0): functions" in result.stderr
+
+
 def test_pow_is_fine(autodiff):
     assert autodiff("grad", "-e", "pow(x, 2)", "--at", "x=3", "--format", "plain").stdout == "output\t9.0\nx\t6.0\n"
 

@@ -162,7 +162,9 @@ def _check_callee(node: ast.Call, result: Analysis, local: frozenset, source: So
 
 
 def _arguments(call: ast.Call, source: Source) -> str:
-    return ", ".join(source.snippet(a.start, a.end) for a in call.args) or "x"
+    """The call's arguments as written, keywords too: advice that drops them would change the call."""
+    parts = sorted((*call.args, *call.keywords), key=lambda a: a.start)
+    return ", ".join(source.snippet(a.start, a.end) for a in parts) or "x"
 
 
 def _check_module(attribute: ast.Attribute, call, result: Analysis, local: frozenset, source: Source) -> None:
