@@ -380,7 +380,10 @@ def test_max_or_min_method_reduces_as_pytorch(text, reduce, pick, torch_in_float
 
 
 def test_max_method_pair_is_not_a_number():
-    with pytest.raises(EvaluationProblem, match=r"pair of max\(\)"):
+    with pytest.raises(EvaluationProblem, match=r"pair of max\(\) \(take its \.values\)"):
         run("x.max(0) + 1", at={"x": [[1.0, 2.0]]})
+    with pytest.raises(EvaluationProblem, match=r"sum\(\): expected a tensor, got the \(values, indices\) pair of "
+                                                r"min\(\): take its \.values"):
+        run("sum(x.min(0))", at={"x": [[1.0, 2.0]]})
     with pytest.raises(EvaluationProblem, match="out of range"):
         run("x.max(0)[2]", at={"x": [[1.0, 2.0]]})

@@ -953,7 +953,7 @@ def _describe(value) -> str:
     if value is None:
         return "None"
     if isinstance(value, _PAIRS):
-        return f"the (values, indices) pair of {type(value).__name__}()"
+        return f"the (values, indices) pair of {type(value).__name__}() (take its .values)"
     if isinstance(value, tuple):
         return f"the tuple {value!r}"
     if isinstance(value, range):
