@@ -234,3 +234,16 @@ def test_points_warn_only_of_the_gradients_they_write(autodiff, tmp_path):
     assert "log(a) produced nan" in result.stderr
     assert "'b'" not in result.stderr
     assert "'b' is nan" in autodiff("grad", "-e", "y = log(a) * b", "--at", "a=-1,b=3").stderr  # one point: b's too
+
+
+def test_an_input_given_by_at_and_by_the_points_is_refused(autodiff, tmp_path):
+    """Held fixed, or varied per point? Refused with a hint, never guessed (its gradient column
+    was silently left out)."""
+    path = tmp_path / "in.csv"
+    path.write_text("x\n1\n2\n")
+    result = autodiff("grad", "-e", "y = x * x", "--points", str(path), "--at", "x=3")
+    assert (result.code, result.stdout) == (2, "")
+    assert "'x' given both by --at (held fixed) and by the points: give each input in one place" in result.stderr
+    result = autodiff("grad", "-e", "y = x * z", "--points", "-", "--in", "jsonl", "--at", "x=3",
+                      stdin='{"z": 2, "x": 5}\n')
+    assert result.code == 2 and "<stdin>:1: 'x' given both by --at" in result.stderr

@@ -233,7 +233,7 @@ def _run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fm
             warned.add(text)
             print(f"autodiff: warning: --points {shown(path)}: {text}", file=sys.stderr)
 
-    reader = io.PointReader(stream, fmt, needed, optional, warn)
+    reader = io.PointReader(stream, fmt, needed, optional, warn, fixed=at)
     grads = [n for n in analysis.inputs if n not in at and (wrt is None or n in wrt)] if gradients else None
     grads = sorted(grads) if grads is not None else None
     out = fmt_out.value if fmt_out else ("jsonl" if fmt == "jsonl" else fmt)

@@ -107,11 +107,12 @@ class PointReader:
     the good points' values as columns. Plain numbers take a vectorised path; anything else
     (tensors, "nan" strings, a bad cell) is read point by point."""
 
-    def __init__(self, stream, fmt: str, needed: list, optional: list, warn) -> None:
+    def __init__(self, stream, fmt: str, needed: list, optional: list, warn, fixed=()) -> None:
         self.stream = stream
         self.fmt = fmt
         self.needed = needed  # inputs every point must give
         self.known = set(needed) | set(optional)
+        self.fixed = set(fixed)  # inputs --at holds fixed: a point that gives one too is ambiguous
         self.warn = warn
         self.header: list | None = None
         self.shapes: dict = {}  # input -> the shape of its values at every point
@@ -146,6 +147,9 @@ class PointReader:
     def _read_header(self, number: int, text: str) -> None:
         cells = next(csv.reader([text], delimiter=self._delimiter))
         self.header = [c.strip() for c in cells]
+        both = [c for c in self.header if c in self.fixed]
+        if both:
+            raise PointsProblem(f"line {number}: {_fixed_too(both)}")
         missing = [n for n in self.needed if n not in self.header]
         if missing:
             # A JSON object where a CSV header belongs: JSON Lines read as CSV
@@ -166,6 +170,8 @@ class PointReader:
         try:
             if self.fmt == "jsonl":
                 records = [json.loads(t) for _, t in texts]
+                if self.fixed and any(name in r for r in records for name in self.fixed):
+                    return None  # each such point is told so (_jsonl)
                 columns = {}
                 for name in self.known:
                     if name in self.needed or all(name in r for r in records):
@@ -222,6 +228,9 @@ class PointReader:
         for name in self.needed:
             if name not in record:
                 raise ValueError(f"no value for input {name!r}")
+        both = [name for name in record if name in self.fixed]
+        if both:
+            raise ValueError(_fixed_too(both))
         for name, value in record.items():
             if name in self.known:
                 try:
@@ -408,3 +417,10 @@ def open_points(path: str):
     if path == "-":
         return sys.stdin.buffer
     return open(path, "rb")  # noqa: SIM115 - closed by the caller
+
+
+def _fixed_too(names: list) -> str:
+    """An input given by --at and by the points: held fixed, or varied? Refused, never guessed."""
+    listed = ", ".join(repr(shown(n)) for n in names)
+    return (f"{listed} given both by --at (held fixed) and by the points: give each input in one place "
+            "(drop it from --at to vary it per point)")
