@@ -174,3 +174,15 @@ def test_records_and_comments_of_the_old_class_name(suite):
                               "(2), mat (2x3), vec (4) (not expected: expected errors are named by PyTorch's classes, "
                               "not EvaluationProblem: # expect-error: RuntimeError: '@' of shapes [2, 3] and [4]: size "
                               "mismatch, got input (2), mat (2x3), vec (4))")
+
+
+def test_an_expect_error_comment_that_does_not_match_says_what_it_expected(suite):
+    """The comment was found: the message says what it expects and why this error is not it."""
+    path = suite.write("m.expr", "# expect-error: RuntimeError: size mismatch\ny = ones(2, 2) @ ones(1, 3)\n")
+    result = run_file(path, CHECK)
+    assert result.status == ERRORED
+    assert result.message == (
+        f"{path}:2:16: RuntimeError: '@' of shapes [2, 2] and [1, 3]: mat1 and mat2 shapes cannot be multiplied "
+        "(2x2 and 1x3) (not the error its expect-error comment expects (RuntimeError: size mismatch): the class must "
+        "be the same and the message must contain the comment's text; to expect this one, write # expect-error: "
+        "RuntimeError: '@' of shapes [2, 2] and [1, 3]: mat1 and mat2 shapes cannot be multiplied (2x2 and 1x3))")

@@ -222,6 +222,10 @@ def _unexpected(outcomes: list, expectations: list):
             why = "not expected: a file meant to fail says so with a comment,"
             if any(cls == OLD_CLASS for cls, _ in expectations):
                 why = f"not expected: expected errors are named by PyTorch's classes, not {OLD_CLASS}:"
+            elif expectations:
+                wanted = "; ".join(f"{cls}: {fragment}" if fragment else cls for cls, fragment in expectations)
+                why = (f"not the error its expect-error comment expects ({shown(wanted)}): the class must be "
+                       "the same and the message must contain the comment's text; to expect this one, write")
             return (ERRORED, f"{where}{place}{text} ({why} # expect-error: {text})", [], excerpt)
     return None
 
