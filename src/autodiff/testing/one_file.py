@@ -82,6 +82,9 @@ class FileResult:
     excerpt: str = ""  # an error's line in the file, and a caret under the place (its message says file:line:col)
     created: bool = False  # with --update: the record was written and did not exist before
 
+    def __post_init__(self) -> None:
+        self.message = short_words(self.message)  # a name of a megabyte is cut in every message, once, here
+
 
 def run_file(path, settings: Settings) -> FileResult:
     """Evaluate one file at its points and compare (or record). Never raises for a bad file."""
