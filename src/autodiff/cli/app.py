@@ -623,7 +623,7 @@ def _plot_warnings(result) -> None:
         x = result.xs[result.first_not_finite]
         alone = result.not_finite_warnings
         say(f"autodiff: warning: {result.output} or d{result.output}/d{result.wrt} is nan or infinite at "
-            f"{result.not_finite} of {len(result.xs)} point(s), left out of the picture; the first, at "
+            f"{result.not_finite} of {len(result.xs)} point(s) (a picture leaves them out); the first, at "
             f"{result.wrt}={x:g}{', run alone, says:' if alone else ''}")
         for warning in alone:
             say(line_for(warning))
