@@ -97,6 +97,19 @@ def test_check_failing_at_a_kink_says_so_from_the_two_sides(program, point, name
         assert run.evaluation.source.text[located[0].start:located[0].end] == "relu(h)"
 
 
+def test_check_failing_at_a_jump_says_the_output_is_not_continuous():
+    """floor at 1: from the left the difference quotient is 1/eps, so it grows tenfold as eps
+    shrinks tenfold: a jump, not a kink (whose gap stays) and not a curve (whose gap shrinks)."""
+    run = differentiate("y = floor(x)", {"x": 1.0})
+    report = check(run)
+    [entry] = report.entries
+    assert not report.passed and entry.jump
+    assert entry.sides == pytest.approx((0.0, 1 / report.eps), rel=1e-6)
+    [hint] = [w.message for w in run.warnings if "jump" in w.message]
+    assert hint.startswith("--check: the output is not continuous in x at this point (a jump)")
+    assert not any("kink" in w.message for w in run.warnings)
+
+
 def test_check_failing_on_a_smooth_curve_claims_no_kink():
     """A gradient cut on purpose fails --check; the curve bends so fast that its one-sided slopes
     differ at eps, but they meet as the step shrinks: no kink is claimed."""

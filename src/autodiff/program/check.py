@@ -36,7 +36,8 @@ class CheckEntry:
     analytical: float
     numerical: float
     passed: bool
-    sides: tuple | None = None  # (slope from the right, from the left) where they show a kink
+    sides: tuple | None = None  # (slope from the right, from the left) where they show a kink or a jump
+    jump: bool = False  # the sides' gap grows as eps shrinks: the output itself jumps there
 
 
 @dataclass
@@ -87,16 +88,17 @@ def check_gradients(run_at, inputs: dict, analytical: dict, weights, *, eps: flo
             if error > worst[0] or (np.isnan(error) and not np.isnan(worst[0])):
                 relative = error / abs(numerical) if numerical else (0.0 if error == 0 else float("inf"))
                 worst = (error, relative, index, analytic, numerical)
-        sides = None if passed else _kink(run_at, base, name, worst[2], weights, eps, atol, rtol)
+        sides, jump = (None, False) if passed else _kink(run_at, base, name, worst[2], weights, eps, atol, rtol)
         report.entries.append(CheckEntry(name, len(indices), value.size, worst[0], worst[1], worst[2], worst[3],
-                                         worst[4], passed, sides))
+                                         worst[4], passed, sides, jump))
     return report
 
 
 def _kink(run_at, base: dict, name: str, index: tuple, weights, eps: float, atol: float, rtol: float):
-    """(slope from the right, slope from the left) of the output along one input element, where
-    they differ by a step that stays the same as eps shrinks (a kink); None where it shrinks (a
-    curve), grows (rounding) or is within the tolerance or the rounding of the output."""
+    """((slope from the right, slope from the left), jump) of the output along one input element,
+    where they differ by a step that stays the same as eps shrinks (a kink), or grows as 1/eps
+    does (a jump: the output is not continuous there); (None, False) where the gap shrinks (a
+    curve), grows otherwise (rounding) or is within the tolerance or the rounding of the output."""
     def slopes(step: float) -> tuple:
         values, rounding = [], 0.0
         for sign in (1.0, 0.0, -1.0):
@@ -114,11 +116,15 @@ def _kink(run_at, base: dict, name: str, index: tuple, weights, eps: float, atol
 
     right, left, gap, floor = slopes(eps)
     if not np.isfinite(gap) or gap <= floor:
-        return None
+        return None, False
     _, _, closer, closer_floor = slopes(eps / 10)
-    if closer <= closer_floor or not 0.5 * gap <= closer <= 2 * gap:  # a kink's step does not depend on eps
-        return None
-    return right, left
+    if closer <= closer_floor:
+        return None, False
+    if 0.5 * gap <= closer <= 2 * gap:  # a kink's step does not depend on eps
+        return (right, left), False
+    if 5 * gap <= closer <= 20 * gap:  # a jump's difference quotient is its height / eps
+        return (right, left), True
+    return None, False
 
 
 def check(run, *, atol: float = 1e-5, rtol: float = 1e-3) -> CheckReport:
@@ -166,6 +172,13 @@ def kink_hints(run) -> list:
     for entry in entries:
         where = f"[{', '.join(map(str, entry.worst))}]" if entry.worst else ""
         right, left = entry.sides
+        if entry.jump:
+            hints.append(Warning_(
+                f"--check: the output is not continuous in {entry.name}{where} at this point (a jump): its "
+                f"difference quotients grow as eps shrinks ({right:.6g} from the right and {left:.6g} from the left "
+                f"at eps {run.check.eps:g}), so finite differences measure no derivative there; autograd gives "
+                f"{entry.analytical:.6g}"))
+            continue
         hints.append(Warning_(
             f"--check: the output is not differentiable in {entry.name}{where} at this point (a kink): its slope "
             f"is {right:.6g} from the right and {left:.6g} from the left, finite differences take their mean, and "
