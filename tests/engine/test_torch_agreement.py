@@ -380,6 +380,27 @@ def test_custom_function_returning_one_tensor_twice():
     same_as_pytorch(snippet)
 
 
+def test_custom_function_returning_its_input_twice():
+    """Two results, each with its own gradient (PyTorch makes each a view of the input): merged
+    into one, the first one's gradient reached backward as zero, a silently wrong x.grad."""
+    def snippet(lib):
+        class InputTwice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x, x
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                return ga + 10 * gb
+
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        a, b = InputTwice.apply(x)
+        (a.sum() * 2 + b.sum() * 3).backward()
+        return [a is b, a is x, a.output_nr, b.output_nr, x.grad]
+
+    same_as_pytorch(snippet)
+
+
 def test_once_differentiable_results_come_out_of_one_error_node():
     def snippet(lib):
         _, _, OnceDifferentiable = _functions(lib)

@@ -176,6 +176,7 @@ class Function(metaclass=FunctionMeta):
         ctx._metadata = []
         wrapped = []
         made: dict = {}  # id of a returned tensor -> what this apply returns for it
+        inputs = {id(args[i]) for i in tensor_positions}
         for nr, out in enumerate(raw):
             if not isinstance(out, Tensor):
                 wrapped.append(out)
@@ -183,7 +184,9 @@ class Function(metaclass=FunctionMeta):
                 continue
             ctx._output_index[id(out)] = nr
             ctx._metadata.append((out._data.shape, out._data.dtype))
-            if id(out) in made:  # the same tensor twice: one result, its gradient at the last place (PyTorch)
+            # The same new tensor twice is one result, its gradient at the last place; an input returned
+            # twice is two results, each with its own gradient (PyTorch makes each a view of the input).
+            if id(out) in made and id(out) not in inputs:
                 result = made[id(out)]
                 if result.grad_fn is ctx:
                     result._output_nr = nr
