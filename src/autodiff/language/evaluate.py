@@ -44,6 +44,10 @@ class Options:
     max_call_depth: int = 100  # nested calls of the program's own functions
     check_finite: bool = True  # warn where nan or inf first appears
     keep_tensors: bool = False  # remember every recorded tensor (for showing a graph's values)
+    # A watcher of the run (program/derive.py): `input(name, leaf)` may stand in for an input's
+    # leaf; `located(node, outcome)` is told where values were just read as Python values: a
+    # condition's test with its outcome, a loop's iterable, each statement when it is done.
+    trace: object = None
 
 
 @dataclass
@@ -174,6 +178,7 @@ class _Runner:
         self.depth = 0
         self.finite_warning_given = False
         self.dtype = dtypes.from_name(options.dtype)
+        self._located_at = options.trace.located if options.trace is not None else None
 
     # -- the run -------------------------------------------------------------------------------------
 
@@ -261,8 +266,9 @@ class _Runner:
             if not tensor.dtype.is_floating_point:
                 tensor = tensor.to(self.dtype)
             tensor.requires_grad_(True)
-            self.result.inputs[name] = tensor
-        elif requires_grad:
+        if requires_grad and self.options.trace is not None:
+            tensor = self.options.trace.input(name, tensor)
+        if requires_grad:
             self.result.inputs[name] = tensor
         else:
             self.result.constants[name] = tensor
@@ -289,8 +295,11 @@ class _Runner:
 
     def _execute(self, statements, env: dict) -> None:
         steps = self._STATEMENT_STEPS
+        located = self._located_at
         for node in statements:
             steps[type(node)](self, node, env)
+            if located is not None:
+                located(node, None)
 
     # One step per kind of statement, each (self, node, env); env is self.globals at the top level.
 
@@ -333,6 +342,8 @@ class _Runner:
 
     def _exec_for(self, node: ast.For, env: dict) -> None:
         iterable = self._evaluate(node.iterable, env)
+        if self._located_at is not None:
+            self._located_at(node.iterable, None)
         if isinstance(iterable, Tensor):
             if iterable.ndim == 0:
                 raise EvaluationProblem("cannot loop over a 0-d tensor", self.source, node.iterable.start,
@@ -621,7 +632,10 @@ class _Runner:
                     f"a condition must be a single value, but this one has {value.numel()} "
                     "(use all(...) or any(...))", self.source, node.start, node.end, python_class="RuntimeError")
             try:
-                return bool(value.item())
+                outcome = bool(value.item())
+                if self._located_at is not None:
+                    self._located_at(node, outcome)
+                return outcome
             except DataDependent as split:  # points that disagree here: the caller groups them
                 split.node = node
                 raise

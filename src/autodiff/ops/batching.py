@@ -175,8 +175,16 @@ def _batch_size(args, kwargs) -> int:
 # -- the rules -------------------------------------------------------------------------------------
 
 
+# The tensor classes that make an operation leave its fast path and come to `dispatch`: batched
+# tensors, and while symbolic/trace.py traces, traced ones (it sets TRACER to take them).
+INTERCEPTED = {Batched}
+TRACER = None
+
+
 def dispatch(rule, function, args, kwargs):
     """Run `function` on batched arguments by its rule (example by example when it has none)."""
+    if TRACER is not None and not has_batched(args, kwargs):
+        return TRACER(function, args, kwargs)
     if rule is None:
         return by_example(function, args, kwargs)
     return rule(function, args, kwargs)

@@ -45,9 +45,12 @@ from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import Node, _sequence, edge, input_node, output_numbers
 from ..tensor import InplaceClock, Tensor, _make, legacy_type_name
 from . import surface
-from .batching import Batched, dispatch
+from .batching import INTERCEPTED, Batched, dispatch
 
 REGISTRY: dict[str, OpDef] = {}
+NONDIFF: dict = {}  # name -> apply of each operation without a gradient
+# Set while symbolic/trace.py traces: gives a formula the saved result as the traced tensor.
+REATTACH = None
 
 _FREED_ERROR = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -100,6 +103,8 @@ class OpNode(Node):
                 index = op.result_index
                 if index is not None:  # re-attach the saved result to this node
                     result = _make(saved[index], True, self)
+                    if REATTACH is not None:
+                        result = REATTACH(self, result)
                     saved = saved[:index] + (result,) + saved[index + 1 :]
             else:
                 saved = self._arrays()
@@ -509,7 +514,7 @@ def _unary_apply(op: OpDef):
         if input.__class__ is not Tensor:
             if not isinstance(input, Tensor):
                 return forward(_module(input), input, *params)  # plain arrays: just compute
-            if input.__class__ is Batched:
+            if input.__class__ in INTERCEPTED:
                 return dispatch(batch, apply, (input, *params), {})
         data = input._data
         if grows and limits.limit is not None:
@@ -554,7 +559,7 @@ def _binary_apply(op: OpDef):
         else:
             input_is_tensor = input.__class__ is Tensor or isinstance(input, Tensor)
             other_is_tensor = other.__class__ is Tensor or isinstance(other, Tensor)
-            if (input_is_tensor and input.__class__ is Batched) or (other_is_tensor and other.__class__ is Batched):
+            if (input_is_tensor and input.__class__ in INTERCEPTED) or (other_is_tensor and other.__class__ in INTERCEPTED):
                 return dispatch(batch, apply, (input, other), {})
             if input_is_tensor:
                 a = input._data
@@ -618,7 +623,7 @@ def _general_apply(op: OpDef):
         for i in tensor_positions:
             a = args[i]
             if isinstance(a, Tensor):
-                if a.__class__ is Batched:
+                if a.__class__ in INTERCEPTED:
                     return dispatch(op.batch, apply, args, {})
                 arrays[i] = a._data
                 any_tensor = True
@@ -648,7 +653,7 @@ def _variadic_apply(op: OpDef):
         tensors = list(tensors)
         if not tensors:
             raise ValueError(f"autodiff.{op.name}(): expected a non-empty list of Tensors")
-        if any(t.__class__ is Batched for t in tensors):
+        if any(t.__class__ in INTERCEPTED for t in tensors):
             return dispatch(op.batch, apply, (tensors, *params), {})
         if not any(isinstance(t, Tensor) for t in tensors):  # plain arrays: just compute
             return _run(op, _module(tensors[0]), (tensors, *params))
@@ -681,7 +686,7 @@ def nondiff(name: str, forward, *, doc: str | None = None, method=False, operato
     """
 
     def apply(*args):
-        if any(a.__class__ is Batched for a in args):
+        if any(a.__class__ in INTERCEPTED for a in args):
             return dispatch(batch, apply, args, {})
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         wrap = any(isinstance(a, Tensor) for a in args)
@@ -704,6 +709,7 @@ def nondiff(name: str, forward, *, doc: str | None = None, method=False, operato
 
     apply.__name__ = apply.__qualname__ = name
     apply._forward = forward
+    NONDIFF[name] = apply
     if doc is not None:
         _describe(apply, ("xp",), forward, doc)
         surface.declare(apply, method=method, operators=operators, aliases=aliases, batch=batch, batches_itself=True)

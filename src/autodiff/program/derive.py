@@ -1,0 +1,273 @@
+"""Symbolic derivatives of a program: `autodiff derive` and `autodiff.derive()`.
+
+The program runs once, traced (symbolic/trace.py): its inputs are symbols, and the engine's
+own backward with `create_graph=True` builds each derivative's expression from every op's
+`defop` formula. The expressions come out simplified and shared (symbolic/expr.py) and are
+written as a program (symbolic/printing.py). Values matter only where the program reads one
+as a Python value (`if x > 0`, `range(n)`): the path `--at` picks is followed and its
+conditions are listed as assumptions; with no value given there, derive refuses.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import Tensor, autograd, return_types
+from ..language import InputProblem, Options, Program, Source, evaluate, parse
+from ..language.analysis import analyze
+from ..symbolic import expr as E
+from ..symbolic.printing import Printer, Program as Statements, to_text
+from ..symbolic.trace import Traced, Tracer
+from .errors import GradientProblem, NotATensor, UsageProblem
+from .run import _source_and_program, the_output
+
+DEFAULT_VALUE = 0.75  # an input's value where --at gives none: it only fixes a 0-d shape
+
+
+@dataclass
+class Assumption:
+    line: int
+    condition: str
+
+
+@dataclass
+class Derived:
+    """One derivative: of the output with respect to `wrt` (a pair of names at order 2)."""
+
+    wrt: tuple
+    name: str  # de_da, d2e_da_db
+    formula: str  # the right-hand side of its statement in `program`
+    expr: object = None  # its expression (symbolic/expr.py)
+    shape: tuple = ()
+
+
+@dataclass
+class Derivation:
+    source: str
+    output: str
+    inputs: dict  # input name -> shape, in the program's order
+    derivatives: list  # Derived, first order, then second
+    statements: list  # (name, right-hand side), each defined before use, derivatives last
+    assumptions: list = field(default_factory=list)
+    order: int = 1
+    value: object = None  # the output's expression
+    value_statements: list = field(default_factory=list)  # statements computing the value and derivatives
+    declared: dict = field(default_factory=dict)  # input name -> its default value's text, where the file gives one
+    check: object = None  # CheckOutcome with --check
+    warnings: list = field(default_factory=list)
+
+    @property
+    def program(self) -> str:
+        return "".join(f"{name} = {text}\n" for name, text in self.statements)
+
+    def formula(self, wrt) -> str:
+        key = (wrt,) if isinstance(wrt, str) else tuple(wrt)
+        return next(d.formula for d in self.derivatives if d.wrt == key)
+
+
+class _Watcher:
+    """Told by the language's evaluator where values were read: collects the assumptions."""
+
+    def __init__(self, tracer: Tracer, source: Source, given: set) -> None:
+        self.tracer = tracer
+        self.source = source
+        self.given = given
+        self.assumptions: list = []
+        self.seen = 0
+
+    def input(self, name: str, leaf: Tensor) -> Tensor:
+        return self.tracer.input(name, leaf)
+
+    def located(self, node, outcome) -> None:
+        decisions = self.tracer.decisions
+        if len(decisions) == self.seen:
+            return
+        new = decisions[self.seen:]
+        self.seen = len(decisions)
+        line, _ = self.source.line_column(node.start)
+        for expression, value in new:
+            missing = E.symbols_of(expression) - self.given
+            if missing:
+                names = ", ".join(sorted(missing))
+                raise InputProblem(
+                    f"the path through this line depends on the value of {names}: give it with --at "
+                    f"(derive then follows that path and states its conditions)", self.source, node.start, node.end)
+        if outcome is not None:  # a condition's test: as the user wrote it
+            text = self.source.snippet(node.start, node.end)
+            condition = text if outcome else f"not ({text})"
+            self._assume(line, condition)
+            return
+        for expression, value in new:
+            self._assume(line, f"{to_text(expression)} == {_value_text(value)}")
+
+    def _assume(self, line: int, condition: str) -> None:
+        assumption = Assumption(line, condition)
+        if assumption not in self.assumptions:
+            self.assumptions.append(assumption)
+
+
+def _value_text(value) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float)):
+        from ..symbolic.printing import number_text
+
+        return number_text(float(value))
+    return repr(value)
+
+
+def derive(source: Source | str, at: dict | None = None, *, program: Program | None = None, wrt=None,
+           output: str | None = None, order: int = 1, options: Options | None = None) -> Derivation:
+    """The derivatives of `source`'s output with respect to its inputs (`wrt`: some of them),
+    as formulas and as a program. `at` gives input values: shapes, and the path through
+    control flow that depends on values. Raises ProgramError, UsageProblem, GradientProblem."""
+    if order not in (1, 2):
+        raise UsageProblem(f"--order takes 1 or 2, not {order}")
+    source, program = _source_and_program(source, program)
+    analysis = analyze(program, source)
+    given = dict(at or {})
+    point = dict(given)
+    for name in analysis.inputs:
+        declared = analysis.declared.get(name)
+        if name not in point and (declared is None or declared.value is None):
+            point[name] = DEFAULT_VALUE
+    if wrt is not None:
+        for name in wrt:
+            if name not in analysis.inputs:
+                from ..language.builtins import suggestion
+
+                raise UsageProblem(f"--wrt names {name!r}, which is not an input of the program"
+                                   f"{suggestion(name, list(analysis.inputs))}")
+    options = Options() if options is None else options
+    with Tracer() as tracer:
+        watcher = _Watcher(tracer, source, set(given) | {n for n in analysis.declared if n not in point})
+        options.trace = watcher
+        try:
+            evaluation = evaluate(program, source, at=point, output=output, options=options, analysis=analysis)
+        finally:
+            options.trace = None
+        result = evaluation.output
+        _check_output(result, evaluation.output_name)
+        inputs = {name: leaf for name, leaf in evaluation.inputs.items()}
+        chosen = [n for n in inputs if wrt is None or n in wrt]
+        value = _expr_of(result)
+        derivatives, first = _first_order(result, inputs, chosen, evaluation.output_name)
+        if order == 2:
+            derivatives += _second_order(first, inputs, chosen, evaluation.output_name)
+        if len(tracer.decisions) != watcher.seen:  # a formula read a value: never expected
+            raise GradientProblem("derive: a derivative formula depends on a value; it cannot be written "
+                                  "as one formula")
+    taken = set(inputs) | set(evaluation.variables) | set(evaluation.constants)
+    _name_derivatives(derivatives, evaluation.output_name, taken)
+    labels = _labels(evaluation, result)
+    roots = {d.name: d.expr for d in derivatives}
+    statements = Statements(roots, labels, taken=set(inputs)).statements()
+    formulas = dict(statements[-len(roots):]) if roots else {}
+    for d in derivatives:
+        d.formula = formulas[d.name]
+    value_name = evaluation.output_name if evaluation.output_name not in inputs else "output"
+    value_statements = Statements({value_name: value, **roots}, labels, taken=set(inputs)).statements()
+    declared = {n: source.snippet(d.value.start, d.value.end) for n, d in analysis.declared.items()
+                if d.kind == "input" and d.value is not None and n not in given}
+    return Derivation(source.name, evaluation.output_name, {n: tuple(t.shape) for n, t in inputs.items()},
+                      derivatives, statements, watcher.assumptions, order, value, value_statements, declared,
+                      warnings=list(evaluation.warnings))
+
+
+def _check_output(result, name: str) -> None:
+    if isinstance(result, (bool, int, float)):
+        return
+    if isinstance(result, (return_types.max, return_types.min)):
+        raise NotATensor(f"{the_output(name)} is the (values, indices) pair of {type(result).__name__}(), "
+                         "not a tensor: take its .values", type(result).__name__)
+    if not isinstance(result, Tensor):
+        raise NotATensor(f"{the_output(name)} is {type(result).__name__}, not a tensor: there is nothing to "
+                         "differentiate", type(result).__name__)
+    if result.numel() != 1 or result.ndim:
+        raise GradientProblem("grad can be implicitly created only for scalar outputs",
+                              f"derive writes the derivatives of a single number: derive sum({name}), or pick "
+                              "one element")
+
+
+def _expr_of(value) -> E.Expr:
+    if isinstance(value, Traced):
+        return value.expr
+    if isinstance(value, Tensor):
+        return E.constant(value.detach().numpy(force=True))
+    return E.const(float(value))
+
+
+def _first_order(result, inputs: dict, chosen: list, output: str) -> tuple:
+    grads = _grads(result, [inputs[n] for n in chosen])
+    derivatives, first = [], {}
+    for name, g in zip(chosen, grads):
+        expression = _gradient_expr(g, inputs[name])
+        first[name] = g
+        derivatives.append(Derived((name,), "", "", expression, tuple(inputs[name].shape)))
+    return derivatives, first
+
+
+def _second_order(first: dict, inputs: dict, chosen: list, output: str) -> list:
+    for name in chosen:
+        if inputs[name].ndim:
+            raise UsageProblem(f"--order 2 derives with respect to numbers (0-d inputs); {name!r} has shape "
+                               f"{list(inputs[name].shape)}", )
+    out = []
+    for i, a in enumerate(chosen):
+        grads = _grads(first[a], [inputs[b] for b in chosen[i:]])
+        for b, g in zip(chosen[i:], grads):
+            out.append(Derived((a, b), "", "", _gradient_expr(g, inputs[b]), ()))
+    return out
+
+
+def _grads(result, leaves: list) -> list:
+    if not isinstance(result, Tensor) or not result.requires_grad or not leaves:
+        return [None] * len(leaves)
+    plain = result.plain if isinstance(result, Traced) else result
+    needing = [leaf.plain if isinstance(leaf, Traced) else leaf for leaf in leaves]
+    try:
+        return list(autograd.grad([plain], needing, grad_outputs=[_ones(plain)], create_graph=True,
+                                  allow_unused=True, retain_graph=True))
+    except RuntimeError as exc:
+        raise GradientProblem(str(exc)) from None
+
+
+def _ones(t: Tensor) -> Tensor:
+    from ..tensor import _make
+
+    return _make(t._data * 0 + 1)
+
+
+def _gradient_expr(g, leaf) -> E.Expr:
+    shape = tuple(leaf.shape)
+    if g is None:
+        return E.const(0.0, shape)
+    return E.with_shape(_expr_of(g), shape) if _expr_of(g).shape != shape else _expr_of(g)
+
+
+def _name_derivatives(derivatives: list, output: str, taken: set) -> None:
+    used = set(taken)
+    for d in derivatives:
+        if len(d.wrt) == 1:
+            base = f"d{output}_d{d.wrt[0]}"
+        else:
+            base = f"d2{output}_d{d.wrt[0]}_d{d.wrt[1]}"
+        name, k = base, 2
+        while name in used:
+            name, k = f"{base}_{k}", k + 1
+        used.add(name)
+        d.name = name
+
+
+def _labels(evaluation, result) -> dict:
+    """The user's names for values: a shared subexpression is written as the variable it is."""
+    labels: dict = {}
+    for name, value in evaluation.variables.items():
+        if isinstance(value, Traced) and value.expr.op not in ("sym", "const", "tensor"):
+            labels.setdefault(value.expr, name)
+    if isinstance(result, Traced) and evaluation.output_name:
+        labels.setdefault(result.expr, evaluation.output_name)
+    return labels

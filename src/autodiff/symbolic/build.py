@@ -1,0 +1,155 @@
+"""An operation's expression from its arguments' expressions, simplified as it is built.
+
+Arithmetic goes to the algebra of expr.py (sums, products, powers); the other operations
+become calls, after the rewrites that need no values: shape operations that change nothing
+are dropped, constants are folded, and a few identities of the derivative formulas apply
+(`relu(x) <= 0` is `x <= 0`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import expr as E
+
+_SAME = ("alias", "clone", "to_dtype", "to_device", "contiguous")
+_RESHAPES = ("view", "reshape_alias", "unsafe_view", "squeeze", "squeeze_dim", "squeeze_", "squeeze_dims",
+             "unsqueeze")
+_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+_FLIPPED = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _number(value):
+    return value if isinstance(value, E.Expr) else E.const(float(value)) if isinstance(value, (int, float)) \
+        else E.constant(np.asarray(value))
+
+
+def build(name: str, args: list, shape: tuple, result=None) -> E.Expr:
+    """The expression of op `name` applied to `args` (expressions, or static parameters)."""
+    rule = _RULES.get(name)
+    if rule is not None:
+        built = rule(shape, *args)
+        if built is not None:
+            return E.with_shape(built, shape) if built.shape != shape else built
+    if name in _SAME:
+        return E.with_shape(args[0], shape)
+    if name in _RESHAPES:
+        return _reshape(args[0], shape)
+    if name in _COMPARISONS:
+        return _compare(name, _number(args[0]), _number(args[1]), shape)
+    return E.call(name, tuple(_static(a) for a in args), shape)
+
+
+def _static(value):
+    """A parameter as a hashable value (lists of dims become tuples)."""
+    if isinstance(value, list):
+        return tuple(_static(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return E.constant(value)
+    return value
+
+
+def _reshape(x: E.Expr, shape: tuple) -> E.Expr:
+    if x.shape == shape:
+        return x
+    if x.op == "const":
+        return E.const(x.number, shape)
+    if x.op == "reshape":  # a reshape of a reshape is one reshape
+        x = x.args[0]
+        if x.shape == shape:
+            return x
+    return E.call("reshape", (x, shape), shape)
+
+
+def _compare(name: str, a: E.Expr, b: E.Expr, shape) -> E.Expr:
+    # relu's formula asks `relu(x) <= 0`: for a number 0 that is `x <= 0` (nan included)
+    if a.op == "relu" and b.op == "const" and b.number == 0 and name in ("le", "gt"):
+        a = a.args[0]
+    return E.call(name, (a, b), shape)
+
+
+def _sum_to(shape, x, target):
+    target = tuple(target)
+    if x.shape == target:
+        return x
+    if x.op == "const":
+        return E.const(x.number * (math.prod(x.shape) / max(math.prod(target), 1)), target)
+    if x.op == "expand" and x.args[0].shape == target:
+        return x.args[0]
+    return E.call("sum_to", (x, target), target)
+
+
+def _expand(shape, x, target):
+    return E.with_shape(x, tuple(shape))
+
+
+def _where(shape, condition, a, b):
+    a, b = _number(a), _number(b)
+    if a is b:
+        return a
+    if condition.op == "const":
+        return a if condition.number else b
+    if condition.op == "tensor":
+        mask = condition.args[0].array
+        if mask.all():
+            return a
+        if not mask.any():
+            return b
+    return E.call("where", (condition, a, b), shape)
+
+
+def _sum(shape, x):
+    if x.op == "const":
+        return E.const(x.number * math.prod(x.shape))
+    return None
+
+
+def _mean(shape, x):
+    if x.op == "const":
+        return E.const(x.number)
+    return None
+
+
+def _transpose(shape, x, d0=None, d1=None):
+    if x.op in ("t", "transpose") and x.args[1:] == ((d0, d1) if d0 is not None else ()):
+        return x.args[0]
+    if x.op == "const":
+        return E.const(x.number, shape)
+    return None
+
+
+def _mean_dim(shape, x, dim, keepdim):
+    return E.const(x.number, shape) if x.op == "const" else None
+
+
+def _sum_dim(shape, x, dim, keepdim):
+    if x.op == "const":
+        return E.const(x.number * (math.prod(x.shape) / max(math.prod(shape), 1)), shape)
+    return None
+
+
+_RULES = {
+    "add": lambda shape, a, b: _number(a) + _number(b),
+    "sub": lambda shape, a, b: _number(a) - _number(b),
+    "rsub": lambda shape, input, other: _number(other) - _number(input),
+    "mul": lambda shape, a, b: _number(a) * _number(b),
+    "div": lambda shape, a, b: _number(a) / _number(b),
+    "div_scalar": lambda shape, a, b: _number(a) / _number(b),
+    "neg": lambda shape, a: -a,
+    "reciprocal": lambda shape, a: E.power(a, -1.0),
+    "sqrt": lambda shape, a: E.power(a, 0.5),
+    "pow": lambda shape, x, c: E.power(x, float(c)),
+    "pow_tensor": lambda shape, x, y: E.power(x, _number(y)),
+    "pow_scalar_base": lambda shape, exponent, base: E.power(_number(base), exponent),
+    "sum_to": _sum_to,
+    "expand": _expand,
+    "where": _where,
+    "sum": _sum,
+    "mean": _mean,
+    "sum_dim": _sum_dim,
+    "mean_dim": _mean_dim,
+    "t": lambda shape, x: _transpose(shape, x),
+    "transpose": _transpose,
+}

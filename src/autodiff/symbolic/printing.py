@@ -1,0 +1,249 @@
+"""Expressions as text: the expression language (also Python), LaTeX, and NumPy code.
+
+`Program` turns a few root expressions into statements: every node used more than once is
+computed once and named (after the program's own variable where one holds that value), and
+so is a node that would nest deeper than `MAX_INLINE` levels, so that no printed line, and no
+walk over it, grows with the input's length.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import expr as E
+
+MAX_INLINE = 24
+
+# Precedence, as Python's: comparisons < + - < * / @ % < unary minus < ** < atoms.
+_COMPARE, _SUM, _PRODUCT, _UNARY, _POWER, _ATOM = range(6)
+_OPERATORS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_BINARY = {"mm": "@", "mv": "@", "dot": "@", "bmm": "@", "remainder": "%", "remainder_scalar": "%"}
+_REDUCTIONS = {"sum_dim": "sum", "mean_dim": "mean", "prod_dim": "prod", "max_dim": "max", "min_dim": "min"}
+
+
+def number_text(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value == int(value) and abs(value) < 1e16:
+        return str(int(value))
+    return repr(float(value))
+
+
+def _static_text(value) -> str:
+    if isinstance(value, tuple):
+        inner = ", ".join(_static_text(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, float):
+        return number_text(value)
+    return repr(value)
+
+
+def _array_text(array) -> str:
+    if array.dtype == bool:
+        return repr(array.tolist()).replace("True", "True").replace("False", "False")
+    return repr(np.asarray(array, dtype=float).tolist()).replace(".0,", ",").replace(".0]", "]")
+
+
+class Printer:
+    """Language text for expressions, with `names` for the nodes that are named."""
+
+    def __init__(self, names: dict | None = None) -> None:
+        self.names = names or {}
+
+    def text(self, e: E.Expr) -> str:
+        return self._text(e)[0]
+
+    def _wrap(self, e: E.Expr, level: int, right: bool = False) -> str:
+        text, own = self._text(e)
+        return f"({text})" if own < level or (right and own == level) else text
+
+    def _text(self, e: E.Expr) -> tuple:
+        name = self.names.get(e)
+        if name is not None:
+            return name, _ATOM
+        op, args = e.op, e.args
+        if op == "sym":
+            return args[0], _ATOM
+        if op == "const":
+            value = args[0]
+            if e.shape:
+                word = {1.0: "ones", 0.0: "zeros"}.get(value)
+                size = ", ".join(str(s) for s in e.shape)
+                text = f"{word}({size})" if word else f"full({_static_text(e.shape)}, {number_text(value)})"
+                return text, _ATOM
+            return number_text(value), (_UNARY if value < 0 else _ATOM)
+        if op == "tensor":
+            return _array_text(args[0].array), _ATOM
+        if op == "add":
+            return self._sum(e), _SUM
+        if op == "mul":
+            return self._product(e)
+        if op == "pow":
+            return self._power(args[0], args[1])
+        if op in _OPERATORS:
+            return f"{self._wrap(args[0], _SUM)} {_OPERATORS[op]} {self._wrap(args[1], _SUM)}", _COMPARE
+        if op in _BINARY:
+            return f"{self._wrap(args[0], _PRODUCT)} {_BINARY[op]} {self._wrap(args[1], _PRODUCT, True)}", _PRODUCT
+        if op == "addmm":
+            return f"{self._wrap(args[0], _SUM)} + {self._wrap(args[1], _PRODUCT)} @ " \
+                   f"{self._wrap(args[2], _PRODUCT, True)}", _SUM
+        return self._call(op, args), _ATOM
+
+    def _call(self, op: str, args) -> str:
+        if op in _REDUCTIONS:
+            x, dim, keepdim = args
+            keep = ", keepdim=True" if keepdim else ""
+            return f"{_REDUCTIONS[op]}({self.text(x)}, dim={_static_text(dim)}{keep})"
+        if op in ("cat", "stack"):
+            tensors, dim = args
+            return f"{op}([{', '.join(self.text(t) for t in tensors)}], {dim})"
+        if op == "logsumexp":
+            x, dim, keepdim = args
+            keep = ", keepdim=True" if keepdim else ""
+            return f"logsumexp({self.text(x)}, {_static_text(dim)}{keep})"
+        parts = [self.text(a) if isinstance(a, E.Expr) else _static_text(a) for a in args]
+        return f"{op}({', '.join(parts)})"
+
+    def _sum(self, e: E.Expr) -> str:
+        number, terms = e.args
+        ordered = sorted(terms, key=lambda tk: tk[0].order)
+        pieces = []
+        for term, k in ordered:
+            pieces.append(self._scaled(term, k))
+        if number:
+            pieces.append((number < 0, number_text(abs(number))))
+            if pieces[0][0] and not pieces[-1][0]:  # `1 - x**2` rather than `-x**2 + 1`
+                pieces.insert(0, pieces.pop())
+        first_negative, first = pieces[0]
+        out = ("-" + first) if first_negative else first
+        for negative, text in pieces[1:]:
+            out += (" - " if negative else " + ") + text
+        return out
+
+    def _scaled(self, term: E.Expr, k: float) -> tuple:
+        """(negative, text of |k| * term) for one term of a sum."""
+        if term.op == "mul" and term in self.names:
+            pass
+        if k == 1 or k == -1:
+            text, level = self._text(term)
+            if level < _PRODUCT or (level == _UNARY):
+                text = f"({text})"
+            return k < 0, text
+        text = self._product_text(abs(k), term)
+        return k < 0, text
+
+    def _product(self, e: E.Expr) -> tuple:
+        k, _ = e.args
+        text = self._product_text(abs(k), e, own=True)
+        if k < 0:
+            return "-" + text, _UNARY
+        return text, _PRODUCT
+
+    def _product_text(self, k: float, e: E.Expr, own: bool = False) -> str:
+        """|k| times e's factors (e a product, or any expression when not `own`)."""
+        if own or (e.op == "mul" and e not in self.names):
+            factors = sorted(e.args[1], key=lambda bx: bx[0].order)
+        else:
+            factors = [(e, 1.0)]
+        top, bottom = [], []
+        for base, exponent in factors:
+            if isinstance(exponent, float) and exponent < 0:
+                bottom.append(self._factor(base, -exponent))
+            else:
+                top.append(self._factor(base, exponent))
+        if k != 1 or not top:
+            top.insert(0, number_text(k))
+        text = " * ".join(top)
+        if bottom:
+            below = bottom[0] if len(bottom) == 1 else "(" + " * ".join(bottom) + ")"
+            text += " / " + below
+        return text
+
+    def _factor(self, base: E.Expr, exponent) -> str:
+        if exponent == 1.0:
+            return self._wrap(base, _PRODUCT, True)
+        text, level = self._power(base, exponent)
+        return text if level >= _PRODUCT else f"({text})"
+
+    def _power(self, base: E.Expr, exponent) -> tuple:
+        if exponent == 0.5:
+            return f"sqrt({self.text(base)})", _ATOM
+        if isinstance(exponent, float) and exponent < 0:
+            return f"1 / {self._factor(base, -exponent)}", _PRODUCT
+        power = number_text(exponent) if isinstance(exponent, float) else self._wrap(exponent, _POWER)
+        if isinstance(exponent, float) and exponent < 0:
+            power = f"({power})"
+        return f"{self._wrap(base, _POWER + 1)} ** {power}", _POWER
+
+
+def to_text(e: E.Expr, names: dict | None = None) -> str:
+    return Printer(names).text(e)
+
+
+# -- programs -------------------------------------------------------------------------------------------
+
+
+class Program:
+    """Statements computing `roots` ({name: expression}): shared nodes once, named.
+
+    `labels` maps expressions to the names the user gave them (the forward's variables);
+    `taken` are names no temporary may use.
+    """
+
+    def __init__(self, roots: dict, labels: dict | None = None, taken=()) -> None:
+        self.roots = roots
+        order = E.postorder(list(roots.values()))
+        uses: dict = {}
+        for e in order:
+            for c in E.children(e):
+                uses[c] = uses.get(c, 0) + 1
+        for e in roots.values():
+            uses[e] = uses.get(e, 0) + 1
+        taken = set(taken) | set(roots)
+        self.names: dict = {}
+        depth: dict = {}
+        counter = 0
+        labels = labels or {}
+        for e in order:
+            if e.op in ("sym", "const") or (e.op == "tensor" and e.args[0].array.size <= 4):
+                depth[e] = 0
+                continue
+            d = 1 + max((depth[c] for c in E.children(e)), default=0)
+            shared = uses.get(e, 0) > 1 and not _trivial(e)
+            if shared or d > MAX_INLINE:
+                label = labels.get(e)
+                if label is None or label in taken:
+                    counter += 1
+                    label = f"t{counter}"
+                    while label in taken:
+                        counter += 1
+                        label = f"t{counter}"
+                taken.add(label)
+                self.names[e] = label
+                d = 0
+            depth[e] = d
+        self.order = [e for e in order if e in self.names]
+
+    def statements(self) -> list:
+        """[(name, right-hand side text)], each defined before use, the roots last."""
+        printer = Printer(self.names)
+        out = []
+        for e in self.order:
+            name = self.names.pop(e)
+            out.append((name, printer.text(e)))
+            self.names[e] = name
+        for name, e in self.roots.items():
+            out.append((name, printer.text(e)))
+        return out
+
+
+def _trivial(e: E.Expr) -> bool:
+    """Too small to be worth a name: -x, 2 * x."""
+    if e.op == "mul" and len(e.args[1]) == 1:
+        (base, exponent), = e.args[1]
+        return exponent == 1.0 and base.op == "sym"
+    return False

@@ -1,0 +1,182 @@
+"""Tracing: run the engine as usual while every operation also builds its expression.
+
+A `Traced` tensor is an ordinary tensor's stand-in that carries the expression it stands for.
+Operations given one leave their fast path (as for a batched tensor) and come here: the op runs
+on the ordinary tensors, so autograd records it as always, and its result is wrapped with the
+op's expression. The values an op saves for backward are the traced tensors themselves, so
+backward with `create_graph=True` runs each op's own derivative formula (its `defop`
+declaration) on traced tensors, and what it computes is the derivative's expression: no second
+table of derivatives.
+
+A traced value read as a Python value (`if x > 0`, `range(n)`, `.item()`) is a decision on the
+path: `Tracer.decisions` lists each with its outcome, for the caller to state or refuse.
+"""
+
+from __future__ import annotations
+
+from ..ops import batching, registry
+from ..tensor import Tensor, _make
+from . import expr as E
+from .build import build
+
+
+class Traced(Tensor):
+    """A tensor that stands for `expr`; `plain` is the ordinary tensor autograd records."""
+
+    __slots__ = ("plain", "expr")
+
+    def __init__(self, plain: Tensor, expression: E.Expr) -> None:  # noqa: no Tensor.__init__
+        self.plain = plain
+        self.expr = expression
+        self._data = plain._data
+        self._requires_grad = plain._requires_grad
+        self.grad_fn = plain.grad_fn
+        self._grad = None
+        self._output_nr = plain._output_nr
+        self._version_log = plain._version_log
+        self._backward_hooks = None
+        self._accumulator = plain._accumulator
+
+    # -- Python values: decisions on the path --------------------------------------------------------
+
+    def item(self):
+        value = self.plain.item()
+        _decided(self, value)
+        return value
+
+    def tolist(self):
+        value = self.plain.tolist()
+        _decided(self, value)
+        return value
+
+    def numpy(self, *, force: bool = False):
+        value = self.plain.numpy(force=force)
+        _decided(self, value.tolist())
+        return value
+
+    def detach(self) -> Tensor:
+        return Traced(self.plain.detach(), self.expr)
+
+    def __repr__(self) -> str:
+        return f"Traced({self.plain!r})"
+
+
+def _decided(t: Traced, value) -> None:
+    tracer = Tracer.active
+    if tracer is not None and t.expr.symbolic:
+        tracer.decisions.append((t.expr, value))
+
+
+class Tracer:
+    """While active (`with Tracer() as tracer:`), operations on traced tensors are traced."""
+
+    active: Tracer | None = None
+
+    def __init__(self) -> None:
+        self.decisions: list = []  # (expression, the Python value it was read as)
+        self._results: dict = {}  # backward node -> the traced result its formulas may read
+        self._ops = {op.apply: op for op in registry.REGISTRY.values()}
+        self._ops.update({apply: name for name, apply in registry.NONDIFF.items()})
+
+    def __enter__(self) -> Tracer:
+        if Tracer.active is not None:
+            raise RuntimeError("derive: a trace is already running")
+        Tracer.active = self
+        batching.INTERCEPTED.add(Traced)
+        batching.TRACER = self._apply
+        registry.REATTACH = self._reattach
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        Tracer.active = None
+        batching.INTERCEPTED.discard(Traced)
+        batching.TRACER = None
+        registry.REATTACH = None
+
+    # -- leaves --------------------------------------------------------------------------------------
+
+    def input(self, name: str, tensor: Tensor) -> Traced:
+        return Traced(tensor, E.symbol(name, tuple(tensor.shape)))
+
+    # -- operations ----------------------------------------------------------------------------------
+
+    def _apply(self, function, args: tuple, kwargs: dict):
+        op = self._ops.get(function)
+        if op is None:  # a function made of ops: its ops are traced one by one
+            return function(*args, **kwargs)
+        plain_args = tuple(_plain(a) for a in args)
+        plain_kwargs = {k: _plain(v) for k, v in kwargs.items()}
+        result = function(*plain_args, **plain_kwargs)
+        name = op if isinstance(op, str) else op.name
+        exprs = [_expr_of(a) for a in args] + [_expr_of(v) for v in kwargs.values()]
+        if not isinstance(result, Tensor):
+            return result
+        if not any(isinstance(e, E.Expr) and e.symbolic for e in _flat(exprs)):
+            expression = E.constant(_host(result))
+        else:
+            expression = build(name, exprs, tuple(result.shape), result)
+        node = result.grad_fn
+        if node is not None and not isinstance(op, str) and getattr(node, "op", None) is op:
+            self._keep_traced(node, args, plain_args)
+        traced = Traced(result, expression)
+        if node is not None and not isinstance(op, str) and op.result_index is not None:
+            self._results[node] = traced
+        return traced
+
+    def _keep_traced(self, node, args, plain_args) -> None:
+        """Make the node's saved values the traced tensors, so its formulas build expressions."""
+        swap = {}
+        for a, p in zip(args, plain_args):
+            if isinstance(a, Traced):
+                swap[id(p)] = a
+            elif isinstance(a, list):
+                for x, y in zip(a, p):
+                    if isinstance(x, Traced):
+                        swap[id(y)] = x
+        if not swap or not node._saved:
+            return
+        node._saved = tuple(
+            [swap.get(id(x), x) for x in v] if isinstance(v, list) else swap.get(id(v), v) for v in node._saved
+        )
+
+    def _reattach(self, node, result: Tensor) -> Tensor:
+        """The saved result a formula reads, as the traced tensor it stands for."""
+        traced = self._results.get(node)
+        return result if traced is None else Traced(result, traced.expr)
+
+
+def _plain(value):
+    if isinstance(value, Traced):
+        return value.plain
+    if value.__class__ in (list, tuple) and any(isinstance(v, Traced) for v in value):
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
+def _expr_of(value):
+    """An argument as the builder sees it: an expression for a tensor, the value otherwise."""
+    if isinstance(value, Traced):
+        return value.expr
+    if isinstance(value, Tensor):
+        return E.constant(_host(value))
+    if value.__class__ in (list, tuple) and any(isinstance(v, Tensor) for v in value):
+        return tuple(_expr_of(v) for v in value)
+    return value
+
+
+def _flat(values):
+    for v in values:
+        if isinstance(v, tuple):
+            yield from v
+        else:
+            yield v
+
+
+def _host(t: Tensor):
+    data = t._data
+    return data if hasattr(data, "__array_interface__") else data.get()
+
+
+def traced_seed(tensor: Tensor) -> Tensor:
+    """A gradient to start backward with: ones, as a constant."""
+    return _make(tensor._data * 0 + 1)
