@@ -64,6 +64,22 @@ def emit(kind: str, report, chosen) -> None:
     output(chosen, draw, text)
 
 
+def emit_with(module, report, chosen) -> None:
+    """Render with a module that has a function per format (rich draws on a console); text
+    formats other than plain and rich keep standard output for the result itself, so a check's
+    verdict goes to standard error there."""
+    from .main import say
+    from .messages import line_for
+
+    for warning in report.warnings:
+        say(line_for(warning))
+    fmt = chosen.value
+    if fmt not in ("auto", "rich", "plain", "json"):
+        for line in module.check_lines(report):
+            say(line)
+    output(chosen, lambda console: module.rich(report, console), lambda f: getattr(module, f)(report))
+
+
 def output(chosen, draw, text) -> None:
     """The one place a format is chosen: auto is rich on a terminal, plain otherwise. Rich
     output is drawn for this terminal, then written like any other text."""

@@ -56,8 +56,9 @@ class Derivation:
     value: object = None  # the output's expression
     value_statements: list = field(default_factory=list)  # statements computing the value and derivatives
     declared: dict = field(default_factory=dict)  # input name -> its default value's text, where the file gives one
-    check: object = None  # CheckOutcome with --check
+    check: object = None  # DeriveCheck with --check
     warnings: list = field(default_factory=list)
+    labels: dict = field(default_factory=dict, repr=False)  # expression -> the user's name for it
 
     @property
     def program(self) -> str:
@@ -174,7 +175,7 @@ def derive(source: Source | str, at: dict | None = None, *, program: Program | N
                 if d.kind == "input" and d.value is not None and n not in given}
     return Derivation(source.name, evaluation.output_name, {n: tuple(t.shape) for n, t in inputs.items()},
                       derivatives, statements, watcher.assumptions, order, value, value_statements, declared,
-                      warnings=list(evaluation.warnings))
+                      warnings=list(evaluation.warnings), labels=labels)
 
 
 def _check_output(result, name: str) -> None:
@@ -268,6 +269,194 @@ def _labels(evaluation, result) -> dict:
     for name, value in evaluation.variables.items():
         if isinstance(value, Traced) and value.expr.op not in ("sym", "const", "tensor"):
             labels.setdefault(value.expr, name)
+    for name, value in list(evaluation.constants.items()) + list(evaluation.variables.items()):
+        if isinstance(value, Tensor) and not isinstance(value, Traced) and value.numel() > 4:
+            labels.setdefault(E.constant(value.detach().numpy(force=True)), name)
     if isinstance(result, Traced) and evaluation.output_name:
         labels.setdefault(result.expr, evaluation.output_name)
     return labels
+
+
+# -- the derivation written for people and for other programs --------------------------------------------------
+
+
+def _symbolic_name(output: str, wrt: tuple, unicode: bool = True) -> str:
+    if len(wrt) == 1:
+        return f"∂{output}/∂{wrt[0]}"
+    a, b = wrt
+    return f"∂²{output}/∂{a}²" if a == b else f"∂²{output}/∂{a}∂{b}"
+
+
+def readable_lines(d: Derivation) -> list:
+    """[(left, right)]: the shared statements, then `∂e/∂a = formula` for each derivative."""
+    names = {x.name for x in d.derivatives}
+    lines = [(name, text) for name, text in d.statements if name not in names]
+    lines += [(_symbolic_name(d.output, x.wrt), x.formula) for x in d.derivatives]
+    return lines
+
+
+def latex(d: Derivation) -> str:
+    """An `align*` block: shared values first, then each derivative as a fraction."""
+    from ..symbolic.printing import LatexPrinter, latex_name
+
+    roots = {x.name: x.expr for x in d.derivatives}
+    program = Statements(roots, _labels_of(d), taken=set(d.inputs))
+    printer = LatexPrinter(dict(program.names))
+    rows = []
+    for e in program.order:
+        name = program.names[e]
+        del printer.names[e]
+        rows.append(f"{latex_name(name)} &= {printer.text(e)}")
+        printer.names[e] = name
+    out = latex_name(d.output)
+    for x in d.derivatives:
+        if len(x.wrt) == 1:
+            left = rf"\frac{{\partial {out}}}{{\partial {latex_name(x.wrt[0])}}}"
+        elif x.wrt[0] == x.wrt[1]:
+            left = rf"\frac{{\partial^2 {out}}}{{\partial {latex_name(x.wrt[0])}^2}}"
+        else:
+            left = rf"\frac{{\partial^2 {out}}}{{\partial {latex_name(x.wrt[0])} \partial {latex_name(x.wrt[1])}}}"
+        rows.append(f"{left} &= {printer.text(x.expr)}")
+    return "\\begin{align*}\n" + " \\\\\n".join(rows) + "\n\\end{align*}\n"
+
+
+def _labels_of(d: Derivation) -> dict:
+    return d.labels
+
+
+def python_module(d: Derivation) -> str:
+    """A module that imports only NumPy and defines value_and_grad(<inputs>)."""
+    from ..symbolic.printing import HELPERS, NumpyPrinter, UnsupportedOperation
+
+    program = Statements({_value_name(d): d.value, **{x.name: x.expr for x in d.derivatives if len(x.wrt) == 1}},
+                         _labels_of(d), taken=set(d.inputs))
+    printer = NumpyPrinter(dict(program.names))
+    body = []
+    try:
+        for e in program.order:
+            name = program.names[e]
+            del printer.names[e]
+            body.append(f"    {name} = {printer.text(e)}")
+            printer.names[e] = name
+        for name, e in program.roots.items():
+            body.append(f"    {name} = {printer.text(e)}")
+    except UnsupportedOperation as exc:
+        raise UsageProblem(f"--format python cannot write {exc.args[0]}() in NumPy yet; --format expr can") from None
+    grads = ", ".join(
+        f"{x.wrt[0]!r}: _as(({x.name}), {tuple(d.inputs[x.wrt[0]])!r})" for x in d.derivatives if len(x.wrt) == 1)
+    parameters = ", ".join(d.inputs)
+    shapes = ", ".join(f"{n}: {list(s)}" for n, s in d.inputs.items()) or "none"
+    helpers = "".join("\n\n" + HELPERS[h] for h in sorted(printer.helpers))
+    return (
+        f'"""The value and gradients of {d.source}, derived by autodiff (symbolic, simplified).\n\n'
+        f"Inputs and the shapes they were derived for: {shapes}.\n"
+        f'Needs only NumPy: value, grads = value_and_grad({parameters})\n"""\n\n'
+        "import numpy as np\n"
+        f"{helpers}\n\n"
+        "def _as(value, shape):\n"
+        "    return np.broadcast_to(np.asarray(value, dtype=np.float64), shape).copy()\n\n\n"
+        f"def value_and_grad({parameters}):\n"
+        f'    """({d.output}, {{input name: d{d.output}/d input}})"""\n'
+        + "".join(f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs)
+        + "\n".join(body) + "\n"
+        f"    return _as({_value_name(d)}, ()), {{{grads}}}\n"
+    )
+
+
+def _value_name(d: Derivation) -> str:
+    taken = set(d.inputs) | {x.name for x in d.derivatives}
+    name = d.output if d.output not in taken else "value"
+    return name
+
+
+def for_json(d: Derivation) -> dict:
+    out = {
+        "output": d.output,
+        "inputs": {x.wrt[0]: {"name": x.name, "formula": x.formula, "shape": list(x.shape)}
+                   for x in d.derivatives if len(x.wrt) == 1},
+        "program": d.program,
+        "assumptions": [{"line": a.line, "condition": a.condition} for a in d.assumptions],
+    }
+    if d.order == 2:
+        out["second"] = [{"wrt": list(x.wrt), "name": x.name, "formula": x.formula}
+                         for x in d.derivatives if len(x.wrt) == 2]
+    if d.check is not None:
+        out["check"] = d.check.for_json()
+    return out
+
+
+def expr_program(d: Derivation) -> str:
+    """A program `autodiff eval` runs: inputs with defaults declared, then the statements."""
+    head = "".join(f"{n}: input = {text}\n" for n, text in d.declared.items())
+    notes = "".join(f"# assumes (line {a.line}): {a.condition}\n" for a in d.assumptions)
+    return notes + head + d.program
+
+
+def markdown(d: Derivation) -> str:
+    rows = [f"| `{left}` | `{right}` |" for left, right in readable_lines(d)]
+    text = f"Derivatives of `{d.output}` ({d.source})\n\n| | formula |\n|---|---|\n" + "\n".join(rows) + "\n"
+    if d.assumptions:
+        text += "\nAssumptions (the path `--at` chose):\n\n" + "".join(
+            f"- line {a.line}: `{a.condition}`\n" for a in d.assumptions)
+    return text
+
+
+# -- --check: the derived program against the engine -------------------------------------------------------------
+
+CHECK_RTOL, CHECK_ATOL = 1e-7, 1e-9
+RANDOM_POINTS = 3
+
+
+@dataclass
+class DeriveCheck:
+    points: int
+    mismatches: list  # (point number, derivative name, engine value, derived value)
+
+    @property
+    def passed(self) -> bool:
+        return not self.mismatches
+
+    def for_json(self) -> dict:
+        from .values import for_json as plain
+
+        return {"passed": self.passed, "points": self.points,
+                "mismatches": [{"point": p, "name": n, "engine": plain(a), "derived": plain(b)}
+                               for p, n, a, b in self.mismatches]}
+
+
+def check(d: Derivation, source: Source | str, at: dict | None, *, output=None, options=None, seed: int = 0) -> DeriveCheck:
+    """Run the derived program and the engine's backward at the --at point (or at random
+    points in [0.5, 1.5] when none is given); every derivative must agree."""
+    from .run import differentiate
+
+    source, program = _source_and_program(source, None)
+    points = [dict(at)] if at else []
+    if not points:
+        rng = np.random.default_rng(seed)
+        for _ in range(RANDOM_POINTS):
+            points.append({n: rng.uniform(0.5, 1.5, size=s).tolist() if s else float(rng.uniform(0.5, 1.5))
+                           for n, s in d.inputs.items() if n not in d.declared})
+    derived_program = parse(Source(expr_program(d), "<derived>"))
+    wrt = sorted({w for x in d.derivatives for w in x.wrt})
+    mismatches = []
+    for number, point in enumerate(points, 1):
+        run = differentiate(source, point, program=program, wrt=wrt, output=output, order=d.order,
+                            options=Options() if options is None else options)
+        engine = {q.name: q.grad for q in run.inputs}
+        used = {n: v for n, v in point.items() if n in d.inputs}
+        values = evaluate(derived_program, Source(expr_program(d), "<derived>"), at=used).variables
+        for x in d.derivatives:
+            got = np.asarray(_host_value(values.get(x.name, None)), dtype=float)
+            want = engine.get(x.wrt[0]) if len(x.wrt) == 1 else run.hessian.get(x.wrt) if run.hessian else None
+            want = np.zeros(x.shape) if want is None else np.asarray(want, dtype=float)
+            if got.shape != want.shape and got.size == want.size:
+                got = got.reshape(want.shape)
+            if got.shape != want.shape or not np.allclose(got, want, rtol=CHECK_RTOL, atol=CHECK_ATOL, equal_nan=True):
+                mismatches.append((number, x.name, want, got))
+    return DeriveCheck(len(points), mismatches)
+
+
+def _host_value(value):
+    if isinstance(value, Tensor):
+        return value.detach().numpy(force=True)
+    return value

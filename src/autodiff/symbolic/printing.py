@@ -213,7 +213,7 @@ class Program:
                 depth[e] = 0
                 continue
             d = 1 + max((depth[c] for c in E.children(e)), default=0)
-            shared = uses.get(e, 0) > 1 and not _trivial(e)
+            shared = (uses.get(e, 0) > 1 and not _trivial(e)) or (e.op == "tensor" and e in labels)
             if shared or d > MAX_INLINE:
                 label = labels.get(e)
                 if label is None or label in taken:
@@ -247,3 +247,172 @@ def _trivial(e: E.Expr) -> bool:
         (base, exponent), = e.args[1]
         return exponent == 1.0 and base.op == "sym"
     return False
+
+
+# -- LaTeX ----------------------------------------------------------------------------------------------
+
+_LATEX_FUNCTIONS = {"exp": r"\exp", "log": r"\log", "sin": r"\sin", "cos": r"\cos", "tan": r"\tan",
+                    "tanh": r"\tanh"}
+
+
+def latex_name(name: str) -> str:
+    """`de_da` as `de_{da}`; a name with several underscores keeps them as text."""
+    head, _, tail = name.partition("_")
+    if tail and "_" not in tail:
+        return f"{head}_{{{tail}}}"
+    return r"\mathrm{" + name.replace("_", r"\_") + "}"
+
+
+class LatexPrinter(Printer):
+    """The same expressions in LaTeX: fractions, powers and the usual function names."""
+
+    def _text(self, e: E.Expr) -> tuple:
+        name = self.names.get(e)
+        if name is not None:
+            return latex_name(name), _ATOM
+        if e.op == "sym":
+            return latex_name(e.args[0]), _ATOM
+        if e.op in _OPERATORS:
+            symbols = {"eq": "=", "ne": r"\neq", "lt": "<", "le": r"\leq", "gt": ">", "ge": r"\geq"}
+            return f"{self._wrap(e.args[0], _SUM)} {symbols[e.op]} {self._wrap(e.args[1], _SUM)}", _COMPARE
+        text, level = super()._text(e)
+        return text, level
+
+    def _call(self, op: str, args) -> str:
+        if op in _LATEX_FUNCTIONS and len(args) == 1:
+            return rf"{_LATEX_FUNCTIONS[op]}\left({self.text(args[0])}\right)"
+        if op == "where" and len(args) == 3:
+            c, a, b = (self.text(x) for x in args)
+            return rf"\begin{{cases}} {a} & \text{{if }} {c} \\ {b} & \text{{otherwise}} \end{{cases}}"
+        parts = [self.text(a) if isinstance(a, E.Expr) else _static_text(a) for a in args]
+        return r"\operatorname{" + op.replace("_", r"\_") + r"}\left(" + ", ".join(parts) + r"\right)"
+
+    def _product_text(self, k: float, e: E.Expr, own: bool = False) -> str:
+        if own or (e.op == "mul" and e not in self.names):
+            factors = sorted(e.args[1], key=lambda bx: bx[0].order)
+        else:
+            factors = [(e, 1.0)]
+        top, bottom = [], []
+        for base, exponent in factors:
+            if isinstance(exponent, float) and exponent < 0:
+                bottom.append(self._factor(base, -exponent, plain=True))
+            else:
+                top.append(self._factor(base, exponent, plain=not bottom))
+        if k != 1 or not top:
+            top.insert(0, number_text(k))
+        dot = r" \cdot "
+        numerator = dot.join(top)
+        if bottom:
+            denominator = dot.join(bottom)
+            return rf"\frac{{{numerator}}}{{{denominator}}}"
+        return numerator
+
+    def _factor(self, base: E.Expr, exponent, plain: bool = False) -> str:
+        if exponent == 1.0:
+            return self._wrap(base, _PRODUCT, True)
+        text, level = self._power(base, exponent)
+        return text if level >= _PRODUCT else rf"\left({text}\right)"
+
+    def _wrap(self, e: E.Expr, level: int, right: bool = False) -> str:
+        text, own = self._text(e)
+        return rf"\left({text}\right)" if own < level or (right and own == level) else text
+
+    def _power(self, base: E.Expr, exponent) -> tuple:
+        if exponent == 0.5:
+            return rf"\sqrt{{{self.text(base)}}}", _ATOM
+        if isinstance(exponent, float) and exponent < 0:
+            return rf"\frac{{1}}{{{self._factor(base, -exponent)}}}", _ATOM
+        power = number_text(exponent) if isinstance(exponent, float) else self.text(exponent)
+        return f"{self._wrap(base, _POWER + 1)}^{{{power}}}", _POWER
+
+
+# -- NumPy ----------------------------------------------------------------------------------------------
+
+_NUMPY_SAME = {"exp", "log", "sin", "cos", "tan", "tanh", "sign", "log1p", "expm1", "floor", "ceil", "abs",
+               "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "maximum", "minimum",
+               "where", "sqrt"}
+_NUMPY_REDUCE = {"sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min"}
+HELPERS = {
+    "sigmoid": "def _sigmoid(x):\n    return 1 / (1 + np.exp(-x))\n",
+    "relu": "def _relu(x):\n    return np.maximum(x, 0)\n",
+    "sum_to": (
+        "def _sum_to(x, shape):\n"
+        "    lead = x.ndim - len(shape)\n"
+        "    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1)\n"
+        "    return np.sum(x, axis=axes, keepdims=True).reshape(shape) if axes else x.reshape(shape)\n"),
+    "softmax": "def _softmax(x, dim):\n    e = np.exp(x - np.max(x, axis=dim, keepdims=True))\n"
+               "    return e / np.sum(e, axis=dim, keepdims=True)\n",
+    "log_softmax": "def _log_softmax(x, dim):\n    return x - _logsumexp(x, dim, True)\n",
+    "logsumexp": "def _logsumexp(x, dim, keepdim=False):\n    m = np.max(x, axis=dim, keepdims=True)\n"
+                 "    out = m + np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True))\n"
+                 "    return out if keepdim else np.squeeze(out, axis=dim)\n",
+}
+
+
+class UnsupportedOperation(Exception):
+    """An operation a target (the NumPy module) has no spelling for."""
+
+
+class NumpyPrinter(Printer):
+    """The same expressions as NumPy code (`np.exp(x)`, `x @ w`); `helpers` collects the
+    small functions a module must define (`_sum_to`)."""
+
+    def __init__(self, names: dict | None = None) -> None:
+        super().__init__(names)
+        self.helpers: set = set()
+
+    def _text(self, e: E.Expr) -> tuple:
+        if e.op == "const" and e.shape and e not in self.names:
+            return f"np.full({_static_text(e.shape)}, {number_text(e.args[0])})", _ATOM
+        if e.op == "tensor" and e not in self.names:
+            return f"np.array({_array_text(e.args[0].array)})", _ATOM
+        if e.op == "const" and not e.shape and e not in self.names and not math.isfinite(e.args[0]):
+            return {"nan": "np.nan", "inf": "np.inf", "-inf": "-np.inf"}[number_text(e.args[0])], _ATOM
+        return super()._text(e)
+
+    def _power(self, base: E.Expr, exponent) -> tuple:
+        if exponent == 0.5:
+            return f"np.sqrt({self.text(base)})", _ATOM
+        return super()._power(base, exponent)
+
+    def _call(self, op: str, args) -> str:
+        def t(a):
+            return self.text(a) if isinstance(a, E.Expr) else _static_text(a)
+
+        if op in _NUMPY_SAME:
+            return f"np.{op}({', '.join(t(a) for a in args)})"
+        if op == "clamp":
+            return f"np.clip({t(args[0])}, {t(args[1])}, {t(args[2])})"
+        if op in _NUMPY_REDUCE and len(args) == 1:
+            return f"np.{_NUMPY_REDUCE[op]}({t(args[0])})"
+        if op in _REDUCTIONS:
+            x, dim, keepdim = args
+            return f"np.{_REDUCTIONS[op]}({t(x)}, axis={t(dim)}, keepdims={keepdim})"
+        if op in ("sigmoid", "relu", "softmax", "log_softmax", "logsumexp", "sum_to"):
+            self.helpers.add(op)
+            if op in ("log_softmax",):
+                self.helpers.add("logsumexp")
+            return f"_{op}({', '.join(t(a) for a in args)})"
+        if op == "expand":
+            return f"np.broadcast_to({t(args[0])}, {t(args[1])})"
+        if op == "reshape":
+            return f"np.reshape({t(args[0])}, {t(args[1])})"
+        if op == "t":
+            return f"np.transpose({t(args[0])})"
+        if op == "transpose":
+            return f"np.swapaxes({t(args[0])}, {t(args[1])}, {t(args[2])})"
+        if op == "permute":
+            return f"np.transpose({t(args[0])}, {t(args[1])})"
+        if op == "cumsum":
+            return f"np.cumsum({t(args[0])}, axis={t(args[1])})"
+        if op == "flip":
+            return f"np.flip({t(args[0])}, axis={t(args[1])})"
+        if op == "select":
+            return f"np.take({t(args[0])}, {t(args[2])}, axis={t(args[1])})"
+        if op in ("cat", "stack"):
+            tensors, dim = args
+            word = "concatenate" if op == "cat" else "stack"
+            return f"np.{word}([{', '.join(t(x) for x in tensors)}], axis={dim})"
+        if op in ("argmax", "argmin"):
+            return f"np.{op}({t(args[0])}, axis={t(args[1])}, keepdims={args[2]})"
+        raise UnsupportedOperation(op)
