@@ -259,7 +259,9 @@ def latex_name(name: str) -> str:
     """`de_da` as `de_{da}`; a name with several underscores keeps them as text."""
     head, _, tail = name.partition("_")
     if tail and "_" not in tail:
-        return f"{head}_{{{tail}}}"
+        return f"{latex_name(head)}_{{{tail}}}"
+    if len(name) == 1:
+        return name
     return r"\mathrm{" + name.replace("_", r"\_") + "}"
 
 

@@ -1,0 +1,275 @@
+"""`derive`: symbolic derivatives from the engine's own formulas, against SymPy, the engine
+and PyTorch, and every point of the contract (SPEC.md, `autodiff derive`)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from autodiff.language import InputProblem, Source, evaluate, parse
+from autodiff.program import derive as D
+from autodiff.program.errors import GradientProblem, UsageProblem
+
+from differential.symbolic_programs import as_sympy, straight_program
+
+
+def formulas(text, **kw):
+    d = D.derive(text, **kw)
+    return {x.wrt[0] if len(x.wrt) == 1 else x.wrt: x.formula for x in d.derivatives}, d
+
+
+def run_derived(d, at):
+    """The derived program's named values at `at`, run by the language (as `autodiff eval`)."""
+    text = D.expr_program(d)
+    used = {n: v for n, v in at.items() if n in d.inputs}
+    variables = evaluate(parse(Source(text, "<derived>")), Source(text, "<derived>"), at=used).variables
+    return {n: np.asarray(v.detach().numpy() if hasattr(v, "detach") else v, dtype=float) for n, v in variables.items()}
+
+
+# -- closed forms -----------------------------------------------------------------------------------------
+
+
+def test_powers_and_products_come_out_simplified():
+    f, _ = formulas("x**3 * y", wrt=["x"])
+    assert f == {"x": "3 * x ** 2 * y"}
+
+
+@pytest.mark.parametrize("text, wrt, expected", [
+    ("sin(x) * x", "x", "sin(x) + x * cos(x)"),
+    ("x / y", "y", "-x / y ** 2"),
+    ("x * x * x - 2 * x", "x", "3 * x ** 2 - 2"),
+    ("x + x + y", "x", "2"),
+    ("log(x)", "x", "1 / x"),
+    ("sqrt(x)", "x", "0.5 / sqrt(x)"),
+    ("exp(2 * x)", "x", "2 * exp(2 * x)"),
+])
+def test_closed_forms(text, wrt, expected):
+    f, _ = formulas(text, wrt=[wrt])
+    assert f[wrt] == expected
+
+
+def test_the_tutorial_as_the_spec_writes_it():
+    f, d = formulas("u = a * b\nt = log(d)\ne = u + t * c")
+    assert f == {"a": "b", "b": "a", "d": "c / d", "c": "log(d)"}
+    assert [x.name for x in d.derivatives] == ["de_da", "de_db", "de_dd", "de_dc"]
+    assert d.program.endswith("de_dc = log(d)\n")
+
+
+def test_shared_subexpressions_are_computed_once_and_named_after_the_users_variables():
+    _, d = formulas("h = tanh(x * w + b)\ne = h * h")
+    names = [n for n, _ in d.statements]
+    assert names[0] == "h" and len(names) == len(set(names))
+    assert all("tanh" not in text for n, text in d.statements[1:])
+
+
+def test_a_derivative_name_that_is_taken_gets_a_suffix():
+    _, d = formulas("de_dx = x * 2\ne = de_dx * x")
+    assert [x.name for x in d.derivatives] == ["de_dx_2"]
+
+
+# -- kinks: PyTorch's choice as a formula ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("relu(x)", "where(x <= 0, 0, 1)"),
+    ("abs(x)", "sign(x)"),
+])
+def test_kinks_are_formulas_not_a_path(text, expected):
+    f, _ = formulas(text)
+    assert f["x"] == expected
+
+
+def test_maximum_splits_the_gradient_at_a_tie_as_pytorch():
+    _, d = formulas("maximum(a, b)")
+    for point in ({"a": 1.0, "b": 2.0}, {"a": 2.0, "b": 1.0}, {"a": 1.5, "b": 1.5}):
+        values = run_derived(d, point)
+        want = (0.5, 0.5) if point["a"] == point["b"] else ((1.0, 0.0) if point["a"] > point["b"] else (0.0, 1.0))
+        assert (float(values["doutput_da"]), float(values["doutput_db"])) == want
+
+
+# -- tensors and broadcasting --------------------------------------------------------------------------------
+
+
+def test_sum_of_a_matrix_vector_product_is_an_outer_product_of_ones_and_x():
+    at = {"W": [[1.0, 2.0], [3.0, 4.0]], "x": [1.0, -1.0]}
+    d = D.derive("sum(W @ x)", at)
+    values = run_derived(d, at)
+    np.testing.assert_array_equal(values["doutput_dW"], np.outer(np.ones(2), at["x"]))
+    assert d.derivatives[0].shape == (2, 2)
+
+
+def test_a_broadcast_input_gets_its_derivative_summed_back_to_its_shape():
+    at = {"x": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "b": [0.5, 1.0, 2.0]}
+    d = D.derive("sum((x + b) ** 2)", at)
+    values = run_derived(d, at)
+    x, b = np.array(at["x"]), np.array(at["b"])
+    np.testing.assert_allclose(values["doutput_db"], (2 * (x + b)).sum(0))
+    assert values["doutput_db"].shape == (3,)
+
+
+def test_a_non_scalar_output_is_refused_as_pytorch_refuses_it():
+    with pytest.raises(GradientProblem, match="only for scalar outputs"):
+        D.derive("x * 2", {"x": [1.0, 2.0]})
+
+
+# -- control flow: traced at --at, conditions stated ---------------------------------------------------------
+
+
+def test_a_branch_on_an_input_is_refused_without_at_naming_the_line():
+    with pytest.raises(InputProblem) as caught:
+        D.derive("y = x * 2\nif x > 0:\n    y = x * x\ny")
+    assert caught.value.location == (2, 4)
+
+
+def test_a_branch_taken_at_the_point_is_an_assumption():
+    d = D.derive("y = x * 2\nif x > 0:\n    y = x * x\ny", {"x": 3.0})
+    assert d.formula("x") == "2 * x"
+    assert [(a.line, a.condition) for a in d.assumptions] == [(2, "x > 0")]
+    d = D.derive("y = x * 2\nif x > 0:\n    y = x * x\ny", {"x": -3.0})
+    assert d.formula("x") == "2"
+    assert [(a.line, a.condition) for a in d.assumptions] == [(2, "not (x > 0)")]
+
+
+def test_a_loop_bound_from_an_input_is_an_assumption():
+    d = D.derive("y = x\nfor i in range(n):\n    y = y * x\ny", {"n": 3, "x": 2.0}, wrt=["x"])
+    assert d.formula("x") == "4 * x ** 3"
+    assert d.assumptions and d.assumptions[0].line == 2 and "3" in d.assumptions[0].condition
+
+
+def test_a_branch_on_constants_needs_no_values():
+    d = D.derive("y = x\nfor i in range(3):\n    y = y * x\ny")
+    assert d.formula("x") == "4 * x ** 3" and d.assumptions == []
+
+
+# -- order 2, check ------------------------------------------------------------------------------------------
+
+
+def test_second_derivatives():
+    _, d = formulas("x**3 * y", order=2)
+    second = {x.wrt: x.formula for x in d.derivatives if len(x.wrt) == 2}
+    assert second == {("x", "x"): "6 * x * y", ("x", "y"): "3 * x ** 2", ("y", "y"): "0"}
+    assert [x.name for x in d.derivatives if len(x.wrt) == 2] == ["d2output_dx_dx", "d2output_dx_dy",
+                                                                  "d2output_dy_dy"]
+
+
+def test_check_passes_at_random_points_and_at_the_point():
+    text = "h = tanh(x * w + b)\ne = h * h + log(x * x + 1)"
+    d = D.derive(text)
+    assert D.check(d, text, None).passed and D.check(d, text, None).points == D.RANDOM_POINTS
+    at = {"x": 0.5, "w": -1.0, "b": 2.0}
+    assert D.check(D.derive(text, at), text, at).points == 1
+
+
+def test_check_finds_a_wrong_derivative():
+    text = "e = x * x"
+    d = D.derive(text)
+    d.statements[-1] = ("de_dx", "3 * x")  # as a wrong formula would write it
+    assert not D.check(d, text, None).passed
+
+
+# -- formats -------------------------------------------------------------------------------------------------
+
+
+def test_json_has_the_spec_keys():
+    d = D.derive("u = a * b\nt = log(d)\ne = u + t * c")
+    out = D.for_json(d)
+    assert set(out) >= {"output", "inputs", "program", "assumptions"}
+    assert out["inputs"]["d"] == {"name": "de_dd", "formula": "c / d", "shape": []}
+    for name, entry in out["inputs"].items():
+        assert f"{entry['name']} = {entry['formula']}\n" in out["program"]
+
+
+def test_the_python_module_needs_only_numpy_and_agrees_with_the_engine(tmp_path):
+    import subprocess
+    import sys
+
+    at = {"W": [[0.5, -1.0], [2.0, 0.25]], "x": [1.0, 3.0], "b": [0.1, -0.2]}
+    text = "h = tanh(W @ x + b)\nloss = sum(h * h) / 2"
+    d = D.derive(text, at)
+    (tmp_path / "derived.py").write_text(D.python_module(d))
+    code = ("import sys, json; sys.modules['autodiff'] = None; sys.modules['torch'] = None\n"
+            "import numpy as np, derived\n"
+            f"value, grads = derived.value_and_grad(**{at!r})\n"
+            "print(json.dumps({'value': float(value), **{k: v.tolist() for k, v in grads.items()}}))")
+    import json
+
+    out = json.loads(subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                                    check=True).stdout)
+    from autodiff.program import differentiate
+
+    run = differentiate(text, at)
+    assert math.isclose(out["value"], float(run.output.value), rel_tol=1e-12)
+    for name, grad in run.grads.items():
+        np.testing.assert_allclose(out[name], grad, rtol=1e-12)
+
+
+def test_latex_and_markdown():
+    d = D.derive("x**3 * y / z")
+    tex = D.latex(d)
+    assert tex.startswith("\\begin{align*}") and "\\frac{\\partial \\mathrm{output}}{\\partial x}" in tex
+    assert "\\frac{" in tex
+    md = D.markdown(d)
+    assert "| `∂output/∂x` |" in md
+
+
+def test_order_2_with_a_tensor_input_is_refused():
+    with pytest.raises(UsageProblem, match="0-d inputs"):
+        D.derive("sum(x * x)", {"x": [1.0, 2.0]}, order=2)
+
+
+# -- agreement on random programs -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_random_scalar_programs_agree_with_sympy_and_the_engine(seed):
+    import sympy
+
+    text, at = straight_program(random.Random(seed), statements=5)
+    d = D.derive(text)
+    expression, symbols = as_sympy(text)
+    values = run_derived(d, at)
+    point = {symbols[n]: v for n, v in at.items()}
+    for x in d.derivatives:
+        want = float(sympy.diff(expression, symbols[x.wrt[0]]).evalf(subs=point))
+        assert math.isclose(float(values[x.name]), want, rel_tol=1e-9, abs_tol=1e-12), (text, x.name)
+    assert D.check(d, text, None).passed, text
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_random_programs_with_control_flow_agree_with_the_engine(seed):
+    from differential.scalar import scalar_program
+
+    program = scalar_program(random.Random(seed))
+    d = D.derive(program.text, program.inputs)
+    assert D.check(d, program.text, program.inputs).passed, program.text
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_tensor_programs_agree_with_pytorch(seed):
+    import torch
+
+    from differential.oracle import run_torch
+    from differential.programs import tensor_program
+
+    rng = random.Random(seed)
+    category = rng.choice(("elementwise", "reduction", "matmul", "shape", "control", "function"))
+    program = tensor_program(rng, category)
+    weights = program.weights
+    loss_text = program.text + f"\n__loss = sum({program.output} * {weights!r})\n" if weights is not None else \
+        program.text + f"\n__loss = sum({program.output})\n"
+    try:
+        d = D.derive(loss_text, program.inputs, output="__loss")
+    except GradientProblem:
+        pytest.skip("a program whose derivative needs a value read in a formula")
+    out, inputs = run_torch(program)
+    w = torch.tensor(weights, dtype=out.dtype) if weights is not None else torch.ones_like(out)
+    loss = (out * w).sum()
+    grads = torch.autograd.grad(loss, list(inputs.values()), allow_unused=True)
+    values = run_derived(d, program.inputs)
+    for (name, _), g in zip(inputs.items(), grads):
+        derived = next(x for x in d.derivatives if x.wrt == (name,))
+        want = np.zeros(np.shape(program.inputs[name])) if g is None else g.numpy()
+        np.testing.assert_allclose(values[derived.name], want, rtol=1e-9, atol=1e-12, err_msg=loss_text)
