@@ -54,7 +54,6 @@ class Derivation:
     assumptions: list = field(default_factory=list)
     order: int = 1
     value: object = None  # the output's expression
-    value_statements: list = field(default_factory=list)  # statements computing the value and derivatives
     declared: dict = field(default_factory=dict)  # input name -> its default value's text, where the file gives one
     check: object = None  # DeriveCheck with --check
     warnings: list = field(default_factory=list)
@@ -169,12 +168,10 @@ def derive(source: Source | str, at: dict | None = None, *, program: Program | N
     formulas = dict(statements[-len(roots):]) if roots else {}
     for d in derivatives:
         d.formula = formulas[d.name]
-    value_name = evaluation.output_name if evaluation.output_name not in inputs else "output"
-    value_statements = Statements({value_name: value, **roots}, labels, taken=set(inputs)).statements()
     declared = {n: source.snippet(d.value.start, d.value.end) for n, d in analysis.declared.items()
                 if d.kind == "input" and d.value is not None and n not in given}
     return Derivation(source.name, evaluation.output_name, {n: tuple(t.shape) for n, t in inputs.items()},
-                      derivatives, statements, watcher.assumptions, order, value, value_statements, declared,
+                      derivatives, statements, watcher.assumptions, order, value, declared,
                       warnings=list(evaluation.warnings), labels=labels)
 
 
@@ -331,19 +328,27 @@ def python_module(d: Derivation) -> str:
     program = Statements({_value_name(d): d.value, **{x.name: x.expr for x in d.derivatives if len(x.wrt) == 1}},
                          _labels_of(d), taken=set(d.inputs))
     printer = NumpyPrinter(dict(program.names))
-    body = []
+    body, constants = [], []
+    # Constant arrays are made once, when the module is imported, not at every call.
+    arrays = [e for e in E.postorder(list(program.roots.values())) if e.op == "tensor" and e not in program.names]
+    for k, e in enumerate(arrays, 1):
+        constants.append(f"_C{k} = {printer.text(e)}\n")
+        printer.names[e] = f"_C{k}"
     try:
         for e in program.order:
             name = program.names[e]
             del printer.names[e]
-            body.append(f"    {name} = {printer.text(e)}")
+            if e.op == "tensor":  # a named constant (X), made once too
+                constants.append(f"{name} = {printer.text(e)}\n")
+            else:
+                body.append(f"    {name} = {printer.text(e)}")
             printer.names[e] = name
         for name, e in program.roots.items():
             body.append(f"    {name} = {printer.text(e)}")
     except UnsupportedOperation as exc:
         raise UsageProblem(f"--format python cannot write {exc.args[0]}() in NumPy yet; --format expr can") from None
     grads = ", ".join(
-        f"{x.wrt[0]!r}: _as(({x.name}), {tuple(d.inputs[x.wrt[0]])!r})" for x in d.derivatives if len(x.wrt) == 1)
+        f"{x.wrt[0]!r}: _as({x.name}, {tuple(d.inputs[x.wrt[0]])!r})" for x in d.derivatives if len(x.wrt) == 1)
     parameters = ", ".join(d.inputs)
     shapes = ", ".join(f"{n}: {list(s)}" for n, s in d.inputs.items()) or "none"
     helpers = "".join("\n\n" + HELPERS[h] for h in sorted(printer.helpers))
@@ -354,7 +359,9 @@ def python_module(d: Derivation) -> str:
         "import numpy as np\n"
         f"{helpers}\n\n"
         "def _as(value, shape):\n"
-        "    return np.broadcast_to(np.asarray(value, dtype=np.float64), shape).copy()\n\n\n"
+        "    value = np.asarray(value, dtype=np.float64)\n"
+        "    return value if value.shape == shape else np.broadcast_to(value, shape).copy()\n\n\n"
+        + "".join(constants) + ("\n\n" if constants else "") +
         f"def value_and_grad({parameters}):\n"
         f'    """({d.output}, {{input name: d{d.output}/d input}})"""\n'
         + "".join(f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs)

@@ -25,6 +25,11 @@ import weakref
 
 import numpy as np
 
+# A sum or product nested in another is merged into it only up to this many parts: beyond, it
+# stays one part, so that reverse mode's shared partial products (a chain's running gradient)
+# are kept, and a derivative stays linear in the size of the program.
+FLATTEN = 4
+
 _TABLE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _ORDER = itertools.count()
 
@@ -32,7 +37,7 @@ _ORDER = itertools.count()
 class Expr:
     """One node. `op` is "sym", "const", "tensor", "add", "mul" or an operation's name."""
 
-    __slots__ = ("op", "args", "shape", "symbolic", "order", "__weakref__")
+    __slots__ = ("op", "args", "shape", "symbolic", "order", "parts", "__weakref__")
 
     def __repr__(self) -> str:
         from .printing import to_text
@@ -79,7 +84,7 @@ def _intern(op: str, args: tuple, shape: tuple, symbolic: bool) -> Expr:
     if found is not None:
         return found
     e = object.__new__(Expr)
-    e.op, e.args, e.shape, e.symbolic, e.order = op, args, shape, symbolic, next(_ORDER)
+    e.op, e.args, e.shape, e.symbolic, e.order, e.parts = op, args, shape, symbolic, next(_ORDER), None
     _TABLE[key] = e
     return e
 
@@ -175,7 +180,7 @@ def add(*parts: Expr) -> Expr:
         p = pending.pop()
         if p.op == "expand":  # the sum's shape is restored at the end
             p = p.args[0]
-        if p.op == "add":
+        if p.op == "add" and len(p.args[1]) <= FLATTEN:
             number += p.args[0]
             pending.extend(term if k == 1.0 else mul(const(k), term) for term, k in p.args[1])
             continue
@@ -229,7 +234,7 @@ def mul(*parts: Expr) -> Expr:
             p = p.args[0]
         if p.op == "const":
             number *= p.args[0]
-        elif p.op == "mul":
+        elif p.op == "mul" and len(p.args[1]) <= FLATTEN:
             number *= p.args[0]
             for base, exponent in p.args[1]:
                 bases[base] = _add_exponents(bases[base], exponent) if base in bases else exponent
@@ -298,7 +303,14 @@ def power(base: Expr, exponent) -> Expr:
 
 
 def children(e: Expr):
-    """The expressions `e` is made of, in order."""
+    """The expressions `e` is made of, in order (worked out once per node)."""
+    parts = e.parts
+    if parts is None:
+        parts = e.parts = _children(e)
+    return parts
+
+
+def _children(e: Expr):
     op, args = e.op, e.args
     if op in ("sym", "const", "tensor"):
         return ()

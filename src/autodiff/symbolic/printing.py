@@ -126,11 +126,9 @@ class Printer:
 
     def _scaled(self, term: E.Expr, k: float) -> tuple:
         """(negative, text of |k| * term) for one term of a sum."""
-        if term.op == "mul" and term in self.names:
-            pass
         if k == 1 or k == -1:
             text, level = self._text(term)
-            if level < _PRODUCT or (level == _UNARY):
+            if (level < _PRODUCT and not (k == 1 and level == _SUM)) or level == _UNARY:
                 text = f"({text})"
             return k < 0, text
         text = self._product_text(abs(k), term)
@@ -390,7 +388,15 @@ class NumpyPrinter(Printer):
         if op in _REDUCTIONS:
             x, dim, keepdim = args
             return f"np.{_REDUCTIONS[op]}({t(x)}, axis={t(dim)}, keepdims={keepdim})"
-        if op in ("sigmoid", "relu", "softmax", "log_softmax", "logsumexp", "sum_to"):
+        if op == "sum_to":  # the shapes are known: which axes to sum is worked out here, once
+            x, target = args
+            lead = len(x.shape) - len(target)
+            axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(target)
+                                              if n == 1 and x.shape[lead + i] != 1)
+            summed = f"np.sum({t(x)}, axis={_static_text(axes)})"
+            kept = tuple(x.shape[lead + i] for i in range(len(target)) if (lead + i) not in axes)
+            return summed if kept == tuple(target) else f"np.reshape({summed}, {_static_text(tuple(target))})"
+        if op in ("sigmoid", "relu", "softmax", "log_softmax", "logsumexp"):
             self.helpers.add(op)
             if op in ("log_softmax",):
                 self.helpers.add("logsumexp")

@@ -1,0 +1,220 @@
+"""`autodiff derive` against its targets (issue 22), each a ratio measured in this process.
+
+    PYTHONPATH=src python bench/derive.py [--programs N] [--repeat R]
+
+- agreement: random scalar programs against SymPy's diff and against the engine's grad;
+  random tensor programs against PyTorch's gradients;
+- size: operations in the derived program over SymPy's `cse([diff(f, x) ...])`, both counted
+  by SymPy's count_ops over expressions computed once (median over the programs), and over
+  SymPy's `simplify` of each derivative (then cse);
+- swell: a 200-step `tanh(x*w+b)` chain: derived operations over the forward's, and derive's
+  time over grad's on the same file;
+- the emitted Python module (NumPy only) on examples/mlp.expr over a hand-written NumPy gradient.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+import numpy as np  # noqa: E402
+import sympy  # noqa: E402
+
+from autodiff.program import derive as D  # noqa: E402
+from autodiff.program import differentiate  # noqa: E402
+from tests.differential.symbolic_programs import (as_sympy, derived_as_sympy, straight_program,  # noqa: E402
+                                                  sympy_operations)
+
+
+def median_time(function, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def agreement(n: int) -> None:
+    agree_sympy = agree_grad = 0
+    for seed in range(n):
+        text, at = straight_program(random.Random(seed), statements=5)
+        d = D.derive(text)
+        expression, symbols = as_sympy(text)
+        point = {symbols[k]: v for k, v in at.items()}
+        run = differentiate(text, at)
+        values = D.check(d, text, at)
+        agree_grad += values.passed
+        derived = dict(zip([name for name, _ in d.statements], derived_as_sympy(d.statements, symbols)))
+        ok = True
+        for x in d.derivatives:
+            want = float(sympy.diff(expression, symbols[x.wrt[0]]).evalf(subs=point))
+            got = float(_substitute(derived, x.name, point))
+            ok &= math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12)
+        agree_sympy += ok
+        del run
+    print(f"agreement: {agree_sympy}/{n} random scalar programs agree with SymPy's diff, "
+          f"{agree_grad}/{n} with grad")
+    tensor_agreement(n)
+
+
+def _substitute(derived: dict, name: str, point: dict):
+    """A derived statement's value: earlier statements substituted in, then the point."""
+    values = dict(point)
+    for key, expression in derived.items():
+        values[sympy.Symbol(key)] = expression.subs(values)
+        if key == name:
+            return values[sympy.Symbol(key)].evalf()
+    raise KeyError(name)
+
+
+def tensor_agreement(n: int) -> None:
+    try:
+        import torch
+    except ImportError:
+        print("agreement with PyTorch: not measured (PyTorch is not installed)")
+        return
+    from tests.differential.oracle import run_torch
+    from tests.differential.programs import tensor_program
+
+    agree = tried = 0
+    for seed in range(n):
+        rng = random.Random(seed)
+        category = rng.choice(("elementwise", "reduction", "matmul", "shape", "control", "function"))
+        program = tensor_program(rng, category)
+        weights = program.weights
+        text = program.text + (f"\n__loss = sum({program.output} * {weights!r})\n" if weights is not None
+                               else f"\n__loss = sum({program.output})\n")
+        tried += 1
+        d = D.derive(text, program.inputs, output="__loss")
+        out, inputs = run_torch(program)
+        w = torch.tensor(weights, dtype=out.dtype) if weights is not None else torch.ones_like(out)
+        grads = torch.autograd.grad((out * w).sum(), list(inputs.values()), allow_unused=True)
+        from autodiff.language import Source, evaluate, parse
+
+        source = Source(D.expr_program(d), "<derived>")
+        values = evaluate(parse(source), source, at=program.inputs).variables
+        ok = True
+        for (name, _), g in zip(inputs.items(), grads):
+            derived = next(x for x in d.derivatives if x.wrt == (name,))
+            want = np.zeros(np.shape(program.inputs[name])) if g is None else g.numpy()
+            got = values[derived.name]
+            got = got.detach().numpy() if hasattr(got, "detach") else np.asarray(got)
+            ok &= np.allclose(got, want, rtol=1e-9, atol=1e-12)
+        agree += ok
+    print(f"agreement: {agree}/{tried} random tensor programs agree with PyTorch's gradients")
+
+
+def size(n: int) -> None:
+    ratios, simplified = [], []
+    for seed in range(n):
+        text, _ = straight_program(random.Random(1000 + seed), statements=5)
+        d = D.derive(text)
+        expression, symbols = as_sympy(text)
+        ours = sympy_operations(derived_as_sympy(d.statements, symbols))
+        diffs = [sympy.diff(expression, symbols[x.wrt[0]]) for x in d.derivatives]
+        replacements, reduced = sympy.cse(diffs)
+        theirs = sympy_operations([e for _, e in replacements] + list(reduced))
+        replacements, reduced = sympy.cse([sympy.simplify(e) for e in diffs])
+        theirs_simplified = sympy_operations([e for _, e in replacements] + list(reduced))
+        ratios.append(ours / max(theirs, 1))
+        simplified.append(ours / max(theirs_simplified, 1))
+    print(f"size: median {statistics.median(ratios):.2f}x SymPy's cse(diff) operations "
+          f"(target <= 1.0x; {sum(r <= 1.0 for r in ratios)}/{n} programs at or below), "
+          f"median {statistics.median(simplified):.2f}x SymPy's cse(simplify(diff))")
+
+
+def chain(steps: int = 200) -> str:
+    lines = ["h0 = x"] + [f"h{i} = tanh(h{i - 1} * w + b)" for i in range(1, steps + 1)]
+    return "\n".join(lines) + "\n"
+
+
+def swell(repeat: int) -> None:
+    text = chain(200)
+    d = D.derive(text)
+    forward_ops = 3 * 200
+    symbols = {n: sympy.Symbol(n) for n in ("x", "w", "b")}
+    ours = sympy_operations(derived_as_sympy(d.statements, symbols))
+    at = {"x": 0.5, "w": 0.9, "b": 0.1}
+    t_derive = median_time(lambda: D.derive(text), repeat)
+    t_grad = median_time(lambda: differentiate(text, at), repeat)
+    print(f"swell: 200-step tanh chain derives to {ours} operations, {ours / forward_ops:.2f}x the forward's "
+          f"{forward_ops} (target <= 5x); derive {t_derive * 1e3:.1f} ms vs grad {t_grad * 1e3:.1f} ms: "
+          f"{t_derive / t_grad:.2f}x (target <= 3x)")
+    nested = symbols["x"]
+    for _ in range(50):
+        nested = sympy.tanh(nested * symbols["w"] + symbols["b"])
+    try:
+        replacements, reduced = sympy.cse([sympy.diff(nested, symbols["x"])])
+        print(f"       SymPy on 50 nested levels: {sympy_operations([e for _, e in replacements] + list(reduced))} "
+              "operations after cse")
+    except RecursionError:
+        print("       SymPy on 50 nested levels: RecursionError")
+
+
+def module_speed(repeat: int) -> None:
+    from autodiff.language import Source, evaluate, parse
+
+    path = os.path.join(ROOT, "examples", "mlp.expr")
+    text = open(path).read()
+    d = D.derive(Source(text, path))
+    source = Source(text, path)
+    evaluation = evaluate(parse(source), source)
+    inputs = {n: t.detach().numpy().copy() for n, t in evaluation.inputs.items()}
+    X = evaluation.constants["X"].numpy()
+    with tempfile.TemporaryDirectory() as folder:
+        file = os.path.join(folder, "mlp_grad.py")
+        with open(file, "w") as f:
+            f.write(D.python_module(d))
+        spec = importlib.util.spec_from_file_location("mlp_grad", file)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+
+    def by_hand(W1, b1, W2):
+        h = np.tanh(X @ W1 + b1)
+        y = h @ W2
+        loss = np.mean(y ** 2)
+        g_y = 2 * y / y.size
+        g_W2 = h.T @ g_y
+        g_h = (g_y @ W2.T) * (1 - h ** 2)
+        return loss, {"W1": X.T @ g_h, "b1": g_h.sum(0), "W2": g_W2}
+
+    ours_value, ours = module.value_and_grad(**inputs)
+    hand_value, hand = by_hand(**inputs)
+    assert math.isclose(float(ours_value), float(hand_value), rel_tol=1e-12)
+    for name in hand:
+        assert np.allclose(ours[name], hand[name], rtol=1e-12), name
+    loops = 2000
+    t_ours = median_time(lambda: [module.value_and_grad(**inputs) for _ in range(loops)], repeat) / loops
+    t_hand = median_time(lambda: [by_hand(**inputs) for _ in range(loops)], repeat) / loops
+    print(f"python module: value_and_grad on examples/mlp.expr {t_ours * 1e6:.1f} us vs hand-written NumPy "
+          f"{t_hand * 1e6:.1f} us: {t_ours / t_hand:.2f}x (target <= 1.5x)")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--programs", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    agreement(args.programs)
+    size(args.programs)
+    swell(args.repeat)
+    module_speed(args.repeat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
