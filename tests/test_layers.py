@@ -13,8 +13,9 @@ import pytest
 SOURCE = pathlib.Path(__file__).resolve().parents[1] / "src" / "autodiff"
 UPPER = ("cli", "testing", "program", "language")
 # __main__.py is `python -m autodiff`, the command line's entry; jupyter.py is the notebook's
-# (%load_ext autodiff): both sit on top, beside cli, and load only when asked for.
-ENTRIES = ("__main__.py", "jupyter.py")
+# (%load_ext autodiff); derivation.py is autodiff.derive(): they sit on top, beside cli, and load
+# only when asked for.
+ENTRIES = ("__main__.py", "jupyter.py", "derivation.py")
 ENGINE_FILES = [p for p in SOURCE.rglob("*.py") if p.relative_to(SOURCE).parts[0] not in UPPER + ENTRIES]
 UI = ("rich", "typer", "click")
 

@@ -86,7 +86,7 @@ def load_ipython_extension(ipython) -> None:
 
 
 def __getattr__(name: str):
-    """`autodiff.nn`, `autodiff.func` and `autodiff.explain` load on first use: importing autodiff
+    """`autodiff.nn`, `autodiff.func`, `autodiff.explain` and `autodiff.derive` load on first use: importing autodiff
     stays as quick as it was."""
     if name in ("nn", "func"):
         from importlib import import_module
@@ -99,4 +99,9 @@ def __getattr__(name: str):
 
         globals()["explain"] = explain
         return explain
+    if name == "derive":  # a program's symbolic derivatives: the language layer, loaded only now
+        from .derivation import derive
+
+        globals()["derive"] = derive
+        return derive
     raise AttributeError(f"module 'autodiff' has no attribute {name!r}")

@@ -273,3 +273,19 @@ def test_random_tensor_programs_agree_with_pytorch(seed):
         derived = next(x for x in d.derivatives if x.wrt == (name,))
         want = np.zeros(np.shape(program.inputs[name])) if g is None else g.numpy()
         np.testing.assert_allclose(values[derived.name], want, rtol=1e-9, atol=1e-12, err_msg=loss_text)
+
+
+def test_the_python_api_is_autodiff_derive():
+    import autodiff
+
+    d = autodiff.derive("u = a * b\nt = log(d)\ne = u + t * c")
+    assert d.formula("d") == "c / d" and d.output == "e"
+
+
+def test_derive_simplifies_as_algebra_does_where_the_engine_makes_nan():
+    """README, "Where autodiff differs": x / x is 1 for derive; the engine's 0/0 is nan."""
+    from autodiff.program import differentiate
+
+    d = D.derive("x / x * y")
+    assert d.formula("y") == "1"
+    assert np.isnan(differentiate("x / x * y", {"x": 0.0, "y": 1.0}).grads["y"])

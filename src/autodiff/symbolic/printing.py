@@ -116,8 +116,10 @@ class Printer:
             pieces.append(self._scaled(term, k))
         if number:
             pieces.append((number < 0, number_text(abs(number))))
-            if pieces[0][0] and not pieces[-1][0]:  # `1 - x**2` rather than `-x**2 + 1`
-                pieces.insert(0, pieces.pop())
+        if pieces[0][0]:  # `1 - x**2` and `h - y`, rather than `-x**2 + 1` and `-y + h`
+            positive = next((i for i, (negative, _) in enumerate(pieces) if not negative), None)
+            if positive is not None:
+                pieces.insert(0, pieces.pop(positive))
         first_negative, first = pieces[0]
         out = ("-" + first) if first_negative else first
         for negative, text in pieces[1:]:
