@@ -256,7 +256,7 @@ def _product(number: float, factors, shape) -> Expr:
     if len(factors) == 1 and number == 1.0:
         base, exponent = factors[0]
         return base if exponent == 1.0 else _pow_node(base, exponent)
-    inner = broadcast(*(b.shape for b, _ in factors))
+    inner = broadcast(*(b.shape for b, _ in factors), *(x.shape for _, x in factors if isinstance(x, Expr)))
     symbolic = any(b.symbolic or (isinstance(x, Expr) and x.symbolic) for b, x in factors)
     return _intern("mul", (number, frozenset(factors)), inner, symbolic)
 
