@@ -10,6 +10,14 @@ from autodiff.symbolic.build import Slice, build
 from autodiff.symbolic.printing import to_text
 
 
+def test_a_call_on_a_list_of_symbols_depends_on_them():
+    """cat([x, x]) is symbolic: an op on it is not folded into the constant of its value."""
+    x = E.symbol("x", (2,))
+    joined = build("cat", [(x, x), 0], (4,))
+    assert joined.symbolic
+    assert build("flip", [joined, (0,)], (4,)).symbolic
+
+
 def test_a_product_has_the_shape_of_its_exponents():
     """2 * 3 ** x for a vector x is a vector: the product node itself, not a number expanded."""
     x = E.symbol("x", (2,))

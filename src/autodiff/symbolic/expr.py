@@ -132,7 +132,8 @@ def lift(value) -> Expr:
 def call(op: str, args: tuple, shape: tuple) -> Expr:
     """An operation the algebra does not look inside (`exp(x)`, `sum(x, 1)`): args are
     expressions or static parameters (dims, shapes)."""
-    symbolic = any(isinstance(a, Expr) and a.symbolic for a in args)
+    symbolic = any(isinstance(a, Expr) and a.symbolic for a in args) or \
+        any(isinstance(x, Expr) and x.symbolic for a in args if isinstance(a, tuple) for x in a)  # cat's tensors
     return _intern(op, tuple(args), tuple(shape), symbolic)
 
 
