@@ -37,7 +37,7 @@ def test_the_example_notebook_runs_and_shows_pictures(monkeypatch):
     assert "<table" in shown[tutorial]["text/html"] and "17.5129" in shown[tutorial]["text/html"]
     assert "<svg" in shown[tutorial + " --tree"]["text/html"]
     assert "∂e/∂d = 0.5" in shown[tutorial + " --explain --wrt d"]["text/html"]
-    assert "∂t/∂d = 1/d = 0.1" in shown[tutorial + " --graph"]["image/svg+xml"]
+    assert "∂t/∂d = 1 / d = 0.1" in shown[tutorial + " --graph"]["image/svg+xml"]
     assert "grad_fn AddBackward0" in shown["import autodiff"]["text/html"]
     assert "autodiff-plot" in shown["from autodiff.program.plot import sample"]["image/svg+xml"]
 

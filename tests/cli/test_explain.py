@@ -11,9 +11,9 @@ import pytest
 PROGRAM = ("-e", "y = 3 * log(x)", "--at", "x=2")
 
 GOLDEN = {
-    "plain": "y = 2.079441542\n\n∂y/∂x = 1.5\n  1 path from y to x:\n  1. ∂y/∂log(x) · ∂log(x)/∂x = 3 × 0.5 = 1.5\n       ∂y/∂log(x) = 3   [MulBackward0]\n       ∂log(x)/∂x = 1/x = 0.5   [LogBackward0]\n\nbackward, step by step (the engine's order):\n  1. y (line 1)   [MulBackward0] receives 1\n       to log(x): 1 × 3 = 3   (∂y/∂log(x) = 3)\n  2. log(x) (line 1)   [LogBackward0] receives 3\n       to x: 3 × 0.5 = 1.5   (∂log(x)/∂x = 1/x)\n  3. x.grad += 1.5   [AccumulateGrad]\n",
-    "markdown": '**y = 2.079441542**\n\nMultiply the local derivatives along each path from the output to the input, then add up the paths.\n\n### ∂y/∂x = 1.5\n\n1 path from y to x.\n\n| # | path | share |\n|---|---|---|\n| 1 | ∂y/∂log(x) · ∂log(x)/∂x = 3 × 0.5 = 1.5<br>`∂y/∂log(x) = 3`<br>`∂log(x)/∂x = 1/x` | 1.5 |\n\n### Backward, step by step\n\n1. y (line 1)   [MulBackward0] receives 1\n   - to log(x): 1 × 3 = 3   (∂y/∂log(x) = 3)\n2. log(x) (line 1)   [LogBackward0] receives 3\n   - to x: 3 × 0.5 = 1.5   (∂log(x)/∂x = 1/x)\n3. x.grad += 1.5   [AccumulateGrad]\n',
-    "latex": '% autodiff explain: <expr>\n$$y = 2.079441542$$\n% 1 path from y to x\n\\begin{align*}\n\\frac{\\partial y}{\\partial x} &= \\frac{\\partial y}{\\partial \\operatorname{log}(x)} \\frac{\\partial \\operatorname{log}(x)}{\\partial x} \\\\\n  &= 3 \\times 0.5 \\\\\n  &= 1.5\n\\end{align*}\nwhere\n\\begin{align*}\n\\frac{\\partial \\operatorname{log}(x)}{\\partial x} &= 1/x \\\\\n\\frac{\\partial y}{\\partial \\operatorname{log}(x)} &= 3\n\\end{align*}\n',
+    "plain": "y = 2.079441542\n\n∂y/∂x = 1.5\n  1 path from y to x:\n  1. ∂y/∂log(x) · ∂log(x)/∂x = 3 × 0.5 = 1.5\n       ∂y/∂log(x) = 3   [MulBackward0]\n       ∂log(x)/∂x = 1 / x = 0.5   [LogBackward0]\n\nbackward, step by step (the engine's order):\n  1. y (line 1)   [MulBackward0] receives 1\n       to log(x): 1 × 3 = 3   (∂y/∂log(x) = 3)\n  2. log(x) (line 1)   [LogBackward0] receives 3\n       to x: 3 × 0.5 = 1.5   (∂log(x)/∂x = 1 / x)\n  3. x.grad += 1.5   [AccumulateGrad]\n",
+    "markdown": '**y = 2.079441542**\n\nMultiply the local derivatives along each path from the output to the input, then add up the paths.\n\n### ∂y/∂x = 1.5\n\n1 path from y to x.\n\n| # | path | share |\n|---|---|---|\n| 1 | ∂y/∂log(x) · ∂log(x)/∂x = 3 × 0.5 = 1.5<br>`∂y/∂log(x) = 3`<br>`∂log(x)/∂x = 1 / x` | 1.5 |\n\n### Backward, step by step\n\n1. y (line 1)   [MulBackward0] receives 1\n   - to log(x): 1 × 3 = 3   (∂y/∂log(x) = 3)\n2. log(x) (line 1)   [LogBackward0] receives 3\n   - to x: 3 × 0.5 = 1.5   (∂log(x)/∂x = 1 / x)\n3. x.grad += 1.5   [AccumulateGrad]\n',
+    "latex": '% autodiff explain: <expr>\n$$y = 2.079441542$$\n% 1 path from y to x\n\\begin{align*}\n\\frac{\\partial y}{\\partial x} &= \\frac{\\partial y}{\\partial \\operatorname{log}(x)} \\frac{\\partial \\operatorname{log}(x)}{\\partial x} \\\\\n  &= 3 \\times 0.5 \\\\\n  &= 1.5\n\\end{align*}\nwhere\n\\begin{align*}\n\\frac{\\partial \\operatorname{log}(x)}{\\partial x} &= 1 / x \\\\\n\\frac{\\partial y}{\\partial \\operatorname{log}(x)} &= 3\n\\end{align*}\n',
 }
 
 
@@ -43,7 +43,7 @@ def test_json_follows_the_contract(autodiff):
         assert total == pytest.approx(grads[name])
     d = data["inputs"]["d"]["paths"][0]
     assert d["nodes"] == ["e", "t * c", "t", "d"]
-    assert [e["formula"] for e in d["edges"]] == ["∂e/∂(t * c) = 1", "∂(t * c)/∂t = c", "∂t/∂d = 1/d"]
+    assert [e["formula"] for e in d["edges"]] == ["∂e/∂(t * c) = 1", "∂(t * c)/∂t = c", "∂t/∂d = 1 / d"]
     assert [s["op"] for s in data["steps"]][0] == "AddBackward0"
     assert {s["leaf"]: s["total"] for s in data["steps"] if "leaf" in s} == grads
 
@@ -111,7 +111,7 @@ def test_graph_views_label_the_same_nodes(autodiff):
 
 
 @pytest.mark.parametrize("fmt, edge", [
-    ("dot", 'n6 -> n5 [label="∂t/∂d = 1/d = 0.1"];'),
+    ("dot", 'n6 -> n5 [label="∂t/∂d = 1 / d = 0.1"];'),
     ("mermaid", 'n2 -->|"∂u/∂a = b = 3"| n1'),
 ])
 def test_graph_edges_local(autodiff, fmt, edge):

@@ -47,7 +47,7 @@ def test_explain_svg_labels_every_edge_with_its_local_derivative(autodiff, tmp_p
     labels = {g.get("data-from") + ">" + g.get("data-to"): g.find(f"{SVG}text").text
               for g in root.iter(f"{SVG}g") if g.get("class") == "edge-label"}
     assert len(labels) == len(edges) == 7
-    assert "∂t/∂d = 1/d = 0.1" in labels.values()
+    assert "∂t/∂d = 1 / d = 0.1" in labels.values()
     texts = {t.text for t in root.iter(f"{SVG}text")}
     assert {"grad 3", "grad 2", "grad 0.5", "shape [] · value 17.5129"} <= texts
 

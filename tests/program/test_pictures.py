@@ -131,7 +131,7 @@ def test_the_tutorial_graph_has_every_node_edge_label_value_and_gradient():
     assert text[by_name["e"]] == ["e = u + t * c", "AddBackward0", "shape [] · value 17.5129", "grad 1", "line 3"]
     assert text[by_name["d"]] == ["d", "AccumulateGrad", "shape [] · value 10", "grad 0.5"]
     edge_texts = {t.text for g in root.iter(f"{SVG}g") if g.get("class") == "edge-label" for t in g}
-    assert "∂t/∂d = 1/d = 0.1" in edge_texts and "∂u/∂a = b = 3" in edge_texts
+    assert "∂t/∂d = 1 / d = 0.1" in edge_texts and "∂u/∂a = b = 3" in edge_texts
     output = root.find(f".//{SVG}g[@id='n{run.graph.root}']")
     assert output.get("class") == "node output" and output.get("data-op") == "AddBackward0"
 

@@ -4,7 +4,8 @@
     ∂e/∂d = ∂e/∂(t * c) · ∂(t * c)/∂t · ∂t/∂d = 1 × 5 × 0.1 = 0.5
 
 Every number comes from the nodes' own backward formulas (`node._apply`, the registry's
-derivatives), run on arrays at the recorded point, never from a second system:
+derivatives), run on arrays at the recorded point, never from a second system; and so does
+every local derivative's text: the same formula traced into an expression (symbolic/formulas.py):
 
 - **Steps** replay `engine.run_backward`: the same schedule (`engine._schedule`), the same newest-first
   order, the same broadcast reduction (`engine._conform`) and the same sums, so the leaves'
@@ -32,7 +33,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,6 +46,7 @@ ENUMERATE_LIMIT = 2_000  # tensor graphs with at most this many paths are listed
 SEARCH_BUDGET = 100_000  # nodes the best-first search may expand
 SMALL = 16  # tensor edges show their local derivative as values up to this many elements
 CALL_LIMIT = 40  # a node without a name is written as a call of its inputs up to this many characters
+FORMULA_LIMIT = 240  # a local derivative longer than this many characters is cut short (prod's)
 
 
 # -- the result ------------------------------------------------------------------------------------------
@@ -310,20 +311,23 @@ class _Graph:
         return self._formulas[key]
 
     def _body(self, node, position: int) -> str:
-        """The local derivative's text: the registry op's template, written in the node's operands."""
-        from ..ops.formulas import formula_text
+        """The local derivative's text: the op's own `defop` formula, traced (symbolic/formulas.py)
+        and written in the node's operands."""
+        from ..symbolic.formulas import node_formula
 
-        op = getattr(node, "op", None)
-        argument = op.arg_names[0 if op.variadic else op.diff_positions[position]] if op is not None else None
-        template = formula_text(op.name, argument) if op is not None else None
-        if template is None:  # an autograd.Function's backward (every registry op has a text: a test sees to it)
+        try:
+            formula = node_formula(node, position)
+        except Exception:  # noqa: BLE001 - explain still explains; a test traces every registry op
+            formula = None
+        if formula is None:  # an autograd.Function's backward
             return f"g ↦ {node.name()}(g)"
-        # an operand a template already encloses, as in sqrt({input}), loses its own parentheses
-        template = re.sub(r"\(\{(\w+)\}\)", r"({\1__bare})", template)
-        return template.format_map(self._operands(node, position))
+        symbols = formula.symbols
+        operands = self._operands(node, position) if symbols else {}
+        text = formula.text({name: _bare(operands[name]) for name in symbols})
+        return text if len(text) <= FORMULA_LIMIT else text[:FORMULA_LIMIT - 1] + "…"
 
     def _operands(self, node, position: int) -> dict:
-        """What each placeholder of `node`'s formulas reads (looked up only when a template names
+        """What each argument of `node`'s formulas reads as (looked up only when a formula uses
         it): a child's name, a named constant, the operand's source text, or its saved value;
         never the argument's bare name."""
         op = node.op
@@ -335,9 +339,6 @@ class _Graph:
         texts = self._unnamed_operands(node, children)
 
         def resolve(argument: str) -> str:
-            if argument.endswith("__bare"):
-                text = resolve(argument.removesuffix("__bare"))
-                return text[1:-1] if text.startswith("(") and _enclosed(text) else text
             if argument == "result" and (self.infos[node].name or self.infos[node].text):
                 return self.term(node)
             if op.variadic and argument == op.arg_names[0]:
@@ -443,6 +444,12 @@ class _Lookup(dict):
     def __missing__(self, key: str) -> str:
         self[key] = value = self._resolve(key)
         return value
+
+
+def _bare(term: str) -> str:
+    """A term without the parentheses it has as a term: the formula's printer adds them where
+    the operators around it need them (`sqrt(x + 1)`, `1 / (x + 1)`)."""
+    return term[1:-1] if term.startswith("(") and _enclosed(term) else term
 
 
 def _enclosed(text: str) -> bool:
@@ -700,11 +707,27 @@ def _replay(graph: _Graph, leaf_names: dict, scalar: bool) -> tuple:
 # -- why a gradient is zero ----------------------------------------------------------------------------------
 
 
+# Why an op may pass on a zero gradient: the sentence `--why` uses, by node name.
+ZERO_CAUSES: dict[str, str] = {
+    "ReluBackward0": "relu at a value that is not positive",
+    "AbsBackward0": "abs at 0",
+    "MaximumBackward0": "the losing side of maximum",
+    "MinimumBackward0": "the losing side of minimum",
+    "MaxBackward0": "an element that is not the largest of max",
+    "MaxBackward1": "an element that is not the largest of max",
+    "MinBackward0": "an element that is not the smallest of min",
+    "MinBackward1": "an element that is not the smallest of min",
+    "ClampBackward1": "clamp outside its range",
+    "SignBackward0": "sign, whose derivative is 0",
+    "FloorBackward0": "floor, whose derivative is 0",
+    "CeilBackward0": "ceil, whose derivative is 0",
+    "WhereBackward0": "the branch of where not taken",
+}
+
+
 def zero_causes(graph: _Graph, target, arriving: dict) -> list:
     """The edges where a nonzero gradient arrives and a zero one is passed on towards `target`:
     (node, position, text)."""
-    from ..ops.formulas import ZERO_CAUSES
-
     inside = set(_reaching(graph, target))
     causes = []
     for node in graph.order:

@@ -44,11 +44,35 @@ def build(name: str, args: list, shape: tuple, result=None) -> E.Expr:
 
 def _static(value):
     """A parameter as a hashable value (lists of dims become tuples)."""
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):  # an index key: a tuple of arrays and slices
         return tuple(_static(v) for v in value)
     if isinstance(value, np.ndarray):
         return E.constant(value)
+    if isinstance(value, slice):
+        return Slice(value.start, value.stop, value.step)
     return value
+
+
+class Slice:
+    """A slice as a static parameter: hashable (Python's slices are not before 3.12)."""
+
+    __slots__ = ("start", "stop", "step")
+
+    def __init__(self, start, stop, step) -> None:
+        self.start, self.stop, self.step = start, stop, step
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Slice) and (self.start, self.stop, self.step) == (other.start, other.stop, other.step)
+
+    def __hash__(self) -> int:
+        return hash((Slice, self.start, self.stop, self.step))
+
+    def __repr__(self) -> str:
+        parts = ["" if v is None else str(v) for v in (self.start, self.stop, self.step)]
+        return ":".join(parts[:2] if self.step is None else parts)
+
+    def as_slice(self) -> slice:
+        return slice(self.start, self.stop, self.step)
 
 
 def _reshape(x: E.Expr, shape: tuple) -> E.Expr:

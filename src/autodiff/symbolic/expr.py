@@ -137,7 +137,8 @@ def lift(value) -> Expr:
 def call(op: str, args: tuple, shape: tuple) -> Expr:
     """An operation the algebra does not look inside (`exp(x)`, `sum(x, 1)`): args are
     expressions or static parameters (dims, shapes)."""
-    symbolic = any(isinstance(a, Expr) and a.symbolic for a in args)
+    symbolic = any(isinstance(a, Expr) and a.symbolic for a in args) or \
+        any(isinstance(x, Expr) and x.symbolic for a in args if isinstance(a, tuple) for x in a)  # cat's tensors
     return _intern(op, tuple(args), tuple(shape), symbolic)
 
 
@@ -261,7 +262,7 @@ def _product(number: float, factors, shape) -> Expr:
     if len(factors) == 1 and number == 1.0:
         base, exponent = factors[0]
         return base if exponent == 1.0 else _pow_node(base, exponent)
-    inner = broadcast(*(b.shape for b, _ in factors))
+    inner = broadcast(*(b.shape for b, _ in factors), *(x.shape for _, x in factors if isinstance(x, Expr)))
     symbolic = any(b.symbolic or (isinstance(x, Expr) and x.symbolic) for b, x in factors)
     return _intern("mul", (number, frozenset(factors)), inner, symbolic)
 

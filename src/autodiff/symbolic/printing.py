@@ -39,6 +39,8 @@ def _static_text(value) -> str:
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, float):
         return number_text(value)
+    if isinstance(value, E.Expr):  # an array inside an index key
+        return to_text(value)
     return repr(value)
 
 
