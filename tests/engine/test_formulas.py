@@ -67,6 +67,9 @@ def evaluate(root: E.Expr, values: dict):
             value = power(computed[id(args[0])], args[1])
         elif op == "reshape":
             value = np.reshape(computed[id(args[0])], args[1])
+        elif op == "narrow":  # slice's spelling in the language (symbolic/build.py)
+            x, dim, start, length = computed[id(args[0])], args[1], args[2], args[3]
+            value = np.take(x, np.arange(start, start + length), axis=dim)
         elif op in REGISTRY:
             value = REGISTRY[op].forward(np, *(arg(a) for a in args))
         elif op in NONDIFF:

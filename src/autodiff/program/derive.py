@@ -160,6 +160,7 @@ def derive(source: Source | str, at: dict | None = None, *, program: Program | N
         if len(tracer.decisions) != watcher.seen:  # a formula read a value: never expected
             raise GradientProblem("derive: a derivative formula depends on a value; it cannot be written "
                                   "as one formula")
+    _refuse_unwritten([d.expr for d in derivatives])
     taken = set(inputs) | set(evaluation.variables) | set(evaluation.constants)
     _name_derivatives(derivatives, evaluation.output_name, taken)
     labels = _labels(evaluation, result)
@@ -173,6 +174,18 @@ def derive(source: Source | str, at: dict | None = None, *, program: Program | N
     return Derivation(source.name, evaluation.output_name, {n: tuple(t.shape) for n, t in inputs.items()},
                       derivatives, statements, watcher.assumptions, order, value, declared,
                       warnings=list(evaluation.warnings), labels=labels)
+
+
+def _refuse_unwritten(roots: list) -> None:
+    """Every operation in a derivative must have a spelling the language runs: never a
+    program that `autodiff eval` cannot read back."""
+    from ..language.builtins import FUNCTIONS
+    from ..symbolic.printing import SPELLED
+
+    for e in E.postorder(roots):
+        if e.op not in SPELLED and e.op not in FUNCTIONS:
+            raise GradientProblem(f"derive cannot yet write {e.op}() in the expression language (it comes from "
+                                  "a derivative here); grad computes its value")
 
 
 def _check_output(result, name: str) -> None:

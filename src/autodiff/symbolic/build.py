@@ -154,7 +154,50 @@ def _sum_dim(shape, x, dim, keepdim):
     return None
 
 
+def _padded(g: E.Expr, shape, dim: int, start: int, count: int) -> E.Expr:
+    """g placed at [start, start + count) along `dim` of zeros of `shape`, as a `cat` of
+    zeros, g and zeros: the language's spelling of select's and slice's derivatives."""
+    shape = tuple(shape)
+    dim = dim % len(shape)
+    parts = []
+    for size in (start, shape[dim] - start - count):
+        part_shape = shape[:dim] + (size,) + shape[dim + 1:]
+        parts.append(E.const(0.0, part_shape) if size > 0 else None)
+    pieces = tuple(p for p in (parts[0], g, parts[1]) if p is not None)
+    return pieces[0] if len(pieces) == 1 else E.call("cat", (pieces, dim), shape)
+
+
+def _select_backward(shape, g, target, dim, index):
+    target = tuple(target)
+    dim = dim % len(target)
+    index = index % target[dim]
+    row = _reshape(g, target[:dim] + (1,) + target[dim + 1:])
+    return _padded(row, target, dim, index, 1)
+
+
+def _slice_backward(shape, g, target, dim, start, stop, step):
+    target = tuple(target)
+    dim = dim % len(target)
+    begin, end, stride = slice(start, stop, step).indices(target[dim])
+    if stride != 1:
+        return None  # no spelling yet: derive says so
+    return _padded(g, target, dim, begin, max(0, end - begin))
+
+
+def _slice(shape, x, dim, start, stop, step):
+    dim = dim % len(x.shape)
+    begin, end, stride = slice(start, stop, step).indices(x.shape[dim])
+    if stride != 1:
+        return None
+    if (begin, end) == (0, x.shape[dim]):
+        return x
+    return E.call("narrow", (x, dim, begin, max(0, end - begin)), shape)
+
+
 _RULES = {
+    "slice": _slice,
+    "select_backward": _select_backward,
+    "slice_backward": _slice_backward,
     "add": lambda shape, a, b: _number(a) + _number(b),
     "sub": lambda shape, a, b: _number(a) - _number(b),
     "rsub": lambda shape, input, other: _number(other) - _number(input),

@@ -21,6 +21,9 @@ _COMPARE, _SUM, _PRODUCT, _UNARY, _POWER, _ATOM = range(6)
 _OPERATORS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 _BINARY = {"mm": "@", "mv": "@", "dot": "@", "bmm": "@", "remainder": "%", "remainder_scalar": "%"}
 _REDUCTIONS = {"sum_dim": "sum", "mean_dim": "mean", "prod_dim": "prod", "max_dim": "max", "min_dim": "min"}
+# What the printer writes other than by the op's own name (a call of the language's function).
+SPELLED = {"sym", "const", "tensor", "add", "mul", "pow", "reshape", "addmm", "cat", "stack", "logsumexp",
+           *_OPERATORS, *_BINARY, *_REDUCTIONS}
 
 
 def number_text(value: float) -> str:
@@ -102,7 +105,9 @@ class Printer:
             return f"{_REDUCTIONS[op]}({self.text(x)}, dim={_static_text(dim)}{keep})"
         if op in ("cat", "stack"):
             tensors, dim = args
-            return f"{op}([{', '.join(self.text(t) for t in tensors)}], {dim})"
+            # a tuple: the language reads a list of tensors as one tensor literal
+            inner = ", ".join(self.text(t) for t in tensors) + ("," if len(tensors) == 1 else "")
+            return f"{op}(({inner}), {dim})"
         if op == "logsumexp":
             x, dim, keepdim = args
             keep = ", keepdim=True" if keepdim else ""
@@ -425,6 +430,9 @@ class NumpyPrinter(Printer):
             tensors, dim = args
             word = "concatenate" if op == "cat" else "stack"
             return f"np.{word}([{', '.join(t(x) for x in tensors)}], axis={dim})"
+        if op == "narrow":
+            x, dim, start, length = args
+            return f"{self._wrap(x, _ATOM)}[{':, ' * dim}{start}:{start + length}]"
         if op in ("argmax", "argmin"):
             return f"np.{op}({t(args[0])}, axis={t(args[1])}, keepdims={args[2]})"
         raise UnsupportedOperation(op)
