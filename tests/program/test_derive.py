@@ -289,3 +289,15 @@ def test_derive_simplifies_as_algebra_does_where_the_engine_makes_nan():
     d = D.derive("x / x * y")
     assert d.formula("y") == "1"
     assert np.isnan(differentiate("x / x * y", {"x": 0.0, "y": 1.0}).grads["y"])
+
+
+def test_indexing_derivatives_are_written_in_the_language():
+    at = {"W": [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]}
+    text = "sum(W[1] * W[:, 0][:2])"
+    d = D.derive(text, at)
+    assert "cat((" in d.formula("W") and D.check(d, text, at).passed
+
+
+def test_an_operation_with_no_spelling_is_refused_not_written():
+    with pytest.raises(GradientProblem, match="cannot yet write slice"):
+        D.derive("sum(x[::2] ** 2)", {"x": [1.0, 2.0, 3.0]})
