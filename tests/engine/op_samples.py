@@ -1,8 +1,23 @@
-"""Sample inputs for every registered op, in the spirit of PyTorch's OpInfo.
+"""The one table of sample inputs: every registered op and every public function, in the
+spirit of PyTorch's OpInfo.
 
-`SAMPLES[name]()` returns Samples for the op `name` of the registry. A test fails if an op
-has none, so declaring an op and giving it samples here is all it takes for it to be
-gradient-checked (first and second order).
+`SAMPLES[name]()` returns the Samples of `name`, which is an op of the registry
+(`autodiff.ops.registry.REGISTRY`), a function of the catalogue (`autodiff.ops.FUNCTIONS`), or
+both. Where a public function is the op itself (`exp`, `sum`, `cat`...), one entry serves both:
+
+- the op's samples (`@samples`) are its positional arguments, `REGISTRY[name].apply(*args)`:
+  tests/engine/test_op_gradients.py gradient-checks every op on them (first and second order),
+  and tests/engine/test_batching.py checks the op's batching rule on them;
+- the same samples are calls of the public function of that name, `FUNCTIONS[name](*args)`,
+  whose batching tests/engine/test_batching.py checks too; a sample the function does not take
+  says `function=False`;
+- `@calls` adds calls of the public function alone (keywords, Python numbers where the op
+  takes tensors...): `call(*args, **kwargs)`.
+
+Public functions that are not registry ops (composites, comparisons, `einsum`, tensor
+creation) have entries of calls only, in their own section below; aliases (`clip` for `clamp`)
+are listed in `ALIASES`. A test fails if an op or a function has no entry, so declaring it and
+giving it samples here is all it takes for it to be checked.
 
 Shapes follow TESTING.md: (), (2,), (3,2), (1,2), (2,3,2), and broadcasting pairs
 ((2,1),(2,)) and ((3,1,2),(1,3,2)). Domains keep finite differences away from poles and kinks.
@@ -10,7 +25,7 @@ Shapes follow TESTING.md: (), (2,), (3,2), (1,2), (2,3,2), and broadcasting pair
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -23,11 +38,16 @@ BROADCAST_PAIRS = [((3, 2), (3, 2)), ((2, 1), (2,)), ((3, 1, 2), (1, 3, 2)), (()
 
 @dataclass
 class Sample:
-    """Positional arguments for `op.apply`; the tensors among them are what gets checked."""
+    """Positional arguments for `op.apply` (and the public function of the same name); the
+    tensors among them are what gets checked."""
 
     args: tuple
     note: str = ""
     check: dict = field(default_factory=dict)  # extra gradcheck keywords (tolerances)
+    kwargs: dict = field(default_factory=dict)  # keywords: for the public function only
+    op: bool = True  # a sample of the registry op of its name (where there is one)
+    function: bool = True  # a call of the public function of its name (where there is one)
+    batching_bug: str = ""  # a known bug: the function's batching check is expected to fail, for this reason
 
     @property
     def tensors(self) -> tuple:
@@ -62,11 +82,18 @@ class Sample:
                 return [move(t) for t in a]
             return a
 
-        return Sample(tuple(move(a) for a in self.args), self.note, self.check)
+        return replace(self, args=tuple(move(a) for a in self.args),
+                       kwargs={key: move(value) for key, value in self.kwargs.items()})
 
     def __repr__(self) -> str:
         shapes = [tuple(a.shape) if isinstance(a, autodiff.Tensor) else a for a in self.args]
+        shapes += [f"{key}={value}" for key, value in self.kwargs.items()]
         return f"Sample({self.note or shapes})"
+
+
+def call(*args, note: str = "", **kwargs) -> Sample:
+    """A call of the public function alone: `FUNCTIONS[name](*args, **kwargs)`."""
+    return Sample(args, note=note, kwargs=kwargs, op=False)
 
 
 _rng = np.random.default_rng(1234)
@@ -92,16 +119,48 @@ def distinct(shape) -> autodiff.Tensor:
     return autodiff.tensor(values.reshape(shape), requires_grad=True)
 
 
-SAMPLES: dict = {}
+class Entry:
+    """One name's samples: those of `@samples`, then the calls of `@calls`."""
+
+    def __init__(self):
+        self.generators = []
+
+    def __call__(self) -> list:
+        return [sample for generator in self.generators for sample in generator()]
+
+
+SAMPLES: dict = {}  # name -> Entry
 
 
 def samples(*names):
+    """`@samples("exp", ...)`: a generator of the samples of these ops (and their public functions)."""
+
     def register(generator):
         for name in names:
-            SAMPLES[name] = generator
+            SAMPLES.setdefault(name, Entry()).generators.append(generator)
         return generator
 
     return register
+
+
+def calls(*names):
+    """`@calls("sum")`: a generator of calls (`call(...)`) of these public functions alone."""
+
+    def register(generator):
+        samples(*names)(lambda: [replace(sample, op=False) for sample in generator()])
+        return generator
+
+    return register
+
+
+def op_samples(name: str) -> list:
+    """The samples of the registry op `name`: `REGISTRY[name].apply(*sample.args)`."""
+    return [sample for sample in SAMPLES[name]() if sample.op]
+
+
+def function_samples(name: str) -> list:
+    """The calls of the public function `name`: `FUNCTIONS[name](*sample.args, **sample.kwargs)`."""
+    return [sample for sample in SAMPLES[name]() if sample.function]
 
 
 # -- elementwise ------------------------------------------------------------------------------------
@@ -121,6 +180,11 @@ def _steps():  # away from the integers, where the step is
 @samples("remainder")
 def _remainder():  # input / other stays between integers, away from the jumps
     return [Sample((leaf(a, 2.2, 2.8), leaf(b, 1.8, 2.0))) for a, b in BROADCAST_PAIRS]
+
+
+@calls("remainder")
+def _remainder_calls():
+    return [call(leaf((3,), 1.5, 10.0), 2.0)]
 
 
 @samples("remainder_scalar")
@@ -148,6 +212,16 @@ def _binary():
     return [Sample((leaf(a), leaf(b))) for a, b in BROADCAST_PAIRS]
 
 
+@calls("add")
+def _add_calls():
+    return [call(leaf((2,)), leaf((3, 2)), alpha=2)]
+
+
+@calls("sub")
+def _sub_calls():
+    return [call(leaf((3,)), 2.0)]
+
+
 @samples("div")
 def _div():
     return [Sample((leaf(a), away_from_zero(b, 0.5, 2.0))) for a, b in BROADCAST_PAIRS]
@@ -161,6 +235,11 @@ def _rsub():
 @samples("pow")
 def _pow():
     return [Sample((leaf(s, 0.5, 2.0), e), note=f"{s} ** {e}") for s in SHAPES[:3] for e in (2, 3, 0.5, -1.5, 0)]
+
+
+@calls("pow")
+def _pow_calls():
+    return [call(leaf((2,), 0.3, 2.0), leaf((2,)), note="tensor exponent")]
 
 
 @samples("pow_tensor")
@@ -193,12 +272,33 @@ def _clamp():
     ]
 
 
+@calls("clamp")
+def _clamp_calls():
+    return [call(leaf((4,)), min=-0.5, max=0.5)]
+
+
 # -- shapes -------------------------------------------------------------------------------------------
+
+
+# autodiff.expand's batching rule (ops/batching.py, shape_argument) puts the batch size in front
+# of the target shape without first giving the input the target's number of dimensions: an
+# example with fewer dimensions than the target fails, or is expanded wrongly where the sizes
+# happen to fit. The op itself batches right.
+EXPAND_BUG = "expand's batching rule: an example with fewer dimensions than the target shape"
 
 
 @samples("expand")
 def _expand():
-    return [Sample((leaf((3, 1)), (2, 3, 4))), Sample((leaf(()), (2,))), Sample((leaf((2,)), (3, 2)))]
+    return [
+        Sample((leaf((3, 1)), (2, 3, 4)), batching_bug=EXPAND_BUG),
+        Sample((leaf(()), (2,)), batching_bug=EXPAND_BUG),
+        Sample((leaf((2,)), (3, 2)), batching_bug=EXPAND_BUG),
+    ]
+
+
+@calls("expand")
+def _expand_calls():
+    return [call(leaf((1, 3)), (2, 3))]
 
 
 @samples("sum_to")
@@ -216,6 +316,11 @@ def _transpose():
     return [Sample((leaf((2, 3, 2)), 0, 2)), Sample((leaf((3, 2)), 0, 1))]
 
 
+@calls("transpose")
+def _transpose_calls():
+    return [call(leaf((2, 3, 2)), 0, -1)]
+
+
 @samples("permute")
 def _permute():
     return [Sample((leaf((2, 3, 2)), (2, 0, 1))), Sample((leaf((3, 2)), (1, 0)))]
@@ -231,9 +336,19 @@ def _unsqueeze():
     return [Sample((leaf((3, 2)), 1)), Sample((leaf(()), 0))]
 
 
+@calls("unsqueeze")
+def _unsqueeze_calls():
+    return [call(leaf((3,)), -1)]
+
+
 @samples("squeeze")
 def _squeeze():
     return [Sample((leaf((1, 3, 1)),)), Sample((leaf((3, 2)),))]
+
+
+@calls("squeeze")
+def _squeeze_calls():
+    return [call(leaf((1, 3)), 0)]
 
 
 @samples("squeeze_dim")
@@ -261,9 +376,19 @@ def _cat():
     return [Sample(([leaf((2, 3)), leaf((1, 3))], 0)), Sample(([leaf((2, 1)), leaf((2, 2)), leaf((2, 1))], 1))]
 
 
+@calls("cat")
+def _cat_calls():
+    return [call([leaf((2,)), leaf((3,))], note="default dim")]
+
+
 @samples("stack")
 def _stack():
     return [Sample(([leaf((2,)), leaf((2,))], 0)), Sample(([leaf((3, 2)), leaf((3, 2)), leaf((3, 2))], 1))]
+
+
+@calls("stack")
+def _stack_calls():
+    return [call([leaf((2,)), leaf((2,))], 1)]
 
 
 @samples("to_dtype")
@@ -349,6 +474,16 @@ def _full_reduction():
     return [Sample((leaf(s),)) for s in SHAPES]
 
 
+@calls("sum")
+def _sum_calls():
+    return [call(leaf((3, 2)), dim=1), call(leaf((2, 3)), dim=(0, -1), keepdim=True)]
+
+
+@calls("mean")
+def _mean_calls():
+    return [call(leaf((3, 2)), dim=-1)]
+
+
 @samples("sum_dim", "mean_dim")
 def _dim_reduction():
     return [
@@ -366,6 +501,11 @@ def _prod():
         Sample((leaf(values=[0.5, 0.0, 2.0, 1.5]),), note="one zero"),
         Sample((leaf(values=[0.0, 3.0, 0.0]),), note="two zeros"),
     ]
+
+
+@calls("prod")
+def _prod_calls():
+    return [call(leaf((3, 2), 0.3, 2.0), dim=0)]
 
 
 @samples("prod_dim")
@@ -387,9 +527,24 @@ def _cumsum():
     ]
 
 
+@calls("cumsum")
+def _cumsum_calls():
+    return [call(leaf((3, 2)), dim=1), call(leaf((4,)), dim=-1)]
+
+
 @samples("max", "min")
 def _extreme():
     return [Sample((distinct(s),)) for s in SHAPES]
+
+
+@calls("max")
+def _max_calls():
+    return [call(distinct((3, 2)), dim=1), call(distinct((3,)), distinct((3,)), note="binary")]
+
+
+@calls("min")
+def _min_calls():
+    return [call(distinct((3, 2)), dim=0, keepdim=True)]
 
 
 @samples("max_dim", "min_dim")
@@ -406,9 +561,29 @@ def _logsumexp():
     ]
 
 
+@calls("logsumexp")
+def _logsumexp_calls():
+    return [call(leaf((3, 2)), dim=0), call(leaf((3,)), note="default dim")]
+
+
 @samples("softmax", "log_softmax")
 def _softmax():
-    return [Sample((leaf((3, 2)), 0)), Sample((leaf((3, 2)), 1)), Sample((leaf((4,)), 0)), Sample((leaf(()), None))]
+    return [
+        Sample((leaf((3, 2)), 0)),
+        Sample((leaf((3, 2)), 1)),
+        Sample((leaf((4,)), 0)),
+        Sample((leaf(()), None), function=False, note="dim None: the op's, for a 0-d input"),
+    ]
+
+
+@calls("softmax")
+def _softmax_calls():
+    return [call(leaf((3, 2)), dim=1), call(leaf((4,)), note="default dim")]
+
+
+@calls("log_softmax")
+def _log_softmax_calls():
+    return [call(leaf((2, 3)), dim=0)]
 
 
 # -- linear algebra -------------------------------------------------------------------------------------
@@ -483,3 +658,100 @@ def _nll_loss2d():
 @samples("div_scalar")
 def _div_scalar():
     return [Sample((leaf(s), 4)) for s in [(), (3, 2)]]
+
+
+# == public functions that are not registry ops ===========================================================
+# Calls only (`autodiff.ops.FUNCTIONS[name]`): functions written by hand over the ops, comparisons
+# and logic (no derivative), einsum, and tensor creation.
+
+
+@calls("square", "detach", "isnan", "isinf", "isfinite", "logical_not", "all", "any")
+def _function_of_one():
+    return [call(leaf((3,)))]
+
+
+@calls("eq", "lt", "gt", "logical_and", "logical_or")
+def _function_of_two():
+    return [call(leaf((3,)), leaf((3,)))]
+
+
+@calls("ne", "le", "ge")
+def _compared_to_a_number():
+    return [call(leaf((3,)), 0.0)]
+
+
+@calls("floor_divide")
+def _floor_divide():
+    return [call(leaf((3,), -8.0, 8.0), 2.0)]
+
+
+@calls("argmax")
+def _argmax():
+    return [call(distinct((3, 2)), dim=1)]
+
+
+@calls("argmin")
+def _argmin():
+    return [call(distinct((4,)))]
+
+
+@calls("matmul")
+def _matmul():
+    return [
+        call(leaf((2, 3)), leaf((3,))),
+        call(leaf((3,)), leaf((3, 2))),
+        call(leaf((3,)), leaf((3,))),
+        call(leaf((2, 2, 3)), leaf((3, 2))),
+    ]
+
+
+@calls("einsum")
+def _einsum():
+    return [call("ij,j->i", leaf((2, 3)), leaf((3,)))]
+
+
+@calls("reshape")
+def _reshape():
+    return [call(leaf((2, 3)), (3, 2)), call(leaf((6,)), (-1, 2))]
+
+
+@calls("flatten")
+def _flatten():
+    return [call(leaf((2, 3, 2))), call(leaf((2, 3, 2)), 1)]
+
+
+@calls("narrow")
+def _narrow():
+    return [call(leaf((4, 2)), 0, -3, 2)]
+
+
+@calls("broadcast_shapes", "zeros", "ones", "full", "eye", "arange", "linspace", "rand", "randn")
+def _sizes_only():  # they take sizes, not tensors: nothing to batch
+    return []
+
+
+# The creation functions "like" a tensor see a batch of examples as one tensor: under vmap,
+# `zeros_like(x)` has the shape of the whole batch, not of one example.
+LIKE_BUG = "zeros_like and the other *_like functions make the whole batch's shape"
+
+
+@calls("zeros_like", "ones_like")
+def _like():
+    return [replace(call(leaf((3, 2))), batching_bug=LIKE_BUG)]
+
+
+@calls("full_like")
+def _full_like():
+    return [replace(call(leaf((3,)), 1.5), batching_bug=LIKE_BUG)]
+
+
+@calls("rand_like", "randn_like")
+def _random_like():  # random: an example run alone draws other numbers
+    return []
+
+
+# Other names of the same functions (`FUNCTIONS[alias] is FUNCTIONS[name]`): checked as `name`.
+ALIASES = {
+    "absolute": "abs", "clip": "clamp", "concat": "cat", "concatenate": "cat", "divide": "div",
+    "multiply": "mul", "negative": "neg", "subtract": "sub", "swapaxes": "transpose", "true_divide": "div",
+}
