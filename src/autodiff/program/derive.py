@@ -10,19 +10,18 @@ conditions are listed as assumptions; with no value given there, derive refuses.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import Tensor, autograd, return_types
+from .. import Tensor, autograd
 from ..language import InputProblem, Options, Program, Source, evaluate, parse
 from ..language.analysis import analyze
 from ..symbolic import expr as E
-from ..symbolic.printing import Printer, Program as Statements, to_text
+from ..symbolic.printing import Program as Statements, to_text
 from ..symbolic.trace import Traced, Tracer
-from .errors import GradientProblem, NotATensor, UsageProblem
-from .run import _source_and_program, the_output
+from .errors import GradientProblem, UsageProblem
+from .run import _source_and_program, refuse_non_tensor
 
 DEFAULT_VALUE = 0.75  # an input's value where --at gives none: it only fixes a 0-d shape
 
@@ -189,15 +188,8 @@ def _refuse_unwritten(roots: list) -> None:
 
 
 def _check_output(result, name: str) -> None:
-    if isinstance(result, (bool, int, float)):
-        return
-    if isinstance(result, (return_types.max, return_types.min)):
-        raise NotATensor(f"{the_output(name)} is the (values, indices) pair of {type(result).__name__}(), "
-                         "not a tensor: take its .values", type(result).__name__)
-    if not isinstance(result, Tensor):
-        raise NotATensor(f"{the_output(name)} is {type(result).__name__}, not a tensor: there is nothing to "
-                         "differentiate", type(result).__name__)
-    if result.numel() != 1 or result.ndim:
+    refuse_non_tensor(result, name)
+    if isinstance(result, Tensor) and (result.numel() != 1 or result.ndim):
         raise GradientProblem("grad can be implicitly created only for scalar outputs",
                               f"derive writes the derivatives of a single number: derive sum({name}), or pick "
                               "one element")
@@ -256,7 +248,7 @@ def _gradient_expr(g, leaf) -> E.Expr:
     shape = tuple(leaf.shape)
     if g is None:
         return E.const(0.0, shape)
-    return E.with_shape(_expr_of(g), shape) if _expr_of(g).shape != shape else _expr_of(g)
+    return E.with_shape(_expr_of(g), shape)
 
 
 def _name_derivatives(derivatives: list, output: str, taken: set) -> None:
@@ -290,7 +282,7 @@ def _labels(evaluation, result) -> dict:
 # -- the derivation written for people and for other programs --------------------------------------------------
 
 
-def _symbolic_name(output: str, wrt: tuple, unicode: bool = True) -> str:
+def _symbolic_name(output: str, wrt: tuple) -> str:
     if len(wrt) == 1:
         return f"∂{output}/∂{wrt[0]}"
     a, b = wrt
@@ -309,29 +301,22 @@ def latex(d: Derivation) -> str:
     """An `align*` block: shared values first, then each derivative as a fraction."""
     from ..symbolic.printing import LatexPrinter, latex_name
 
-    roots = {x.name: x.expr for x in d.derivatives}
-    program = Statements(roots, _labels_of(d), taken=set(d.inputs))
-    printer = LatexPrinter(dict(program.names))
-    rows = []
-    for e in program.order:
-        name = program.names[e]
-        del printer.names[e]
-        rows.append(f"{latex_name(name)} &= {printer.text(e)}")
-        printer.names[e] = name
+    derivatives = {x.name: x for x in d.derivatives}
+    program = Statements({x.name: x.expr for x in d.derivatives}, d.labels, taken=set(d.inputs))
     out = latex_name(d.output)
-    for x in d.derivatives:
-        if len(x.wrt) == 1:
+    rows = []
+    for name, _, text in program.written(LatexPrinter()):
+        x = derivatives.get(name)
+        if x is None:  # a shared value
+            left = latex_name(name)
+        elif len(x.wrt) == 1:
             left = rf"\frac{{\partial {out}}}{{\partial {latex_name(x.wrt[0])}}}"
         elif x.wrt[0] == x.wrt[1]:
             left = rf"\frac{{\partial^2 {out}}}{{\partial {latex_name(x.wrt[0])}^2}}"
         else:
             left = rf"\frac{{\partial^2 {out}}}{{\partial {latex_name(x.wrt[0])} \partial {latex_name(x.wrt[1])}}}"
-        rows.append(f"{left} &= {printer.text(x.expr)}")
+        rows.append(f"{left} &= {text}")
     return "\\begin{align*}\n" + " \\\\\n".join(rows) + "\n\\end{align*}\n"
-
-
-def _labels_of(d: Derivation) -> dict:
-    return d.labels
 
 
 def python_module(d: Derivation) -> str:
@@ -339,8 +324,8 @@ def python_module(d: Derivation) -> str:
     from ..symbolic.printing import HELPERS, NumpyPrinter, UnsupportedOperation
 
     program = Statements({_value_name(d): d.value, **{x.name: x.expr for x in d.derivatives if len(x.wrt) == 1}},
-                         _labels_of(d), taken=set(d.inputs))
-    printer = NumpyPrinter(dict(program.names))
+                         d.labels, taken=set(d.inputs))
+    printer = NumpyPrinter()
     body, constants = [], []
     # Constant arrays are made once, when the module is imported, not at every call.
     arrays = [e for e in E.postorder(list(program.roots.values())) if e.op == "tensor" and e not in program.names]
@@ -348,16 +333,11 @@ def python_module(d: Derivation) -> str:
         constants.append(f"_C{k} = {printer.text(e)}\n")
         printer.names[e] = f"_C{k}"
     try:
-        for e in program.order:
-            name = program.names[e]
-            del printer.names[e]
-            if e.op == "tensor":  # a named constant (X), made once too
-                constants.append(f"{name} = {printer.text(e)}\n")
+        for name, e, text in program.written(printer):
+            if e.op == "tensor" and name not in program.roots:  # a named constant (X), made once too
+                constants.append(f"{name} = {text}\n")
             else:
-                body.append(f"    {name} = {printer.text(e)}")
-            printer.names[e] = name
-        for name, e in program.roots.items():
-            body.append(f"    {name} = {printer.text(e)}")
+                body.append(f"    {name} = {text}")
     except UnsupportedOperation as exc:
         raise UsageProblem(f"--format python cannot write {exc.args[0]}() in NumPy yet; --format expr can") from None
     grads = ", ".join(

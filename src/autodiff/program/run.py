@@ -178,13 +178,8 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
         from .. import tensor
 
         result = evaluation.output = tensor(result)
-    elif not isinstance(result, Tensor):
-        kind = type(result).__name__
-        if isinstance(result, (return_types.max, return_types.min)):  # x.max(0), as PyTorch returns it
-            raise NotATensor(f"{the_output(evaluation.output_name)} is the (values, indices) pair of {kind}(), "
-                             "not a tensor: take its .values", kind)
-        raise NotATensor(f"{the_output(evaluation.output_name)} is {kind}, not a tensor: "
-                         "there is nothing to differentiate", kind)
+    else:
+        refuse_non_tensor(result, evaluation.output_name)
     retained = _retain(evaluation, retain)
     seed = _seed(result, grad_output, evaluation.output_name)
     differentiable = result.requires_grad
@@ -230,6 +225,17 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     if graph:
         run.graph = build_graph(evaluation, result)
     return run
+
+
+def refuse_non_tensor(result, name: str) -> None:
+    """NotATensor for an output that is neither a tensor nor a number: nothing to differentiate."""
+    if isinstance(result, (Tensor, bool, int, float)):
+        return
+    kind = type(result).__name__
+    if isinstance(result, (return_types.max, return_types.min)):  # x.max(0), as PyTorch returns it
+        raise NotATensor(f"{the_output(name)} is the (values, indices) pair of {kind}(), not a tensor: "
+                         "take its .values", kind)
+    raise NotATensor(f"{the_output(name)} is {kind}, not a tensor: there is nothing to differentiate", kind)
 
 
 def _all_finite(array: np.ndarray) -> bool:

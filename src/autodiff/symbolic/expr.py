@@ -221,7 +221,7 @@ def _add_exponents(a, b):
     na, nb = _number(a), _number(b)
     if na is not None and nb is not None:
         return na + nb
-    return add(lift(a) if not isinstance(a, float) else const(a), lift(b) if not isinstance(b, float) else const(b))
+    return add(lift(a), lift(b))
 
 
 def mul(*parts: Expr) -> Expr:

@@ -49,7 +49,7 @@ def _static_text(value) -> str:
 
 def _array_text(array) -> str:
     if array.dtype == bool:
-        return repr(array.tolist()).replace("True", "True").replace("False", "False")
+        return repr(array.tolist())
     return repr(np.asarray(array, dtype=float).tolist()).replace(".0,", ",").replace(".0]", "]")
 
 
@@ -182,8 +182,6 @@ class Printer:
         if isinstance(exponent, float) and exponent < 0:
             return f"1 / {self._factor(base, -exponent)}", _PRODUCT
         power = number_text(exponent) if isinstance(exponent, float) else self._wrap(exponent, _POWER)
-        if isinstance(exponent, float) and exponent < 0:
-            power = f"({power})"
         return f"{self._wrap(base, _POWER + 1)} ** {power}", _POWER
 
 
@@ -235,17 +233,21 @@ class Program:
             depth[e] = d
         self.order = [e for e in order if e in self.names]
 
-    def statements(self) -> list:
-        """[(name, right-hand side text)], each defined before use, the roots last."""
-        printer = Printer(self.names)
-        out = []
+    def written(self, printer: Printer | None = None):
+        """(name, expression, right-hand side text) per statement, each defined before use, the
+        roots last; `printer` writes them (the language's by default; it keeps any names it has)."""
+        printer = printer or Printer()
+        printer.names.update(self.names)
         for e in self.order:
-            name = self.names.pop(e)
-            out.append((name, printer.text(e)))
-            self.names[e] = name
+            name = printer.names.pop(e)  # a statement writes its own value, not its name
+            yield name, e, printer.text(e)
+            printer.names[e] = name
         for name, e in self.roots.items():
-            out.append((name, printer.text(e)))
-        return out
+            yield name, e, printer.text(e)
+
+    def statements(self) -> list:
+        """[(name, right-hand side text)] in the expression language."""
+        return [(name, text) for name, _, text in self.written()]
 
 
 def _trivial(e: E.Expr) -> bool:
@@ -341,6 +343,20 @@ _NUMPY_SAME = {"exp", "log", "sin", "cos", "tan", "tanh", "sign", "log1p", "expm
                "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "maximum", "minimum",
                "where", "sqrt"}
 _NUMPY_REDUCE = {"sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min"}
+# An operation's NumPy call, its arguments in the op's order ({0} the input).
+_NUMPY_TEMPLATES = {
+    "clamp": "np.clip({0}, {1}, {2})",
+    "expand": "np.broadcast_to({0}, {1})",
+    "reshape": "np.reshape({0}, {1})",
+    "t": "np.transpose({0})",
+    "transpose": "np.swapaxes({0}, {1}, {2})",
+    "permute": "np.transpose({0}, {1})",
+    "cumsum": "np.cumsum({0}, axis={1})",
+    "flip": "np.flip({0}, axis={1})",
+    "select": "np.take({0}, {2}, axis={1})",
+    "argmax": "np.argmax({0}, axis={1}, keepdims={2})",
+    "argmin": "np.argmin({0}, axis={1}, keepdims={2})",
+}
 HELPERS = {
     "sigmoid": "def _sigmoid(x):\n    return 1 / (1 + np.exp(-x))\n",
     "relu": "def _relu(x):\n    return np.maximum(x, 0)\n",
@@ -390,8 +406,6 @@ class NumpyPrinter(Printer):
 
         if op in _NUMPY_SAME:
             return f"np.{op}({', '.join(t(a) for a in args)})"
-        if op == "clamp":
-            return f"np.clip({t(args[0])}, {t(args[1])}, {t(args[2])})"
         if op in _NUMPY_REDUCE and len(args) == 1:
             return f"np.{_NUMPY_REDUCE[op]}({t(args[0])})"
         if op in _REDUCTIONS:
@@ -410,22 +424,9 @@ class NumpyPrinter(Printer):
             if op in ("log_softmax",):
                 self.helpers.add("logsumexp")
             return f"_{op}({', '.join(t(a) for a in args)})"
-        if op == "expand":
-            return f"np.broadcast_to({t(args[0])}, {t(args[1])})"
-        if op == "reshape":
-            return f"np.reshape({t(args[0])}, {t(args[1])})"
-        if op == "t":
-            return f"np.transpose({t(args[0])})"
-        if op == "transpose":
-            return f"np.swapaxes({t(args[0])}, {t(args[1])}, {t(args[2])})"
-        if op == "permute":
-            return f"np.transpose({t(args[0])}, {t(args[1])})"
-        if op == "cumsum":
-            return f"np.cumsum({t(args[0])}, axis={t(args[1])})"
-        if op == "flip":
-            return f"np.flip({t(args[0])}, axis={t(args[1])})"
-        if op == "select":
-            return f"np.take({t(args[0])}, {t(args[2])}, axis={t(args[1])})"
+        template = _NUMPY_TEMPLATES.get(op)
+        if template is not None:
+            return template.format(*(t(a) for a in args))
         if op in ("cat", "stack"):
             tensors, dim = args
             word = "concatenate" if op == "cat" else "stack"
@@ -433,6 +434,4 @@ class NumpyPrinter(Printer):
         if op == "narrow":
             x, dim, start, length = args
             return f"{self._wrap(x, _ATOM)}[{':, ' * dim}{start}:{start + length}]"
-        if op in ("argmax", "argmin"):
-            return f"np.{op}({t(args[0])}, axis={t(args[1])}, keepdims={args[2]})"
         raise UnsupportedOperation(op)

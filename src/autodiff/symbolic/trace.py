@@ -15,7 +15,7 @@ path: `Tracer.decisions` lists each with its outcome, for the caller to state or
 from __future__ import annotations
 
 from ..ops import batching, registry
-from ..tensor import Tensor, _make
+from ..tensor import Tensor
 from . import expr as E
 from .build import build
 
@@ -175,8 +175,3 @@ def _flat(values):
 def _host(t: Tensor):
     data = t._data
     return data if hasattr(data, "__array_interface__") else data.get()
-
-
-def traced_seed(tensor: Tensor) -> Tensor:
-    """A gradient to start backward with: ones, as a constant."""
-    return _make(tensor._data * 0 + 1)
