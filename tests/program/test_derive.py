@@ -65,6 +65,13 @@ def test_shared_subexpressions_are_computed_once_and_named_after_the_users_varia
     assert all("tanh" not in text for n, text in d.statements[1:])
 
 
+def test_a_formula_does_not_depend_on_what_was_derived_before():
+    # factors are written in the order this derivation met them, whatever earlier ones met first
+    formulas("e = b * a")
+    f, _ = formulas("e = a * b * c", wrt=["c"])
+    assert f == {"c": "a * b"}
+
+
 def test_a_derivative_name_that_is_taken_gets_a_suffix():
     _, d = formulas("de_dx = x * 2\ne = de_dx * x")
     assert [x.name for x in d.derivatives] == ["de_dx_2"]

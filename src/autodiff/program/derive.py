@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import Tensor, autograd
 from ..language import InputProblem, Options, Program, Source, evaluate, parse
+from ..language._gc import collector_paused
 from ..language.analysis import analyze
 from ..symbolic import expr as E
 from ..symbolic.printing import Program as Statements, to_text
@@ -123,6 +124,11 @@ def derive(source: Source | str, at: dict | None = None, *, program: Program | N
     """The derivatives of `source`'s output with respect to its inputs (`wrt`: some of them),
     as formulas and as a program. `at` gives input values: shapes, and the path through
     control flow that depends on values. Raises ProgramError, UsageProblem, GradientProblem."""
+    with collector_paused():  # tracing makes many small objects and no cycles, as a run does
+        return _derive(source, at, program, wrt, output, order, options)
+
+
+def _derive(source, at, program, wrt, output, order, options) -> Derivation:
     if order not in (1, 2):
         raise UsageProblem(f"--order takes 1 or 2, not {order}")
     source, program = _source_and_program(source, program)
@@ -153,18 +159,20 @@ def derive(source: Source | str, at: dict | None = None, *, program: Program | N
         inputs = {name: leaf for name, leaf in evaluation.inputs.items()}
         chosen = [n for n in inputs if wrt is None or n in wrt]
         value = _expr_of(result)
+        tracer.recording = order == 2
         derivatives, first = _first_order(result, inputs, chosen, evaluation.output_name)
         if order == 2:
             derivatives += _second_order(first, inputs, chosen, evaluation.output_name)
         if len(tracer.decisions) != watcher.seen:  # a formula read a value: never expected
             raise GradientProblem("derive: a derivative formula depends on a value; it cannot be written "
                                   "as one formula")
-    _refuse_unwritten([d.expr for d in derivatives])
     taken = set(inputs) | set(evaluation.variables) | set(evaluation.constants)
     _name_derivatives(derivatives, evaluation.output_name, taken)
     labels = _labels(evaluation, result)
     roots = {d.name: d.expr for d in derivatives}
-    statements = Statements(roots, labels, taken=set(inputs)).statements()
+    written = Statements(roots, labels, taken=set(inputs))
+    _refuse_unwritten(written.operations)
+    statements = written.statements()
     formulas = dict(statements[-len(roots):]) if roots else {}
     for d in derivatives:
         d.formula = formulas[d.name]
@@ -175,15 +183,15 @@ def derive(source: Source | str, at: dict | None = None, *, program: Program | N
                       warnings=list(evaluation.warnings), labels=labels)
 
 
-def _refuse_unwritten(roots: list) -> None:
+def _refuse_unwritten(operations: set) -> None:
     """Every operation in a derivative must have a spelling the language runs: never a
     program that `autodiff eval` cannot read back."""
     from ..language.builtins import FUNCTIONS
     from ..symbolic.printing import SPELLED
 
-    for e in E.postorder(roots):
-        if e.op not in SPELLED and e.op not in FUNCTIONS:
-            raise GradientProblem(f"derive cannot yet write {e.op}() in the expression language (it comes from "
+    for op in sorted(operations):
+        if op not in SPELLED and op not in FUNCTIONS:
+            raise GradientProblem(f"derive cannot yet write {op}() in the expression language (it comes from "
                                   "a derivative here); grad computes its value")
 
 

@@ -22,8 +22,9 @@ _FLIPPED = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "n
 
 
 def _number(value):
-    return value if isinstance(value, E.Expr) else E.const(float(value)) if isinstance(value, (int, float)) \
-        else E.constant(np.asarray(value))
+    if value.__class__ is E.Expr:
+        return value
+    return E.const(float(value)) if isinstance(value, (int, float)) else E.constant(np.asarray(value))
 
 
 def build(name: str, args: list, shape: tuple, result=None) -> E.Expr:
@@ -198,10 +199,10 @@ _RULES = {
     "slice": _slice,
     "select_backward": _select_backward,
     "slice_backward": _slice_backward,
-    "add": lambda shape, a, b: _number(a) + _number(b),
+    "add": lambda shape, a, b: E.add(_number(a), _number(b)),
     "sub": lambda shape, a, b: _number(a) - _number(b),
     "rsub": lambda shape, input, other: _number(other) - _number(input),
-    "mul": lambda shape, a, b: _number(a) * _number(b),
+    "mul": lambda shape, a, b: E.mul(_number(a), _number(b)),
     "div": lambda shape, a, b: _number(a) / _number(b),
     "div_scalar": lambda shape, a, b: _number(a) / _number(b),
     "neg": lambda shape, a: -a,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import weakref
 
 import numpy as np
 
@@ -30,14 +29,24 @@ import numpy as np
 # are kept, and a derivative stays linear in the size of the program.
 FLATTEN = 4
 
-_TABLE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# The table of every node made, by structure: a plain dict, since interning is on the path of
+# every traced operation. Each trace starts a new one (`new_table`), which keeps memory to one
+# trace and makes its output independent of what ran before: a node's `order` (which
+# orders the terms of a sum and the factors of a product) is its place in this derivation.
+# A node made before still works; it only no longer merges with an equal one made after.
+_TABLE: dict = {}
 _ORDER = itertools.count()
+
+
+def new_table() -> None:
+    """Start a new table (as a trace begins, never inside one)."""
+    _TABLE.clear()
 
 
 class Expr:
     """One node. `op` is "sym", "const", "tensor", "add", "mul" or an operation's name."""
 
-    __slots__ = ("op", "args", "shape", "symbolic", "order", "parts", "__weakref__")
+    __slots__ = ("op", "args", "shape", "symbolic", "order", "parts")
 
     def __repr__(self) -> str:
         from .printing import to_text
@@ -131,14 +140,25 @@ def constant(array) -> Expr:
 
 
 def lift(value) -> Expr:
-    return value if isinstance(value, Expr) else constant(value)
+    if value.__class__ is Expr:
+        return value
+    if value.__class__ is float or value.__class__ is int:  # a formula's number: no array made
+        return const(value)
+    return constant(value)
 
 
 def call(op: str, args: tuple, shape: tuple) -> Expr:
     """An operation the algebra does not look inside (`exp(x)`, `sum(x, 1)`): args are
     expressions or static parameters (dims, shapes)."""
-    symbolic = any(isinstance(a, Expr) and a.symbolic for a in args) or \
-        any(isinstance(x, Expr) and x.symbolic for a in args if isinstance(a, tuple) for x in a)  # cat's tensors
+    symbolic = False
+    for a in args:
+        if a.__class__ is Expr:
+            if a.symbolic:
+                symbolic = True
+                break
+        elif a.__class__ is tuple and any(x.__class__ is Expr and x.symbolic for x in a):  # cat's tensors
+            symbolic = True
+            break
     return _intern(op, tuple(args), tuple(shape), symbolic)
 
 
@@ -146,7 +166,13 @@ def call(op: str, args: tuple, shape: tuple) -> Expr:
 
 
 def broadcast(*shapes) -> tuple:
-    return tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+    if not shapes:
+        return ()
+    first = shapes[0]
+    for other in shapes:
+        if other != first:
+            return tuple(np.broadcast_shapes(*shapes))
+    return first  # the common case, asked of every sum and product: no NumPy call
 
 
 def with_shape(e: Expr, shape: tuple) -> Expr:
@@ -164,41 +190,52 @@ def with_shape(e: Expr, shape: tuple) -> Expr:
 
 def _split_coefficient(e: Expr) -> tuple:
     """(k, rest): e == k * rest with k a number (rest None for a plain number)."""
-    if e.op == "const":
+    op = e.op
+    if op == "const":
         return e.args[0], None
-    if e.op == "mul" and e.args[0] != 1.0:
-        k, factors = e.args
-        return k, _product(1.0, factors, broadcast(*(b.shape for b, _ in factors)))
+    if op == "mul" and e.args[0] != 1.0:
+        k, factors = e.args  # already canonical: the rest is the same product with 1 as its number
+        if len(factors) == 1:
+            base, exponent = factors[0]
+            return k, base if exponent == 1.0 else _pow_node(base, exponent)
+        return k, _intern("mul", (1.0, factors), e.shape, e.symbolic)
     return 1.0, e
 
 
 def add(*parts: Expr) -> Expr:
-    shape = broadcast(*(p.shape for p in parts))
+    if len(parts) == 2 and parts[0].shape == parts[1].shape:
+        shape = parts[0].shape
+    else:
+        shape = broadcast(*[p.shape for p in parts])
     number = 0.0
     terms: dict = {}
-    pending = list(parts)
-    while pending:
-        p = pending.pop()
+    for p in reversed(parts):
         if p.op == "expand":  # the sum's shape is restored at the end
             p = p.args[0]
-        if p.op == "add" and len(p.args[1]) <= FLATTEN:
+        if p.op == "add" and len(p.args[1]) <= FLATTEN:  # its terms are already split from their numbers
             number += p.args[0]
-            pending.extend(term if k == 1.0 else mul(const(k), term) for term, k in p.args[1])
+            for term, k in p.args[1]:
+                terms[term] = terms.get(term, 0.0) + k
             continue
         k, rest = _split_coefficient(p)
         if rest is None:
             number += k
         else:
             terms[rest] = terms.get(rest, 0.0) + k
-    kept = tuple(sorted(((t, k) for t, k in terms.items() if k != 0), key=lambda tk: tk[0].order))
+    kept = [(t, k) for t, k in terms.items() if k != 0]
     if not kept:
         return const(number, shape)
     if number == 0 and len(kept) == 1:
         term, k = kept[0]
         return with_shape(term if k == 1.0 else mul(const(k), term), shape)
-    inner = broadcast(*(t.shape for t, _ in kept))
-    symbolic = any(t.symbolic for t, _ in kept)
-    return with_shape(_intern("add", (number, frozenset(kept)), inner, symbolic), shape)
+    kept.sort(key=_first_order)
+    inner = broadcast(*[t.shape for t, _ in kept])
+    symbolic = False
+    for t, _ in kept:
+        if t.symbolic:
+            symbolic = True
+            break
+    return with_shape(_intern("add", (number, tuple(kept)), inner, symbolic), shape)
 
 
 def neg(e: Expr) -> Expr:
@@ -218,6 +255,8 @@ def _number(e):
 
 
 def _add_exponents(a, b):
+    if a.__class__ is float and b.__class__ is float:
+        return a + b
     na, nb = _number(a), _number(b)
     if na is not None and nb is not None:
         return na + nb
@@ -225,46 +264,70 @@ def _add_exponents(a, b):
 
 
 def mul(*parts: Expr) -> Expr:
-    shape = broadcast(*(p.shape for p in parts))
+    if len(parts) == 2 and parts[0].shape == parts[1].shape:
+        shape = parts[0].shape
+    else:
+        shape = broadcast(*[p.shape for p in parts])
     number = 1.0
     bases: dict = {}
-    pending = list(parts)
-    while pending:
-        p = pending.pop()
-        if p.op == "expand":  # the product's shape is restored at the end
+    for p in reversed(parts):
+        op = p.op
+        if op == "expand":  # the product's shape is restored at the end
             p = p.args[0]
-        if p.op == "const":
+            op = p.op
+        if op == "const":
             number *= p.args[0]
-        elif p.op == "mul" and len(p.args[1]) <= FLATTEN:
+        elif op == "mul" and len(p.args[1]) <= FLATTEN:
             number *= p.args[0]
             for base, exponent in p.args[1]:
-                bases[base] = _add_exponents(bases[base], exponent) if base in bases else exponent
-        elif p.op == "pow":
+                old = bases.get(base)
+                bases[base] = exponent if old is None else _add_exponents(old, exponent)
+        elif op == "pow":
             base, exponent = p.args
-            bases[base] = _add_exponents(bases[base], exponent) if base in bases else exponent
+            old = bases.get(base)
+            bases[base] = exponent if old is None else _add_exponents(old, exponent)
         else:
-            bases[p] = _add_exponents(bases[p], 1.0) if p in bases else 1.0
+            old = bases.get(p)
+            bases[p] = 1.0 if old is None else _add_exponents(old, 1.0)
     if number == 0 or math.isnan(number):
         return const(number, shape)
     factors = []
     for base, exponent in bases.items():
-        n = _number(exponent)
-        if n == 0:
+        if exponent.__class__ is not float:
+            n = _number(exponent)
+            if n is not None:
+                exponent = n
+        if exponent == 0.0:  # an expression is never equal to a number
             continue
-        factors.append((base, n if n is not None else exponent))
+        factors.append((base, exponent))
     return with_shape(_product(number, factors, None), shape)
 
 
+def _first_order(pair) -> int:
+    return pair[0].order
+
+
 def _product(number: float, factors, shape) -> Expr:
-    factors = tuple(sorted(factors, key=lambda bf: bf[0].order))
     if not factors:
         return const(number, shape or ())
-    if len(factors) == 1 and number == 1.0:
-        base, exponent = factors[0]
-        return base if exponent == 1.0 else _pow_node(base, exponent)
-    inner = broadcast(*(b.shape for b, _ in factors), *(x.shape for _, x in factors if isinstance(x, Expr)))
-    symbolic = any(b.symbolic or (isinstance(x, Expr) and x.symbolic) for b, x in factors)
-    return _intern("mul", (number, frozenset(factors)), inner, symbolic)
+    if len(factors) == 1:
+        if number == 1.0:
+            base, exponent = factors[0]
+            return base if exponent == 1.0 else _pow_node(base, exponent)
+    elif len(factors) == 2:  # the common case, without a sort
+        first, second = factors
+        if first[0].order > second[0].order:
+            factors = (second, first)
+    else:
+        factors = sorted(factors, key=_first_order)
+    shapes, symbolic = [], False
+    for b, x in factors:
+        shapes.append(b.shape)
+        symbolic = symbolic or b.symbolic
+        if x.__class__ is Expr:
+            shapes.append(x.shape)
+            symbolic = symbolic or x.symbolic
+    return _intern("mul", (number, tuple(factors)), broadcast(*shapes), symbolic)
 
 
 def _pow_node(base: Expr, exponent) -> Expr:
@@ -316,12 +379,12 @@ def _children(e: Expr):
     if op in ("sym", "const", "tensor"):
         return ()
     if op == "add":
-        return tuple(t for t, _ in sorted(args[1], key=lambda tk: tk[0].order))
+        return tuple([t for t, _ in args[1]])
     if op == "mul":
         out = []
-        for b, x in sorted(args[1], key=lambda bx: bx[0].order):
+        for b, x in args[1]:
             out.append(b)
-            if isinstance(x, Expr):
+            if x.__class__ is Expr:
                 out.append(x)
         return tuple(out)
     if op == "pow":
@@ -340,21 +403,20 @@ def postorder(roots) -> list:
     seen: set = set()
     order: list = []
     for root in roots:
-        if id(root) in seen:
+        if root in seen:
             continue
-        stack = [(root, False)]
+        seen.add(root)
+        stack = [(root, iter(children(root)))]
         while stack:
-            e, done = stack.pop()
-            if done:
-                order.append(e)
-                continue
-            if id(e) in seen:
-                continue
-            seen.add(id(e))
-            stack.append((e, True))
-            for c in reversed(children(e)):
-                if id(c) not in seen:
-                    stack.append((c, False))
+            node, rest = stack[-1]
+            for child in rest:
+                if child not in seen:
+                    seen.add(child)
+                    stack.append((child, iter(children(child))))
+                    break
+            else:  # every child is done
+                stack.pop()
+                order.append(node)
     return order
 
 

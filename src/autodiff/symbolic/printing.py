@@ -62,6 +62,10 @@ class Printer:
     def text(self, e: E.Expr) -> str:
         return self._text(e)[0]
 
+    def _name(self, name: str) -> str:
+        """A named node's text (LaTeX sets it upright)."""
+        return name
+
     def _wrap(self, e: E.Expr, level: int, right: bool = False) -> str:
         text, own = self._text(e)
         return f"({text})" if own < level or (right and own == level) else text
@@ -71,8 +75,15 @@ class Printer:
         if name is not None:
             return name, _ATOM
         op, args = e.op, e.args
+        # the commonest first: this runs for every node printed
+        if op == "mul":
+            return self._product(e)
+        if op == "add":
+            return self._sum(e), _SUM
         if op == "sym":
             return args[0], _ATOM
+        if op == "pow":
+            return self._power(args[0], args[1])
         if op == "const":
             value = args[0]
             if e.shape:
@@ -83,12 +94,6 @@ class Printer:
             return number_text(value), (_UNARY if value < 0 else _ATOM)
         if op == "tensor":
             return _array_text(args[0].array), _ATOM
-        if op == "add":
-            return self._sum(e), _SUM
-        if op == "mul":
-            return self._product(e)
-        if op == "pow":
-            return self._power(args[0], args[1])
         if op in _OPERATORS:
             return f"{self._wrap(args[0], _SUM)} {_OPERATORS[op]} {self._wrap(args[1], _SUM)}", _COMPARE
         if op in _BINARY:
@@ -117,10 +122,15 @@ class Printer:
 
     def _sum(self, e: E.Expr) -> str:
         number, terms = e.args
-        ordered = sorted(terms, key=lambda tk: tk[0].order)
+        ordered = terms  # in the order they were made
         pieces = []
+        names = self.names
         for term, k in ordered:
-            pieces.append(self._scaled(term, k))
+            name = names.get(term)
+            if name is not None and (k == 1 or k == -1):  # most terms of a long sum: a name
+                pieces.append((k < 0, self._name(name)))
+            else:
+                pieces.append(self._scaled(term, k))
         if number:
             pieces.append((number < 0, number_text(abs(number))))
         if pieces[0][0]:  # `1 - x**2` and `h - y`, rather than `-x**2 + 1` and `-y + h`
@@ -153,11 +163,17 @@ class Printer:
     def _product_text(self, k: float, e: E.Expr, own: bool = False) -> str:
         """|k| times e's factors (e a product, or any expression when not `own`)."""
         if own or (e.op == "mul" and e not in self.names):
-            factors = sorted(e.args[1], key=lambda bx: bx[0].order)
+            factors = e.args[1]
         else:
             factors = [(e, 1.0)]
         top, bottom = [], []
+        names = self.names
         for base, exponent in factors:
+            if exponent == 1.0:
+                name = names.get(base)
+                if name is not None:  # most factors of a long product: a name
+                    top.append(self._name(name))
+                    continue
             if isinstance(exponent, float) and exponent < 0:
                 bottom.append(self._factor(base, -exponent))
             else:
@@ -201,24 +217,24 @@ class Program:
 
     def __init__(self, roots: dict, labels: dict | None = None, taken=()) -> None:
         self.roots = roots
-        order = E.postorder(list(roots.values()))
-        uses: dict = {}
-        for e in order:
-            for c in E.children(e):
-                uses[c] = uses.get(c, 0) + 1
-        for e in roots.values():
-            uses[e] = uses.get(e, 0) + 1
+        order, uses = _walk(list(roots.values()))
+        self.operations = {e.op for e in order}  # every operation the program uses
         taken = set(taken) | set(roots)
         self.names: dict = {}
         depth: dict = {}
         counter = 0
         labels = labels or {}
         for e in order:
-            if e.op in ("sym", "const") or (e.op == "tensor" and e.args[0].array.size <= 4):
+            op = e.op
+            if op == "sym" or op == "const" or (op == "tensor" and e.args[0].array.size <= 4):
                 depth[e] = 0
                 continue
-            d = 1 + max((depth[c] for c in E.children(e)), default=0)
-            shared = (uses.get(e, 0) > 1 and not _trivial(e)) or (e.op == "tensor" and e in labels)
+            d = 0
+            for c in e.parts:
+                if depth[c] > d:
+                    d = depth[c]
+            d += 1
+            shared = (uses.get(e, 0) > 1 and not _trivial(e)) or (op == "tensor" and e in labels)
             if shared or d > MAX_INLINE:
                 label = labels.get(e)
                 if label is None or label in taken:
@@ -250,6 +266,33 @@ class Program:
         return [(name, text) for name, _, text in self.written()]
 
 
+def _walk(roots: list) -> tuple:
+    """(every node under `roots` once, children first; how many times each node is used): the
+    postorder of expr.py that also counts uses as it goes, in one pass over the edges."""
+    uses: dict = {}
+    order: list = []
+    seen: set = set()
+    children = E.children
+    for root in roots:
+        uses[root] = uses.get(root, 0) + 1
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(children(root)))]
+        while stack:
+            node, rest = stack[-1]
+            for child in rest:
+                uses[child] = uses.get(child, 0) + 1
+                if child not in seen:
+                    seen.add(child)
+                    stack.append((child, iter(children(child))))
+                    break
+            else:  # every child is done
+                stack.pop()
+                order.append(node)
+    return order, uses
+
+
 def _trivial(e: E.Expr) -> bool:
     """Too small to be worth a name: -x, 2 * x."""
     if e.op == "mul" and len(e.args[1]) == 1:
@@ -277,6 +320,9 @@ def latex_name(name: str) -> str:
 class LatexPrinter(Printer):
     """The same expressions in LaTeX: fractions, powers and the usual function names."""
 
+    def _name(self, name: str) -> str:
+        return latex_name(name)
+
     def _text(self, e: E.Expr) -> tuple:
         name = self.names.get(e)
         if name is not None:
@@ -300,7 +346,7 @@ class LatexPrinter(Printer):
 
     def _product_text(self, k: float, e: E.Expr, own: bool = False) -> str:
         if own or (e.op == "mul" and e not in self.names):
-            factors = sorted(e.args[1], key=lambda bx: bx[0].order)
+            factors = e.args[1]
         else:
             factors = [(e, 1.0)]
         top, bottom = [], []

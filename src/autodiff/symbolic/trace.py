@@ -14,6 +14,7 @@ path: `Tracer.decisions` lists each with its outcome, for the caller to state or
 
 from __future__ import annotations
 
+from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..ops import batching, registry
 from ..tensor import Tensor
 from . import expr as E
@@ -74,14 +75,20 @@ class Tracer:
 
     def __init__(self) -> None:
         self.decisions: list = []  # (expression, the Python value it was read as)
+        # Whether the ordinary tensors' operations are recorded by autograd: the forward's are,
+        # for backward to run; a first derivative's need not be (only a second derivative
+        # differentiates them), and not recording them is most of derive's time saved.
+        self.recording = True
         self._results: dict = {}  # backward node -> the traced result its formulas may read
-        self._ops = {op.apply: op for op in registry.REGISTRY.values()}
-        self._ops.update({apply: name for name, apply in registry.NONDIFF.items()})
+        # function -> (its name, its registry op or None for one without a derivative)
+        self._ops = {op.apply: (op.name, op) for op in registry.REGISTRY.values()}
+        self._ops.update({apply: (name, None) for name, apply in registry.NONDIFF.items()})
 
     def __enter__(self) -> Tracer:
         if Tracer.active is not None:
             raise RuntimeError("derive: a trace is already running")
         Tracer.active = self
+        E.new_table()  # each trace's expressions on their own: its output never depends on earlier ones
         batching.INTERCEPTED.add(Traced)
         batching.TRACER = self._apply
         registry.REATTACH = self._reattach
@@ -101,43 +108,66 @@ class Tracer:
     # -- operations ----------------------------------------------------------------------------------
 
     def _apply(self, function, args: tuple, kwargs: dict):
-        op = self._ops.get(function)
-        if op is None:  # a function made of ops: its ops are traced one by one
+        known = self._ops.get(function)
+        if known is None:  # a function made of ops: its ops are traced one by one
             return function(*args, **kwargs)
-        plain_args = tuple(_plain(a) for a in args)
-        plain_kwargs = {k: _plain(v) for k, v in kwargs.items()}
-        result = function(*plain_args, **plain_kwargs)
-        name = op if isinstance(op, str) else op.name
-        exprs = [_expr_of(a) for a in args] + [_expr_of(v) for v in kwargs.values()]
-        if not isinstance(result, Tensor):
-            return result
-        if not any(isinstance(e, E.Expr) and e.symbolic for e in _flat(exprs)):
-            expression = E.constant(_host(result))
+        name, op = known
+        # Each argument as the engine takes it and as the builder sees it, in one pass: this
+        # runs for every operation of the program and of its derivative.
+        plain_args, exprs, symbolic = [], [], False
+        for a in args:
+            if a.__class__ is Traced:
+                plain_args.append(a.plain)
+                exprs.append(a.expr)
+                symbolic = symbolic or a.expr.symbolic
+            else:
+                plain_args.append(_plain(a))
+                e = _expr_of(a)
+                exprs.append(e)
+                symbolic = symbolic or _any_symbolic(e)
+        plain_kwargs = {}
+        for k, v in kwargs.items():
+            plain_kwargs[k] = _plain(v)
+            e = _expr_of(v)
+            exprs.append(e)
+            symbolic = symbolic or _any_symbolic(e)
+        if self.recording:
+            result = function(*plain_args, **plain_kwargs)
         else:
-            expression = build(name, exprs, tuple(result.shape), result)
+            previous, GRAD_MODE.enabled = GRAD_MODE.enabled, False
+            try:
+                result = function(*plain_args, **plain_kwargs)
+            finally:
+                GRAD_MODE.enabled = previous
+        if result.__class__ is not Tensor and not isinstance(result, Tensor):
+            return result
+        if not symbolic:
+            return Traced(result, E.constant(_host(result)))
+        traced = Traced(result, build(name, exprs, result._data.shape, result))
         node = result.grad_fn
-        if node is not None and not isinstance(op, str) and getattr(node, "op", None) is op:
-            self._keep_traced(node, args, plain_args)
-        traced = Traced(result, expression)
-        if node is not None and not isinstance(op, str) and op.result_index is not None:
-            self._results[node] = traced
+        if node is not None and op is not None:
+            if getattr(node, "op", None) is op:
+                self._keep_traced(node, args, plain_args)
+            if op.result_index is not None:
+                self._results[node] = traced
         return traced
 
     def _keep_traced(self, node, args, plain_args) -> None:
         """Make the node's saved values the traced tensors, so its formulas build expressions."""
+        saved = node._saved
+        if not saved:
+            return
         swap = {}
         for a, p in zip(args, plain_args):
-            if isinstance(a, Traced):
+            if a.__class__ is Traced:
                 swap[id(p)] = a
             elif isinstance(a, list):
                 for x, y in zip(a, p):
                     if isinstance(x, Traced):
                         swap[id(y)] = x
-        if not swap or not node._saved:
-            return
-        node._saved = tuple(
-            [swap.get(id(x), x) for x in v] if isinstance(v, list) else swap.get(id(v), v) for v in node._saved
-        )
+        if swap:
+            node._saved = tuple([[swap.get(id(x), x) for x in v] if v.__class__ is list else swap.get(id(v), v)
+                                 for v in saved])
 
     def _reattach(self, node, result: Tensor) -> Tensor:
         """The saved result a formula reads, as the traced tensor it stands for."""
@@ -164,12 +194,11 @@ def _expr_of(value):
     return value
 
 
-def _flat(values):
-    for v in values:
-        if isinstance(v, tuple):
-            yield from v
-        else:
-            yield v
+def _any_symbolic(value) -> bool:
+    """Whether an argument (an expression, a tuple of them, or a parameter) stands for symbols."""
+    if isinstance(value, E.Expr):
+        return value.symbolic
+    return isinstance(value, tuple) and any(isinstance(v, E.Expr) and v.symbolic for v in value)
 
 
 def _host(t: Tensor):
