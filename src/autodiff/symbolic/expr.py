@@ -398,11 +398,14 @@ def _children(e: Expr):
     return tuple(out)
 
 
-def postorder(roots) -> list:
-    """Every node under `roots`, each once, children before parents (no recursion)."""
+def postorder(roots, uses: dict | None = None) -> list:
+    """Every node under `roots`, each once, children before parents (no recursion). `uses`, a
+    dict, counts as it goes how many times each node is used: by a root place or by a parent."""
     seen: set = set()
     order: list = []
     for root in roots:
+        if uses is not None:
+            uses[root] = uses.get(root, 0) + 1
         if root in seen:
             continue
         seen.add(root)
@@ -410,6 +413,8 @@ def postorder(roots) -> list:
         while stack:
             node, rest = stack[-1]
             for child in rest:
+                if uses is not None:
+                    uses[child] = uses.get(child, 0) + 1
                 if child not in seen:
                     seen.add(child)
                     stack.append((child, iter(children(child))))

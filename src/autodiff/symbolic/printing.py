@@ -217,7 +217,8 @@ class Program:
 
     def __init__(self, roots: dict, labels: dict | None = None, taken=()) -> None:
         self.roots = roots
-        order, uses = _walk(list(roots.values()))
+        uses: dict = {}
+        order = E.postorder(list(roots.values()), uses)
         self.operations = {e.op for e in order}  # every operation the program uses
         taken = set(taken) | set(roots)
         self.names: dict = {}
@@ -264,33 +265,6 @@ class Program:
     def statements(self) -> list:
         """[(name, right-hand side text)] in the expression language."""
         return [(name, text) for name, _, text in self.written()]
-
-
-def _walk(roots: list) -> tuple:
-    """(every node under `roots` once, children first; how many times each node is used): the
-    postorder of expr.py that also counts uses as it goes, in one pass over the edges."""
-    uses: dict = {}
-    order: list = []
-    seen: set = set()
-    children = E.children
-    for root in roots:
-        uses[root] = uses.get(root, 0) + 1
-        if root in seen:
-            continue
-        seen.add(root)
-        stack = [(root, iter(children(root)))]
-        while stack:
-            node, rest = stack[-1]
-            for child in rest:
-                uses[child] = uses.get(child, 0) + 1
-                if child not in seen:
-                    seen.add(child)
-                    stack.append((child, iter(children(child))))
-                    break
-            else:  # every child is done
-                stack.pop()
-                order.append(node)
-    return order, uses
 
 
 def _trivial(e: E.Expr) -> bool:
