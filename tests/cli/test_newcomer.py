@@ -16,7 +16,6 @@ def rich_screen(width: int, *args: str) -> str:
     """The rich output of a command, drawn in colour in this process at `width` columns."""
     from rich.console import Console
 
-    from autodiff.cli.app import Format, _emit, _options
     from autodiff.cli.program_input import parse_names
     from autodiff.program import differentiate
     from autodiff.language import Source

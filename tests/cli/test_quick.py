@@ -89,10 +89,10 @@ def test_every_other_command_line_is_typers(argv):
 
 
 def test_the_run_options_default_to_what_typer_passes():
-    from autodiff.cli.app import DType, Device, _options, _RUN_OPTIONS
+    from autodiff.cli.options import RUN_OPTIONS, DType, Device, run_options
     from autodiff.language import Options
 
-    defaults = {p.name: p.default.default for p in _RUN_OPTIONS if p.name not in ("color", "debug")}
-    assert _options(**defaults) == Options()
+    defaults = {p.name: p.default.default for p in RUN_OPTIONS if p.name not in ("color", "debug")}
+    assert run_options(**defaults) == Options()
     assert defaults["dtype"] is DType.float64 and defaults["device"] is Device.cpu
 

@@ -15,76 +15,30 @@ from __future__ import annotations
 import os
 import sys
 
-
-OUTPUT_FAILED = 74  # standard output closed or full (EX_IOERR); ExitCode.OUTPUT_FAILED
-
-
-class OutputFailed(Exception):
-    """Standard output cannot be written: closed, or its device full."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class _Tolerant:
-    """Standard error that cannot fail: a closed or full one loses the messages, not the run."""
-
-    def __init__(self, stream) -> None:
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        if self._stream is not None:
-            try:
-                self._stream.write(text)
-                if "\n" in text:
-                    self._stream.flush()
-            except (OSError, ValueError):
-                self._stream = None
-        return len(text)
-
-    def flush(self) -> None:
-        if self._stream is not None:
-            try:
-                self._stream.flush()
-            except (OSError, ValueError):
-                self._stream = None
-
-    def isatty(self) -> bool:
-        try:
-            return self._stream is not None and self._stream.isatty()
-        except (OSError, ValueError):
-            return False
-
-    def fileno(self) -> int:
-        if self._stream is None:
-            raise OSError("standard error is closed")
-        return self._stream.fileno()
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
+from .console import OutputFailed, Tolerant, colour_on, is_output_error, say, silence_output
+from .exit_codes import ExitCode
 
 
 def main(argv: list | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or bool(os.environ.get("AUTODIFF_DEBUG"))
     _choose_colour(argv)
-    if not isinstance(sys.stderr, _Tolerant):
-        sys.stderr = _Tolerant(sys.stderr)
+    if not isinstance(sys.stderr, Tolerant):
+        sys.stderr = Tolerant(sys.stderr)
     if sys.stdout is None:  # started with standard output closed (`>&-`)
         say("autodiff: error: standard output is closed")
-        return OUTPUT_FAILED
+        return ExitCode.OUTPUT_FAILED
     try:
         return _run(argv)
     except KeyboardInterrupt:
         print("autodiff: interrupted", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:
         return _closed_pipe()
     except OutputFailed as failed:
         return _output_failed(failed.reason)
     except OSError as error:
-        if _is_output_error(error):
+        if is_output_error(error):
             return _output_failed(error.strerror or str(error))
         return _report(error, debug, argv)
     except Exception as error:  # one place turns every error into its message and status
@@ -109,42 +63,10 @@ def _choose_colour(argv: list) -> None:
         os.environ["NO_COLOR"] = "1"
 
 
-def colour_on(stream) -> bool:
-    """Colours on this stream: FORCE_COLOR, else a terminal without NO_COLOR and not TERM=dumb."""
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
-        return False
-    try:
-        return stream.isatty()
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-_PAINT = {"error": "\x1b[1;31m", "internal error": "\x1b[1;31m", "warning": "\x1b[1;33m", "hint": "\x1b[1;36m"}
-
-
-def say(text: str) -> None:
-    """One message on standard error, its `error:`/`warning:`/`hint:` word coloured on a terminal."""
-    if colour_on(sys.stderr):
-        import re
-
-        text = re.sub(r"(?m)(^|: )(error|internal error|warning|hint):",
-                      lambda m: f"{m.group(1)}{_PAINT[m.group(2)]}{m.group(2)}:\x1b[0m", text, count=0)
-    print(text, file=sys.stderr)
-
-
-def _is_output_error(error: OSError) -> bool:
-    import errno
-
-    return error.errno in (errno.ENOSPC, errno.EIO, errno.EBADF, errno.EDQUOT, errno.EFBIG) and \
-        not getattr(error, "filename", None)
-
-
 def _output_failed(reason: str) -> int:
     say(f"autodiff: error: cannot write to standard output ({reason})")
-    _closed_pipe()  # nothing more is written there, not even at exit
-    return OUTPUT_FAILED
+    silence_output()  # nothing more is written there, not even at exit
+    return ExitCode.OUTPUT_FAILED
 
 
 def _run(argv: list) -> int:
@@ -169,7 +91,7 @@ def _run(argv: list) -> int:
         _help_colours(sys.stdout if argv else sys.stderr)
         if os.environ.get("_AUTODIFF_COMPLETE"):  # a shell asks for completions (--install-completion's script)
             command.main(args=argv, prog_name="autodiff")
-            return 0
+            return ExitCode.OK
         try:
             with _help_to_stderr(not argv), command.make_context("autodiff", argv) as context:
                 status = command.invoke(context)
@@ -185,7 +107,7 @@ def _run(argv: list) -> int:
         return _closed_pipe()
     except OSError as error:
         return _output_failed(error.strerror or str(error))
-    return status if isinstance(status, int) else 0
+    return int(status) if isinstance(status, int) else ExitCode.OK
 
 
 def _help_colours(stream) -> None:
@@ -208,7 +130,7 @@ def _usage(error, argv: list) -> int:
     """A command line that does not parse: one line naming the help to read (exit 2)."""
     message = _first_line(error.format_message()).rstrip(".")
     if not message:  # `autodiff` alone: the help went to standard error (_help_to_stderr); no command is a usage error
-        return 2
+        return ExitCode.USAGE
     from .program_input import looks_like_an_at_value, split_at_message
 
     stray = next((i for i, a in enumerate(argv) if i and argv[i - 1].endswith(",") and looks_like_an_at_value(a)), None)
@@ -222,7 +144,7 @@ def _usage(error, argv: list) -> int:
     from .._text import escape
 
     say(f"autodiff: error: {escape(message)} (see {where})")
-    return 2
+    return ExitCode.USAGE
 
 
 def _records_hint(message: str) -> str:
@@ -264,12 +186,8 @@ def _report(error: Exception, debug: bool, argv: list) -> int:
 
 def _closed_pipe() -> int:
     """The reader went away (`| head -c1`): stop quietly, and let nothing write to the pipe again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except OSError:
-        pass
-    return 141
+    silence_output()
+    return ExitCode.BROKEN_PIPE
 
 
 if __name__ == "__main__":

@@ -84,6 +84,11 @@ def read_program(file: str | None, expression: str | None) -> Source:
     return read_file(file)
 
 
+def read_inputs(file, expr, at) -> tuple:
+    """(the program's Source, its --at values) from a command's FILE, -e and --at options."""
+    return read_program(file, expr), parse_at(at)
+
+
 def _piped() -> bool:
     """Standard input is a pipe or a file, not a terminal (nor closed)."""
     try:

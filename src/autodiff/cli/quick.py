@@ -3,7 +3,7 @@ loading Typer, Click and Rich (about a third of its start-up).
 
 When the command line is exactly that form (a FILE, any number of --at, plain output asked for
 or chosen because standard output is not a terminal), it is run by the same steps as
-app.grad with the defaults of every other option. Anything else (another command or option,
+commands/grad.py's grad with the defaults of every other option. Anything else (another command or option,
 --help, a value that looks like an option, a repeated --format) returns None, and Typer
 parses the command line as always; tests/cli/test_quick.py holds the two paths to the same
 output, errors and statuses.
@@ -21,12 +21,14 @@ def quick_grad(argv: list):
         return None
     file, at = parsed
     from ..language import Options
-    from .common import Format, read_inputs, show_gradients
+    from .exit_codes import ExitCode
+    from .commands.gradients import show_gradients
+    from .program_input import read_inputs
 
     source, values = read_inputs(file, None, at)
     show_gradients(source, values, wrt=None, retain=None, output=None, grad_output=None, tree=False, check=False,
-                   order=1, atol=None, rtol=None, chosen=Format.plain, options=Options())
-    return 0
+                   order=1, atol=None, rtol=None, chosen="plain", options=Options())
+    return ExitCode.OK
 
 
 def _plain_grad(argv: list):

@@ -37,10 +37,13 @@ def pytest_addoption(parser) -> None:
 
 def pytest_configure(config) -> None:
     if config.getoption("autodiff_update", False):
-        from .config import ci_refusal, in_ci
+        from .discover import SuiteProblem
+        from .plan import refuse_writes_in_ci
 
-        if in_ci():  # as `autodiff test --update` in CI: a usage error, before anything runs
-            raise pytest.UsageError(ci_refusal("--autodiff-update"))
+        try:  # as `autodiff test --update` in CI: a usage error, before anything runs
+            refuse_writes_in_ci("--autodiff-update")
+        except SuiteProblem as refused:
+            raise pytest.UsageError(str(refused)) from None
         config.pluginmanager.register(_RecordCounter(), "autodiff-record-counter")
 
 
@@ -48,16 +51,13 @@ def _suite_config(config):
     """[tool.autodiff] for this session (found from pytest's root), ini options over it."""
     cached = getattr(config, "_autodiff_suite", None)
     if cached is None:
-        from .compare import DEFAULT_ATOL, DEFAULT_RTOL
         from .config import find_config
+        from .plan import tolerances
 
         found = find_config(config.rootpath)
-        patterns = tuple(found.patterns)
-        if config.getini("autodiff_patterns"):
-            patterns = tuple(config.getini("autodiff_patterns"))
-        rtol = config.getini("autodiff_rtol") or found.rtol
-        atol = config.getini("autodiff_atol") or found.atol
-        cached = (patterns, float(DEFAULT_RTOL if rtol is None else rtol), float(DEFAULT_ATOL if atol is None else atol))
+        patterns = tuple(config.getini("autodiff_patterns") or found.patterns)
+        rtol, atol = tolerances(found, config.getini("autodiff_rtol") or None, config.getini("autodiff_atol") or None)
+        cached = (patterns, rtol, atol)
         config._autodiff_suite = cached
     return cached
 

@@ -41,10 +41,10 @@ def rich(d, console) -> None:
         console.print(Text(line, style="green" if d.check.passed else "red"))
 
 
-def json(d) -> str:
-    import json as json_module
+def json_(d) -> str:
+    import json
 
-    return json_module.dumps(D.for_json(d), ensure_ascii=False) + "\n"
+    return json.dumps(D.for_json(d), ensure_ascii=False) + "\n"
 
 
 def latex(d) -> str:

@@ -56,6 +56,14 @@ def svg(report) -> str:
     return graph_svg(report.graph, title=f"autodiff graph of {report.source}")
 
 
+def png(report) -> bytes:
+    return graphviz(report, "png")
+
+
+def pdf(report) -> bytes:
+    return graphviz(report, "pdf")
+
+
 def graphviz(report, fmt: str) -> bytes:
     """PNG or PDF from Graphviz's `dot`, given our DOT; a usage error when `dot` is not installed."""
     import shutil

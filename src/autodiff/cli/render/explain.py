@@ -23,9 +23,6 @@ def json_(explanation) -> str:
     return _json.dumps(explanation.to_dict(for_json), allow_nan=False, separators=(", ", ": "), ensure_ascii=False) + "\n"
 
 
-globals()["json"] = json_  # the format's name, as the command looks renderers up
-
-
 def _paths_note(item, output: str) -> str:
     count = f"{item.paths_count:,} path{'s' if item.paths_count != 1 else ''}"
     shown = f"; the {len(item.paths)} largest shown" if len(item.paths) < item.paths_count else ""

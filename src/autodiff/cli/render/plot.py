@@ -32,6 +32,13 @@ def json_(plot) -> str:
     return json.dumps(plot.to_dict(), indent=2) + "\n"
 
 
+def svg(plot) -> str:
+    """The plot as SVG, drawn with nothing installed (program/svg.py)."""
+    from ...program.svg import plot_svg
+
+    return plot_svg(plot)
+
+
 def _number(value) -> str:
     return json.dumps(for_json(float(value))).strip('"')
 
@@ -114,7 +121,7 @@ def _first_error(plot) -> str:
     return f"at {plot.wrt}={plot.xs[index]:g}: {plot.errors[index]}"
 
 
-def png(plot, path: str) -> None:
+def save_png(plot, path: str) -> None:
     """A PNG by matplotlib (the optional `[plot]` extra)."""
     from ...program.errors import UsageProblem
 

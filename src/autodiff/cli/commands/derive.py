@@ -1,0 +1,62 @@
+"""`autodiff derive`: a program's derivatives as formulas (program/derive.py), in any format."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from ..exit_codes import ExitCode
+from ..options import AT, EXPR, FILE, OUTPUT
+from ..program_input import read_inputs
+from ..render import emit, format_choices
+
+DeriveFormat = format_choices("derivation", "DeriveFormat")
+
+EXAMPLES = """[bold]Examples[/]
+
+  autodiff derive -e "sin(x) * x"
+
+  autodiff derive -e "x**3 * y" --wrt x
+
+  autodiff derive examples/tutorial.expr --format json
+
+  autodiff derive -e "sum(W @ x)" --at 'W=[[1,2],[3,4]]' --at 'x=[1,1]'
+
+  autodiff derive examples/mlp.expr --format python > mlp_grad.py
+
+  autodiff derive -e "x**3 * y" --order 2 --check"""
+
+
+def derive(
+    file: Optional[str] = FILE,
+    expr: Optional[str] = EXPR,
+    at: List[str] = AT,
+    wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b", help="Derive with respect to these inputs only."),
+    output: Optional[str] = OUTPUT,
+    order: int = typer.Option(1, "--order", metavar="1|2", help="2 also derives the second derivatives."),
+    check: bool = typer.Option(False, "--check", help="Run the derived program against the engine's gradients at the "
+                                                      "--at point, or at random points (exit 1 if one differs)."),
+    format: DeriveFormat = typer.Option(DeriveFormat.auto, "--format", "-f",
+                                        help="rich, plain, json, latex, markdown, expr (a program autodiff eval runs) or "
+                                             "python (a module that needs only NumPy); auto is rich on a terminal."),
+    options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
+) -> None:
+    """Derive the output's derivatives as formulas: simplified, shared parts computed once."""
+    from ...program import derive as derivation
+    from ..console import say, say_warnings
+    from ..program_input import parse_names
+    from ..render.derive import check_lines
+
+    source, values = read_inputs(file, expr, at)
+    result = derivation.derive(source, values, wrt=parse_names(wrt, "--wrt"), output=output, order=order,
+                               options=options)
+    if check:
+        result.check = derivation.check(result, source, values, output=output, options=options)
+    say_warnings(result.warnings)
+    if format.value not in ("auto", "rich", "plain", "json"):  # standard output holds the result alone
+        for line in check_lines(result):
+            say(line)
+    emit("derivation", result, format, warnings=False)
+    if result.check is not None and not result.check.passed:
+        raise typer.Exit(ExitCode.CHECK_FAILED)

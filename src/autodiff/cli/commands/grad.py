@@ -1,0 +1,112 @@
+"""`autodiff grad` and `autodiff eval`: a program run at one point (or, with --points, at many)."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from ..exit_codes import ExitCode
+from ..options import (AT, EXPR, FILE, FLATTEN, FORMAT, NO_HEADER, ON_ERROR, OUTPUT, POINTS, POINTS_IN, POINTS_OUT,
+                       Format, OnError, RecordFormat, check_tolerances)
+from ..program_input import read_inputs
+from ..render import emit
+from .gradients import show_gradients
+from .points import records_format, run_points
+
+GRAD_EXAMPLES = """[bold]Examples[/]
+
+  autodiff grad examples/tutorial.expr --at a=2,b=3,c=5,d=10
+
+  autodiff grad examples/tutorial.expr --at a=2,b=3,c=5,d=10 --tree --retain all
+
+  autodiff grad -e "sum(W @ x)" --at 'W=[[1,2],[3,4]]' --at 'x=[1,1]' --format json | jq .grads
+
+  echo 'x**2' | autodiff grad --at x=3
+
+  autodiff grad examples/matrix.expr --output L --grad-output ones
+
+  autodiff grad examples/linear.expr --at x=1,y=2,z=5 --check
+
+  autodiff grad -e "x**3 * y" --at x=2,y=3 --order 2
+
+  autodiff grad examples/tutorial.expr --points points.csv > gradients.csv"""
+
+EVAL_EXAMPLES = """[bold]Examples[/]
+
+  autodiff eval examples/tutorial.expr --at a=2,b=3,c=5,d=10
+
+  autodiff eval -e "softmax([1, 2, 3])" --format json"""
+
+
+def grad(
+    file: Optional[str] = FILE,
+    expr: Optional[str] = EXPR,
+    at: List[str] = AT,
+    wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b",
+                                      help="Only these inputs require grad; the others are constants."),
+    retain: Optional[str] = typer.Option(None, "--retain", metavar="NAMES|all",
+                                         help="Keep the gradients of these variables (retain_grad); all: every intermediate. "
+                                              "The output itself has gradient 1, as in PyTorch."),
+    output: Optional[str] = OUTPUT,
+    grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
+                                              help="The gradient to start backward from, for a non-scalar output."),
+    tree: bool = typer.Option(False, "--tree", help="Show the grad_fn graph as a tree."),
+    check: bool = typer.Option(False, "--check",
+                               help="Compare every gradient with central finite differences (exit 1 if one differs)."),
+    order: int = typer.Option(1, "--order", metavar="1|2", help="2 also computes the Hessian of a scalar output."),
+    atol: float = typer.Option(1e-5, "--atol", min=0.0, metavar="TOL",
+                               help="Absolute tolerance of --check. Finite differences are approximate, so the default "
+                                    "is looser than autodiff test's (1e-12), which compares with exact records."),
+    rtol: float = typer.Option(1e-3, "--rtol", min=0.0, metavar="TOL",
+                               help="Relative tolerance of --check (autodiff test's: 1e-9, for the same reason)."),
+    format: Format = FORMAT,
+    points: Optional[str] = POINTS,
+    points_in: Optional[RecordFormat] = POINTS_IN,
+    points_out: Optional[RecordFormat] = POINTS_OUT,
+    flatten: bool = FLATTEN,
+    no_header: bool = NO_HEADER,
+    on_error: OnError = ON_ERROR,
+    options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
+) -> None:
+    """Run a program forward and backward; show its output and the gradient of every input."""
+    from ..program_input import parse_names
+
+    if check:
+        check_tolerances(atol, rtol)
+    source, values = read_inputs(file, expr, at)
+    if points is not None:
+        return run_points(source, values, points, wrt=parse_names(wrt, "--wrt"), output=output, gradients=True,
+                           options=options, fmt_in=points_in, fmt_out=records_format(format, points_out),
+                           flatten=flatten, no_header=no_header, on_error=on_error)
+    result = show_gradients(source, values, wrt=wrt, retain=retain, output=output, grad_output=grad_output,
+                            tree=tree, check=check, order=order, atol=atol, rtol=rtol, chosen=format, options=options)
+    if result.check is not None and not result.check.passed:
+        raise typer.Exit(ExitCode.CHECK_FAILED)
+
+
+
+def evaluate(
+    file: Optional[str] = FILE,
+    expr: Optional[str] = EXPR,
+    at: List[str] = AT,
+    output: Optional[str] = OUTPUT,
+    format: Format = FORMAT,
+    points: Optional[str] = POINTS,
+    points_in: Optional[RecordFormat] = POINTS_IN,
+    points_out: Optional[RecordFormat] = POINTS_OUT,
+    flatten: bool = FLATTEN,
+    no_header: bool = NO_HEADER,
+    on_error: OnError = ON_ERROR,
+    options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
+) -> None:
+    """Run a program forward only (nothing recorded); show its output and named values."""
+    from ...program import forward
+
+    source, values = read_inputs(file, expr, at)
+    if points is not None:
+        return run_points(source, values, points, wrt=None, output=output, gradients=False, options=options,
+                           fmt_in=points_in, fmt_out=records_format(format, points_out), flatten=flatten,
+                           no_header=no_header, on_error=on_error)
+    emit("evaluation", forward(source, values, output=output, options=options), format)
+

@@ -1,0 +1,22 @@
+"""`autodiff grad` at one point, without Typer: cli/quick.py runs it for the plain form of the
+command, and commands/grad.py for every other."""
+
+from __future__ import annotations
+
+from ..render import emit
+
+
+def show_gradients(source, values, *, wrt, retain, output, grad_output, tree, check, order, atol, rtol, chosen,
+                   options):
+    """`autodiff grad` at one point: run forward and backward, check if asked, show the result
+    (cli/quick.py runs it too, without Typer)."""
+    from ...program import check as check_gradients
+    from ...program import differentiate
+    from ..program_input import parse_names
+
+    result = differentiate(source, values, wrt=parse_names(wrt, "--wrt"), retain=parse_names(retain, "--retain"),
+                           output=output, grad_output=grad_output, order=order, graph=tree, options=options)
+    if check and result.differentiable:
+        check_gradients(result, atol=atol, rtol=rtol)
+    emit("grad", result, chosen)
+    return result

@@ -1,0 +1,51 @@
+"""`autodiff graph`: the recorded graph, as a tree, DOT, Mermaid, JSON, SVG, PNG or PDF."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from ..options import AT, EXPR, FILE, OUTPUT, EdgeLabels
+from ..program_input import read_inputs
+from ..render import emit, format_choices
+
+GraphFormat = format_choices("graph", "GraphFormat")
+
+EXAMPLES = """[bold]Examples[/]
+
+  autodiff graph examples/tutorial.expr --at a=2,b=3,c=5,d=10
+
+  autodiff graph examples/tutorial.expr --at a=2,b=3,c=5,d=10 --backward --format dot | dot -Tsvg > graph.svg
+
+  autodiff graph examples/mlp.expr --format mermaid
+
+  autodiff graph examples/tutorial.expr --at a=2,b=3,c=5,d=10 --backward --edges local --format svg > graph.svg"""
+
+
+def graph(
+    file: Optional[str] = FILE,
+    expr: Optional[str] = EXPR,
+    at: List[str] = AT,
+    wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b", help="Only these inputs require grad."),
+    output: Optional[str] = OUTPUT,
+    backward: bool = typer.Option(False, "--backward", help="Run backward too, and label nodes with gradients."),
+    grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
+                                              help="With --backward: the gradient of a non-scalar output."),
+    limit: int = typer.Option(500, "--limit", metavar="N", min=1,
+                              help="Show at most N nodes (explain's --limit counts paths, 10 by default)."),
+    edges: EdgeLabels = typer.Option(EdgeLabels.none, "--edges",
+                                     help="local: write each edge's local derivative on it (dot, mermaid)."),
+    format: GraphFormat = typer.Option(GraphFormat.auto, "--format", "-f",
+                                       help="rich (a tree), dot (Graphviz), mermaid, json, plain, svg (drawn "
+                                            "with nothing installed), png or pdf (need Graphviz's dot)."),
+    options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
+) -> None:
+    """Show the recorded graph: PyTorch's node names, with the variables and lines they come from."""
+    from ...program import record
+    from ..program_input import parse_names
+
+    source, values = read_inputs(file, expr, at)
+    result = record(source, values, wrt=parse_names(wrt, "--wrt"), output=output, backward=backward,
+                    grad_output=grad_output, options=options, limit=limit, edge_labels=edges is EdgeLabels.local)
+    emit("graph", result, format)

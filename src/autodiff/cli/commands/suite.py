@@ -1,0 +1,319 @@
+"""`autodiff test` and its sub-commands: a suite run against its golden records (its plan is
+testing/plan.py's, shared with the pytest plugin), pending records settled (review, accept,
+reject), and CI shards checked (merge)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+import typer
+
+from ..._text import shown
+from ..exit_codes import ExitCode
+from ..options import FORMAT, PATHS, Format, Unused, bad_number, check_tolerances, words
+from ..render import emit
+
+EXAMPLES = """[bold]Examples[/]
+
+  autodiff test examples
+
+  autodiff test formulas/ --update            [dim]# prints what changed in each record[/]
+
+  autodiff test formulas/ --pending           [dim]# writes x.expr.golden.new files to review[/]
+
+  autodiff test review | accept | reject [PATH...]
+
+  autodiff test suite/ -k "matrix and not slow" -x -q
+
+  autodiff test suite/ -j 4 --shard 2/3 --junit report.xml     [dim]# or --shard auto in GitLab, CircleCI[/]
+
+  autodiff test merge shard-*.xml --expect suite/
+
+  autodiff test suite/ --format json | jq .summary"""
+
+
+SUBCOMMANDS = ("review", "accept", "reject", "merge")
+
+
+def group_classes():
+    from typer._click import Context
+    from typer.core import TyperCommand, TyperGroup
+
+    class _Context(Context):
+        @property
+        def command_path(self) -> str:
+            return super().command_path.rstrip()
+
+    class RunCommand(TyperCommand):
+        """`autodiff test PATH...`: the default of the group, shown as `autodiff test`."""
+
+        context_class = _Context
+
+    class TestGroup(TyperGroup):
+        """`autodiff test PATH...` runs files; a first word review, accept, reject or merge is a
+        sub-command (a directory of that name is reached as ./review)."""
+
+        def parse_args(self, ctx, args):
+            if not args or args[0] not in SUBCOMMANDS:
+                args = ["run", *args]
+            return super().parse_args(ctx, args)
+
+        def resolve_command(self, ctx, args):
+            name, command, rest = super().resolve_command(ctx, args)
+            return ("" if name == "run" else name), command, rest
+
+    return TestGroup, RunCommand
+
+
+
+
+def test(
+    ctx: typer.Context,
+    paths: Optional[List[str]] = typer.Argument(None, metavar="PATH...", show_default=False, click_type=words(),
+                                                help="Expression files and directories (searched below); default: ."),
+    update: bool = typer.Option(False, "--update", help="Write or refresh the golden records, showing what changed."),
+    pending: bool = typer.Option(False, "--pending", help="As --update, but write NAME.golden.new beside each record, "
+                                                          "for autodiff test review / accept / reject."),
+    at: List[str] = typer.Option([], "--at", metavar="NAME=VALUE,...",
+                                 help="With --update: one more point to record, for the files that take these inputs."),
+    glob: List[str] = typer.Option([], "--glob", metavar="PATTERN",
+                                   help="File names to take in directories (repeatable); default: [tool.autodiff] "
+                                        "patterns in pyproject.toml, else *.expr."),
+    keyword: Optional[str] = typer.Option(None, "-k", metavar="EXPR",
+                                          help="Only files whose path contains these words (not, and, or, as pytest)."),
+    exitfirst: bool = typer.Option(False, "--exitfirst", "-x", help="Stop at the first file that does not pass."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="List only the files that do not pass."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every file, on a terminal too."),
+    unused: Unused = typer.Option(Unused.warn, "--unused",
+                                  help="Records without a file and points that no longer apply: warn, fail, or delete "
+                                       "them (not with -k, --shard, or a failing run)."),
+    rtol: Optional[float] = typer.Option(None, "--rtol", min=0.0, metavar="TOL",
+                                         help="Relative tolerance of comparisons (default 1e-9; a record's own wins)."),
+    atol: Optional[float] = typer.Option(None, "--atol", min=0.0, metavar="TOL",
+                                         help="Absolute tolerance of comparisons (default 1e-12; a record's own wins)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, max=256, metavar="N",
+                                       help="Worker processes (at most 256); default: one per CPU core."),
+    timeout: float = typer.Option(60.0, "--timeout", min=0.0, metavar="SECONDS",
+                                  help="Most seconds one file may run before it is stopped and errored; 0: no limit."),
+    shard: Optional[str] = typer.Option(None, "--shard", metavar="I/N|auto",
+                                        help="Run only the I-th of N shards (from 1); auto: from GitLab's or CircleCI's "
+                                             "variables. Bazel's TEST_SHARD_INDEX is honoured without it."),
+    junit: Optional[str] = typer.Option(None, "--junit", metavar="FILE", help="Also write a JUnit XML report."),
+    format: Format = FORMAT,
+    options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
+) -> None:
+    """Compare expression files' values and gradients with their golden records (x.expr.golden.json).
+
+    Sub-commands: [bold]autodiff test review[/], [bold]accept[/], [bold]reject[/] settle pending records;
+    [bold]autodiff test merge[/] checks that CI shards ran every file once.
+    """
+    import time
+
+    from ...testing.discover import unused_records
+    from ...testing.one_file import Settings
+    from ...testing.plan import plan as suite_plan
+    from ...testing.plan import refuse_writes_in_ci
+    from ...testing.pool import default_jobs, run_files
+    from ...testing.reporting import RunSummary
+    from ..program_input import parse_at
+    from ..render.suite import Progress
+
+    refuse_writes_in_ci("--pending" if pending else "--update" if update else
+                        "--unused delete" if unused is Unused.delete else None)
+    update = update or pending
+    if at and not update:
+        raise typer.BadParameter("--at adds points to records, so it needs --update", param_hint="'--at'")
+    extra_points = [{name: getattr(value, "tolist", lambda: value)() for name, value in parse_at([option]).items()}
+                    for option in at]
+    paths = paths or ["."]
+    run = suite_plan(paths, globs=glob, keyword=keyword, shard=shard, rtol=rtol, atol=atol)
+    check_tolerances(run.atol, run.rtol)
+    if unused is Unused.delete and not run.whole:
+        raise typer.BadParameter(f"deleting unused records needs the whole suite: not with "
+                                 f"{'-k' if keyword else 'a shard (' + run.shard[2] + ')'}", param_hint="'--unused'")
+    files = run.files
+    if timeout != timeout or timeout == float("inf"):
+        timeout = 0.0 if timeout == float("inf") else bad_number("--timeout", timeout)
+    explicit = {name: True for name in ("seed", "dtype") if _from_command_line(ctx, name)}
+    settings = Settings(rtol=run.rtol, atol=run.atol, update=update, extra_points=extra_points, options=options,
+                        pending=pending, ci=run.ci, explicit=explicit)
+    if not files:
+        if run.collected and run.shard is not None and not keyword:
+            print(f"autodiff: shard {run.shard[0]}/{run.shard[1]} has none of the {len(run.collected)} file(s) "
+                  "collected: nothing to run here", file=sys.stderr)
+            emit("suite", RunSummary([], 0.0, update, pending), format)
+            return
+        where = " ".join(paths)
+        why = f"none of the {len(run.collected)} file(s) matches -k {keyword}" if run.collected else \
+            f"no file under {where} matches {', '.join(run.globs)}"
+        print(f"autodiff: no files collected: {why}", file=sys.stderr)
+        raise typer.Exit(ExitCode.NO_TESTS)
+    progress = Progress(len(files), enabled=sys.stderr.isatty() and format.value != "json")
+    started = time.perf_counter()
+    stop = (lambda result: result.status not in ("passed", "updated")) if exitfirst else None
+    try:
+        results = run_files(files, settings, jobs or default_jobs(), on_result=progress.advance, timeout=timeout,
+                            stop_when=stop)
+    finally:
+        progress.close()
+    leftover = [] if (not run.whole or len(results) < len(files)) else unused_records(paths, run.globs, files)
+    summary = RunSummary(results, time.perf_counter() - started, update, pending, leftover,
+                         unused_fails=unused is Unused.fail, quiet=quiet, verbose=verbose,
+                         not_run=len(files) - len(results))
+    if unused is Unused.delete and summary.unused_count:
+        _delete_unused(summary)
+    if junit:
+        from ...testing.files import WriteProblem
+        from ...testing.junit import write_junit
+
+        try:
+            write_junit(summary, junit)
+        except WriteProblem:
+            emit("suite", summary, format)  # the report is still shown; then the usage error (exit 2)
+            raise
+    emit("suite", summary, format)
+    if not summary.succeeded:
+        raise typer.Exit(ExitCode.CHECK_FAILED)
+
+
+def _from_command_line(ctx, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
+def _delete_unused(summary) -> None:
+    """--unused delete: records no file owns are removed, points that no longer apply dropped;
+    refused (nothing deleted) when the run did not pass."""
+    from ...testing.one_file import drop_points
+
+    if not summary.succeeded:
+        print("autodiff: unused records and points were not deleted: the run did not pass", file=sys.stderr)
+        return
+    for path, reason in summary.unused_records:
+        try:
+            os.remove(path)
+            print(f"autodiff: deleted {path} ({reason})", file=sys.stderr)
+        except OSError as exc:
+            print(f"autodiff: cannot delete {path} ({exc.strerror or exc})", file=sys.stderr)
+    for result in summary.results:
+        if result.unused and drop_points(result.path, [at for at, _ in result.unused]):
+            print(f"autodiff: dropped {len(result.unused)} unused point(s) from the record of {result.path}",
+                  file=sys.stderr)
+    summary.unused_records = []
+    for result in summary.results:
+        result.unused = []
+
+
+def _pending(paths) -> list:
+    from ...testing.discover import pending_records
+
+    return pending_records(paths or ["."])
+
+
+def _settle(pending, accept: bool) -> None:
+    from ...testing.records import PENDING_SUFFIX, RECORD_SUFFIX
+
+    if accept:
+        os.replace(pending, str(pending)[: -len(PENDING_SUFFIX)] + RECORD_SUFFIX)
+    else:
+        os.remove(pending)
+
+
+def accept(paths: Optional[List[str]] = PATHS) -> None:
+    """Accept pending records (x.expr.golden.new): each replaces its record."""
+    _settle_all(paths, accept=True)
+
+
+def reject(paths: Optional[List[str]] = PATHS) -> None:
+    """Reject pending records (x.expr.golden.new): each is deleted; the records stay as they are."""
+    _settle_all(paths, accept=False)
+
+
+def _settle_all(paths, *, accept: bool) -> None:
+    word = "accepted" if accept else "rejected"
+    found = _pending(paths)
+    for pending in found:
+        _settle(pending, accept=accept)
+        print(f"{word}\t{shown(str(pending))}")
+    print(f"{word} {len(found)} pending record(s)" if found else "nothing pending", file=sys.stderr)
+
+
+def review(paths: Optional[List[str]] = PATHS) -> None:
+    """Review pending records one by one: what changed, then accept, reject or skip."""
+    from ...testing.review import describe
+
+    if not sys.stdin.isatty():
+        print("autodiff: error: autodiff test review asks at a terminal, and standard input is not one: use "
+              "autodiff test accept or autodiff test reject", file=sys.stderr)
+        raise typer.Exit(ExitCode.USAGE)
+    found = _pending(paths)
+    if not found:
+        print("nothing pending")
+        return
+    counts = {"accepted": 0, "rejected": 0, "skipped": 0}
+    for number, pending in enumerate(found, 1):
+        print(f"[{number}/{len(found)}] {shown(str(pending))}")
+        for line in describe(pending):
+            print(f"  {line}")
+        while True:
+            answer = typer.prompt("accept, reject or skip? [a/r/s]", default="s", show_default=False).strip().lower()
+            if answer in ("a", "accept", "r", "reject", "s", "skip"):
+                break
+        if answer.startswith("a"):
+            _settle(pending, accept=True)
+            counts["accepted"] += 1
+        elif answer.startswith("r"):
+            _settle(pending, accept=False)
+            counts["rejected"] += 1
+        else:
+            counts["skipped"] += 1
+    print(", ".join(f"{what} {count}" for what, count in counts.items()))
+
+
+def merge(
+    reports: List[str] = typer.Argument(..., metavar="REPORT.xml...", click_type=words(),
+                                        help="The JUnit reports of the shards."),
+    expect: List[str] = typer.Option(..., "--expect", metavar="PATH",
+                                     help="The suite the shards split (repeatable): every file it collects must have "
+                                          "run exactly once."),
+    glob: List[str] = typer.Option([], "--glob", metavar="PATTERN", help="File names to take, as autodiff test."),
+) -> None:
+    """Check that the JUnit reports of CI shards together ran every file exactly once."""
+    from collections import Counter
+
+    from ...testing import discover as finding
+    from ...testing.config import find_config
+    from ...testing.discover import SuiteProblem
+    from ...testing.files import ReadProblem, read_regular
+    from ...testing.junit import files_in_report
+
+    def key(path: str) -> str:
+        return finding.relative(path, os.getcwd())
+
+    ran: Counter = Counter()
+    for report in reports:
+        try:
+            data = read_regular(report, 256 * 1024 * 1024)
+        except ReadProblem as exc:
+            raise SuiteProblem(f"{report}: {exc}") from None
+        if data is None:
+            raise SuiteProblem(f"{report}: no such file")
+        try:
+            ran.update(key(path) for path in files_in_report(data, report))
+        except ValueError as exc:
+            raise SuiteProblem(str(exc)) from None
+    globs = tuple(glob) or find_config(expect[0]).patterns
+    expected = {key(str(path)) for path in finding.discover(expect, globs)}
+    missing = sorted(expected - set(ran))
+    duplicated = sorted(path for path, count in ran.items() if count > 1)
+    unexpected = sorted(set(ran) - expected)
+    for kind, paths in (("missing", missing), ("duplicated", duplicated), ("unexpected", unexpected)):
+        for path in paths:
+            extra = f"\tran {ran[path]} times" if kind == "duplicated" else ""
+            print(f"{kind}\t{shown(path)}{extra}")
+    if missing or duplicated:
+        print(f"summary\tfiles {len(expected)}\tmissing {len(missing)}\tduplicated {len(duplicated)}")
+        raise typer.Exit(ExitCode.CHECK_FAILED)
+    print(f"summary\tfiles {len(expected)}\tran once each in {len(reports)} report(s)")

@@ -1,0 +1,162 @@
+"""The options the commands share, declared once: the program and its inputs, how a program
+runs (one language Options, see `runs_programs`), --points and its companions, and the small
+choices (`--color`, `--dtype`...). Each command's `--format` choices come from the renderer
+table (cli/render/__init__.py)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from enum import Enum
+
+import typer
+
+from .render import format_choices
+
+
+class Color(str, Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+class DType(str, Enum):
+    float64 = "float64"
+    float32 = "float32"
+
+
+class Device(str, Enum):
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+class EdgeLabels(str, Enum):
+    none = "none"
+    local = "local"
+
+
+class RecordFormat(str, Enum):
+    """A format of --points' records, read (--in) or written (--out)."""
+
+    jsonl = "jsonl"
+    csv = "csv"
+    tsv = "tsv"
+
+
+class OnError(str, Enum):
+    stop = "stop"
+    skip = "skip"
+    null = "null"
+
+
+class Unused(str, Enum):
+    warn = "warn"
+    fail = "fail"
+    delete = "delete"
+
+
+# The --format choices of the commands whose results are values and gradients.
+Format = format_choices("grad", "Format")
+
+
+def words():
+    """Text whose metavar says all (FILE, PATH...): the help shows no `<str>` beside it."""
+    from typer._click.types import StringParamType
+
+    class Words(StringParamType):
+        def get_metavar(self, param, ctx=None) -> str:
+            return ""
+
+    return Words()
+
+
+FILE = typer.Argument(None, metavar="FILE", show_default=False, click_type=words(),
+                      help="The expression file; [bold]-[/] reads standard input, as does no FILE when standard "
+                           "input is a pipe ([bold]echo 'x**2' | autodiff grad --at x=3[/]).")
+EXPR = typer.Option(None, "-e", "--expr", metavar="EXPR", help="The program itself, instead of a FILE.")
+AT = typer.Option([], "--at", metavar="NAME=VALUE,...",
+                  help="Input values: numbers or \\[lists], e.g. [bold]--at 'a=2,W=[[1,2],[3,4]]'[/] (quote brackets for the "
+                       "shell; no space after a comma). May be repeated.")
+OUTPUT = typer.Option(None, "--output", metavar="NAME", help="Use this variable as the output, not the last statement.")
+FORMAT = typer.Option(Format.auto, "--format", "-f",
+                      help="rich (a table), plain (tab-separated lines) or json; auto is rich on a terminal.")
+PATHS = typer.Argument(None, metavar="PATH...", show_default=False, click_type=words(),
+                       help="Expression files, their records, pending records or directories; default: .")
+
+# How a program runs, for every command that runs one: declared here once, and handed to the
+# command as one language Options (see `runs_programs`).
+RUN_OPTIONS = [
+    inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation)
+    for name, annotation, default in (
+        ("dtype", DType, typer.Option(DType.float64, "--dtype", help="Floating-point type of the computation.")),
+        ("seed", int, typer.Option(0, "--seed", metavar="N", min=0, help="Seed for rand() and randn().")),
+        ("device", Device, typer.Option(Device.cpu, "--device",
+                                        help="Where to compute: cpu, or cuda (needs CuPy and a GPU).")),
+        ("max_elements", int, typer.Option(50_000_000, "--max-elements", metavar="N", min=1,
+                                           help="Largest tensor a program may create.")),
+        ("max_iterations", int, typer.Option(1_000_000, "--max-iterations", metavar="N", min=0,
+                                             help="Most loop turns and function calls in one run.")),
+        # Accepted (and shown in --help) here; main.py reads these two from the command line, before any command runs.
+        ("color", Color, typer.Option(Color.auto, "--color",
+                                      help="Colours: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR forces "
+                                           "them), always or never. Errors are coloured too.")),
+        ("debug", bool, typer.Option(False, "--debug", help="Show Python's traceback on errors.")),
+    )
+]
+
+
+def runs_programs(command):
+    """Give a command the options of RUN_OPTIONS, where its `options` parameter stands; it is
+    called with them as one `options` (a language Options, its device checked first)."""
+    signature = inspect.signature(command, eval_str=True)
+    parameters = []
+    for parameter in signature.parameters.values():
+        parameters.extend(RUN_OPTIONS if parameter.name == "options" else [parameter])
+
+    @functools.wraps(command)
+    def run(**values):
+        values.pop("debug")  # read by main.py
+        values.pop("color")  # read by main.py
+        shared = {p.name: values.pop(p.name) for p in RUN_OPTIONS if p.name not in ("debug", "color")}
+        return command(**values, options=run_options(**shared))
+
+    run.__signature__ = signature.replace(parameters=parameters)
+    run.__annotations__ = {p.name: p.annotation for p in parameters}
+    return run
+
+
+def run_options(dtype: DType, seed: int, device: Device, max_elements: int, max_iterations: int):
+    """The language Options of a run; CUDA asked for and unusable is said before anything runs
+    (DeviceUnavailable, exit 2)."""
+    from ..language import Options
+
+    if device is Device.cuda:
+        from .. import backend
+
+        backend.module_for("cuda")
+    return Options(dtype=dtype.value, device=device.value, seed=seed, max_elements=max_elements,
+                   max_iterations=max_iterations)
+
+
+# --points and its companions, on grad and eval (see cli/commands/points.py).
+POINTS = typer.Option(None, "--points", metavar="FILE|-",
+                      help="Many points in one run: CSV with a header of input names, or JSON Lines; one result each.")
+POINTS_IN = typer.Option(None, "--in", help="The points' format (default: from the file's extension; csv for -).")
+POINTS_OUT = typer.Option(None, "--out", help="The results' format (default: the points' own: jsonl, csv or tsv).")
+FLATTEN = typer.Option(False, "--flatten", help="With --out csv|tsv: a column per tensor element, grad_W[0,1].")
+NO_HEADER = typer.Option(False, "--no-header", help="With --out csv|tsv: no header line.")
+ON_ERROR = typer.Option(OnError.stop, "--on-error",
+                        help="A bad point: stop (exit 2 or 4), skip it (said on standard error), or null (a record "
+                             "with the error). With skip or null the exit status is 1 if any point failed.")
+
+
+def check_tolerances(atol: float, rtol: float) -> None:
+    """A NaN tolerance would pass every comparison (nan <= x is false, but numpy.isclose and
+    the checks' own tests differ on it): refused, as a usage error."""
+    for name, value in (("--atol", atol), ("--rtol", rtol)):
+        if value != value:
+            bad_number(name, value)
+
+
+def bad_number(name: str, value) -> float:
+    raise typer.BadParameter(f"{value} is not a number of the allowed range", param_hint=f"'{name}'")
