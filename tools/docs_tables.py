@@ -5,7 +5,7 @@ names, its signature and the first paragraph of its docstring.
     python tools/docs_tables.py          print the table
     python tools/docs_tables.py --write  rewrite it in docs/language.md, between its markers
 
-tests/test_readme_functions.py fails when the table in the doc is not what this prints.
+tests/test_docs_functions.py fails when the table in the doc is not what this prints.
 """
 
 from __future__ import annotations
