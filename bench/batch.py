@@ -13,7 +13,7 @@ them, then measures, in one run:
   records, comparison, the worker process it runs files in, the report. Both run here, after
   a first run of each has imported everything, so that neither pays Python's start-up; what
   is left is the runner's cost on top of the work itself. Target <= 1.3x.
-- plugin: `python -m pytest DIR -q` (the pytest plugin, as the README runs it) against
+- plugin: `python -m pytest DIR -q` (the pytest plugin, docs/python-api.md) against
   `autodiff test DIR -j 1`, whole commands, interleaved, medians. Target <= 1.5x.
 - shell: `autodiff test -j 1` against the same files as separate `autodiff grad FILE`
   invocations, one after another: what a shell loop pays in start-up. Target: `autodiff test

@@ -68,7 +68,7 @@ def main(argv=None) -> int:
         except Exception as exc:  # noqa: BLE001 - the oracle itself refused: not counted against autodiff
             problem = f"(oracle error {type(exc).__name__}: {exc})"
         if problem is not None and cat == "max_two_args" and " is ambiguous: write " in problem:
-            problem = None  # refused with both spellings, as the README says: the intended outcome
+            problem = None  # refused with both spellings, as docs/language.md says: the intended outcome
         if problem is None:
             agreed[cat] += 1
         elif cat not in first:

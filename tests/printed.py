@@ -45,7 +45,7 @@ def first_difference(actual: str, expected: str) -> str | None:
 
 def matches_with_gaps(expected: list, actual: str) -> bool:
     """`actual`'s lines against `expected`'s, where a line `...` stands for any number of lines
-    (as the README writes its sessions); each other line as first_difference compares them."""
+    (as the README and the docs write their sessions); each other line as first_difference compares them."""
     lines = actual.splitlines()
     pieces = [[]]
     for line in expected:

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
 # Elementwise ops on operands of different layouts: PyTorch follows the first operand, NumPy
-# (and so autodiff) gives row-major data; see the README's "Where autodiff differs".
+# (and so autodiff) gives row-major data; see docs/guide.md, "Where autodiff differs".
 DIFFERS_ON_PURPOSE = {"add_t_c", "maximum_t"}
 
 CASES = {

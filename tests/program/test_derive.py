@@ -290,7 +290,7 @@ def test_the_python_api_is_autodiff_derive():
 
 
 def test_derive_simplifies_as_algebra_does_where_the_engine_makes_nan():
-    """README, "Where autodiff differs": x / x is 1 for derive; the engine's 0/0 is nan."""
+    """docs/guide.md, "Where autodiff differs": x / x is 1 for derive; the engine's 0/0 is nan."""
     from autodiff.program import differentiate
 
     d = D.derive("x / x * y")

@@ -1,0 +1,92 @@
+"""The docs' lists of functions against the catalogue: every function a program or a Python
+user may call by name is listed, and every name listed is one.
+
+docs/language.md's table of functions is written by tools/docs_tables.py from the language's
+builtins (`autodiff.ops.FUNCTIONS`, with `torch.nn.functional`'s `linear` and losses): it must
+be what the script writes now, and name each function, aliases included, once. The Python API's
+lists in docs/python-api.md ("**Creating tensors**" and "**Functions**") are written by hand and
+checked against `autodiff.ops.FUNCTIONS`: names in backquotes, several to a pair
+(`exp log sqrt`), aliases with the rest.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import re
+
+import autodiff
+from autodiff.language.builtins import FUNCTIONS as LANGUAGE_FUNCTIONS
+from autodiff.ops import FUNCTIONS
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+LANGUAGE = (ROOT / "docs" / "language.md").read_text()
+PYTHON_API = (ROOT / "docs" / "python-api.md").read_text()
+
+
+def _tables_script():
+    spec = importlib.util.spec_from_file_location("docs_tables", ROOT / "tools" / "docs_tables.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _section(text: str, start: str, end: str) -> str:
+    begin = text.index(start)
+    return text[begin:text.index(end, begin)]
+
+
+def _quoted(text: str) -> list:
+    return re.findall(r"`([^`]*)`", text)
+
+
+def _listed(text: str) -> set:
+    """Every name of the backquoted lists in `text` (`exp log`, `tensor`); code (`x.T`, `+ -`) is not one."""
+    return {name for quoted in _quoted(text) if re.fullmatch(r"[a-z_][a-z0-9_]*(\s+[a-z_][a-z0-9_]*)*", quoted.strip())
+            for name in quoted.split()}
+
+
+def _language_list() -> list:
+    """The names in the first column of docs/language.md's table: each function and its aliases."""
+    table = _tables_script().in_doc(LANGUAGE)
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    return [name for row in rows for name in _quoted(row.split(" | ")[0])]
+
+
+def _python_lists() -> tuple:
+    api = _section(PYTHON_API, "## PyTorch's autograd, on NumPy", "\n## ")
+    bullets = {match.group(1): match.group(2) for match in re.finditer(r"^- \*\*(.+?)\*\*:?(.*?)(?=^- |^\S)", api,
+                                                                        re.MULTILINE | re.DOTALL)}
+    return _listed(bullets["Creating tensors"]), _listed(bullets["Functions"])
+
+
+def test_the_language_table_is_what_the_script_writes():
+    script = _tables_script()
+    assert script.in_doc(LANGUAGE) == script.table(), "run python tools/docs_tables.py --write"
+
+
+def test_the_language_table_names_every_function_a_program_may_call_once():
+    listed = _language_list()
+    assert sorted(set(LANGUAGE_FUNCTIONS) - set(listed)) == [], "callable in the language but not in the table"
+    assert sorted(set(listed) - set(LANGUAGE_FUNCTIONS)) == [], "in the table but not callable in the language"
+    assert len(listed) == len(set(listed))
+
+
+def test_the_python_lists_name_every_function_of_the_catalogue():
+    creating, functions = _python_lists()
+    assert sorted(set(FUNCTIONS) - creating - functions) == []
+
+
+def test_every_name_in_the_python_lists_exists():
+    creating, functions = _python_lists()
+    assert sorted(functions - set(FUNCTIONS)) == [], "listed under Functions but not in autodiff.ops.FUNCTIONS"
+    assert sorted(name for name in creating if not hasattr(autodiff, name)) == []  # with tensor, dtypes, seeds
+    assert {"zeros", "zeros_like", "tensor", "float64"} <= creating  # the list was read
+
+
+def test_the_lists_are_read_as_lists():
+    """The parsing above finds names, not words: a list missing from the docs fails loudly."""
+    assert {"exp", "logsumexp", "cross_entropy", "zeros", "absolute"} <= set(_language_list())
+    assert "input" not in _language_list() and "dim" not in _language_list()
+    creating, functions = _python_lists()
+    assert {"exp", "matmul", "true_divide"} <= functions
