@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import codec
 from ..tensor import Tensor
 from .grad_mode import no_grad
 from .node import AccumulateGrad, edge
@@ -160,16 +161,7 @@ class Explanation:
 def _jsonable(value):
     if value is None:
         return None
-    value = np.asarray(value).tolist() if not isinstance(value, (int, float)) else value
-
-    def clean(v):
-        if isinstance(v, list):
-            return [clean(x) for x in v]
-        if isinstance(v, float) and not math.isfinite(v):
-            return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
-        return v
-
-    return clean(value)
+    return codec.to_json(np.asarray(value) if not isinstance(value, (int, float)) else value)
 
 
 # -- naming nodes ----------------------------------------------------------------------------------------
@@ -197,7 +189,7 @@ def number_text(value) -> str:
     """A number as people read it: 10 significant digits, integers without a point."""
     value = float(value)
     if not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        return codec.word(value)
     if value == int(value) and abs(value) < 1e15:
         return str(int(value))
     return f"{value:.10g}"

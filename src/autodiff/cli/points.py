@@ -12,7 +12,6 @@ results are written in input order as JSON Lines, CSV or TSV, nan and infinities
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 import select
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..program.values import for_json
+from .. import codec
 from .._text import shown
 
 CHUNK = 8192  # points per vectorised run at most
@@ -77,27 +76,6 @@ def line_batches(stream, limit: int = CHUNK):
             lines.append((number, raw))
         if lines:
             yield lines
-
-
-def _number(text: str):
-    text = text.strip()
-    if not text:
-        raise ValueError("the value is missing")
-    if text[0] == "[":
-        return _strings_to_floats(json.loads(text))
-    return float(text)
-
-
-def _strings_to_floats(value):
-    if isinstance(value, list):
-        return [_strings_to_floats(v) for v in value]
-    if isinstance(value, str):
-        if value.lower() in ("nan", "inf", "-inf", "infinity", "-infinity"):
-            return float(value)
-        raise ValueError(f"{shown(value)!r} is not a number")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{shown(str(value))} is not a number")
-    return float(value)
 
 
 class PointReader:
@@ -215,7 +193,7 @@ class PointReader:
         for name, cell in zip(self.header, cells):
             if name in self.known:
                 try:
-                    values[name] = _number(cell)
+                    values[name] = codec.parse(cell)
                 except ValueError as error:
                     raise ValueError(f"input {name!r}: {shown(cell)!r} is not a number or a [list] ({error})") from None
         return self._checked(number, values, text)
@@ -234,7 +212,7 @@ class PointReader:
         for name, value in record.items():
             if name in self.known:
                 try:
-                    values[name] = _strings_to_floats(value)
+                    values[name] = codec.parse_json(value)
                 except ValueError as error:
                     raise ValueError(f"input {name!r}: {error}") from None
         return self._checked(number, values, None)
@@ -395,9 +373,9 @@ def _json_cells(values, size: int) -> list:
     if values.ndim == 1:
         texts = list(map(repr, values.tolist()))
         if not np.isfinite(values).all():
-            texts = [t if t not in ("nan", "inf", "-inf") else f'"{t}"' for t in texts]
+            texts = [t if t not in codec.NOT_FINITE else f'"{t}"' for t in texts]
         return [(t, shape) for t in texts]
-    return [(json.dumps(for_json(v)), shape) for v in values]
+    return [(json.dumps(codec.to_json(v)), shape) for v in values]
 
 
 def _delimited_columns(values, size: int, flatten: bool, quoted) -> list:
@@ -409,7 +387,7 @@ def _delimited_columns(values, size: int, flatten: bool, quoted) -> list:
         return [list(map(repr, values.tolist()))]
     if flatten:
         return [list(map(repr, column)) for column in values.reshape(size, -1).T.tolist()]
-    return [[quoted(json.dumps(for_json(v))) for v in values]]
+    return [[quoted(json.dumps(codec.to_json(v))) for v in values]]
 
 
 def open_points(path: str):

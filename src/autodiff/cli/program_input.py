@@ -98,9 +98,8 @@ def _piped() -> bool:
 
 
 def parse_at(options: list[str]) -> dict:
-    """`--at a=2,b=3 --at W=[[1,2],[3,4]]` as {name: tensor}. Commas inside brackets belong to values."""
-    from ..language import parse_value
-
+    """`--at a=2,b=3 --at W=[[1,2],[3,4]]` as {name: value}, each a NumPy array: the run makes
+    the tensors, in its dtype and on its device. Commas inside brackets belong to values."""
     values: dict = {}
     for option in options:
         for pair in _split_top_level(option):
@@ -116,8 +115,23 @@ def parse_at(options: list[str]) -> dict:
                 raise InputProblem(f"--at gives {name!r} twice")
             if not text.strip():
                 raise InputProblem(f"--at {pair}: the value after '=' is missing")
-            values[name] = parse_value(text.strip(), f"--at {name}")
+            values[name] = _at_value(text.strip(), name)
     return values
+
+
+def _at_value(text: str, name: str):
+    """A number or a [list] is read as a literal (autodiff/codec.py); anything else (`2*pi`,
+    a ragged list, a name) as the language reads a value, which says what is wrong where."""
+    import numpy as np
+
+    from .. import codec
+    from ..language import parse_value
+
+    try:
+        return np.asarray(codec.parse(text))  # a ragged list is a ValueError too
+    except ValueError:
+        value = parse_value(text, f"--at {name}")  # a number, or a tensor of what the language made
+        return np.asarray(value.numpy(force=True) if hasattr(value, "numpy") else value)
 
 
 def _split_top_level(text: str) -> list[str]:

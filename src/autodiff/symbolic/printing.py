@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .. import codec
 from . import expr as E
 
 MAX_INLINE = 24
@@ -27,10 +28,8 @@ SPELLED = {"sym", "const", "tensor", "add", "mul", "pow", "reshape", "addmm", "c
 
 
 def number_text(value: float) -> str:
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
+    if not math.isfinite(value):
+        return codec.word(value)  # the language's constants nan and inf
     if value == int(value) and abs(value) < 1e16:
         return str(int(value))
     return repr(float(value))
@@ -412,7 +411,7 @@ class NumpyPrinter(Printer):
         if e.op == "tensor" and e not in self.names:
             return f"np.array({_array_text(e.args[0].array)})", _ATOM
         if e.op == "const" and not e.shape and e not in self.names and not math.isfinite(e.args[0]):
-            return {"nan": "np.nan", "inf": "np.inf", "-inf": "-np.inf"}[number_text(e.args[0])], _ATOM
+            return {"nan": "np.nan", "inf": "np.inf", "-inf": "-np.inf"}[codec.word(e.args[0])], _ATOM
         return super()._text(e)
 
     def _power(self, base: E.Expr, exponent) -> tuple:

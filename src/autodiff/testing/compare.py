@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import codec
 from .records import from_record
 
 DEFAULT_RTOL = 1e-9
@@ -135,13 +136,7 @@ def numbers_differ(expected, got, rtol: float, atol: float) -> Difference | None
     return _arrays_differ(expected, got, rtol, atol)
 
 
-def _number(value) -> float | None:
-    """A record's scalar as a float ("nan", "inf", "-inf" included); None for anything else."""
-    if type(value) is float:
-        return value
-    if type(value) is str and value in ("nan", "inf", "-inf"):
-        return float(value)
-    return None
+_number = codec.number  # a record's scalar as a float (the words for nan and the infinities too), else None
 
 
 def scalars_close(want: float, have: float, rtol: float, atol: float) -> bool:

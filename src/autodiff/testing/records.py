@@ -46,10 +46,10 @@ as `name.expr.golden.new`, for `autodiff test review` or `accept` to settle.
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
+from .. import codec
 from .files import ReadProblem, read_regular, write_replacing
 
 RECORD_SUFFIX = ".golden.json"
@@ -208,7 +208,7 @@ def _value_problem(value, allow_null: bool) -> str:
         elif isinstance(item, float):
             pass
         elif isinstance(item, str):
-            if item not in ("nan", "inf", "-inf"):
+            if item not in codec.NOT_FINITE:
                 return f"must be a number, not the string {_brief(item)}"
         elif item is None:
             if not (allow_null and depth == 0):
@@ -269,24 +269,9 @@ def write(path, record: dict, where=None) -> bool:
 # -- stable text -------------------------------------------------------------------------------------
 
 
-def to_record(value):
-    """Numbers and nested lists as a record holds them (nan and infinities as strings)."""
-    if isinstance(value, dict):
-        return {key: to_record(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_record(item) for item in value]  # nesting is bounded by a tensor's dimensions
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    return value
-
-
-def from_record(value):
-    """The inverse of to_record: "nan", "inf", "-inf" back to floats."""
-    if isinstance(value, list):
-        return [from_record(item) for item in value]
-    if isinstance(value, str) and value in ("nan", "inf", "-inf"):
-        return float(value)
-    return value
+# Numbers and nested lists as a record holds them, nan and the infinities as words, and back.
+to_record = codec.to_json
+from_record = codec.from_json
 
 
 def dumps(record: dict) -> str:

@@ -1,4 +1,4 @@
-"""Numbers as text: shortest exact text for scripts, 10 digits for people (the plain values are program/values.py)."""
+"""Numbers as text: shortest exact text for scripts (autodiff/codec.py's), 10 digits for people."""
 
 from __future__ import annotations
 
@@ -6,33 +6,16 @@ import math
 
 import numpy as np
 
-from ...program.values import for_json, to_python
+from ... import codec
+from ...codec import to_python
 
 
-def scalar_text(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    return str(value)
+scalar_text = codec.text
 
 
 def plain_text(value) -> str:
     """One value on one line: a number as Python writes it, a tensor as a JSON list."""
-    import json
-
-    if value is None:
-        return "null"
-    python = to_python(value)
-    if isinstance(python, list):
-        return json.dumps(for_json(python), separators=(", ", ": "))
-    if isinstance(python, tuple):
-        return json.dumps(list(python))
-    return scalar_text(python)
+    return "null" if value is None else codec.text(value)
 
 
 def human_text(value, indent: int = 0) -> str:
