@@ -74,10 +74,11 @@ def imported_modules(path: pathlib.Path):
             for alias in node.names:
                 yield f"{base}.{alias.name}"
         elif isinstance(node, ast.Call) and _called_name(node.func) in ("import_module", "__import__"):
-            name = node.args[0] if node.args else None
+            name, anchor = (list(node.args) + [None, None])[:2]  # import_module(".x", "autodiff")
             if isinstance(name, ast.Constant) and isinstance(name.value, str):
                 level = len(name.value) - len(name.value.lstrip("."))
-                yield _absolute(name.value[level:], level, package)
+                literal = isinstance(anchor, ast.Constant) and isinstance(anchor.value, str)
+                yield _absolute(name.value[level:], level, tuple(anchor.value.split(".")) if literal else package)
 
 
 def _absolute(module: str, level: int, package: tuple) -> str:
