@@ -17,7 +17,7 @@ import numpy as np
 
 from . import autograd, backend, dtypes
 from ._formatting import tensor_repr
-from .autograd import node
+from .autograd import node as _node
 from .autograd.grad_mode import STATE as _GRAD_MODE
 from .autograd.node import RemovableHandle, accumulator_of
 
@@ -462,7 +462,7 @@ def legacy_type_name(t: Tensor) -> str:
 
 
 _new = object.__new__
-node.TENSOR = Tensor  # a backward node called on arrays makes tensors of them (autograd/node.py)
+_node.TENSOR = Tensor  # a backward node called on arrays makes tensors of them (autograd/node.py)
 
 
 def _init(t: Tensor, data, requires_grad: bool, grad_fn) -> None:
