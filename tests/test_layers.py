@@ -1,9 +1,11 @@
 """The layers stay one-way: cli -> testing -> program -> language -> engine.
 
 Each layer imports only those below it; the engine and the language know nothing of the
-command line or its libraries, and importing the engine loads none of the layers above it."""
+command line or its libraries, and importing the engine loads none of the layers above it.
+Inside the engine the modules have an order too (ENGINE_RANKS): none imports one above it."""
 
 import ast
+import fnmatch
 import pathlib
 import subprocess
 import sys
@@ -16,36 +18,98 @@ UPPER = ("cli", "testing", "program", "language")
 # (%load_ext autodiff); derivation.py is autodiff.derive(): they sit on top, beside cli, and load
 # only when asked for.
 ENTRIES = ("__main__.py", "jupyter.py", "derivation.py")
-ENGINE_FILES = [p for p in SOURCE.rglob("*.py") if p.relative_to(SOURCE).parts[0] not in UPPER + ENTRIES]
+ENTRY_MODULES = tuple(f"autodiff.{entry.removesuffix('.py')}" for entry in ENTRIES)
+# The package's face: it imports the engine, and hands out the entries on first use
+# (`autodiff.derive`, `%load_ext autodiff`); no other engine file may name them.
+FACE = SOURCE / "__init__.py"
+ENGINE_FILES = [p for p in SOURCE.rglob("*.py") if p.relative_to(SOURCE).parts[0] not in UPPER + ENTRIES and p != FACE]
 UI = ("rich", "typer", "click")
 
 # layer -> what its files may not import
 FORBIDDEN = {
-    "engine": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER),
-    "language": UI + ("autodiff.program", "autodiff.testing", "autodiff.cli"),
-    "program": UI + ("IPython", "matplotlib", "autodiff.testing", "autodiff.cli"),
-    "testing": ("typer", "click", "autodiff.cli"),
+    "face": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER),
+    "engine": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER) + ENTRY_MODULES,
+    "language": UI + ("autodiff.program", "autodiff.testing", "autodiff.cli") + ENTRY_MODULES,
+    "program": UI + ("IPython", "matplotlib", "autodiff.testing", "autodiff.cli") + ENTRY_MODULES,
+    "testing": ("typer", "click", "autodiff.cli") + ENTRY_MODULES,
 }
+
+# The engine's order, lowest first: a module imports its own rank and those below it, never one above
+# (at the top or inside a function). What a lower module needs from above, the higher one hands it
+# when it loads: the ops and creation.py bind Tensor's methods onto tensor.py's TensorMethods,
+# tensor.py sets node.TENSOR, symbolic/trace.py sets ops/batching.py's TRACER.
+ENGINE_RANKS = [
+    ("base", ("backend.py", "dtypes.py", "_limits.py", "_text.py", "_formatting.py", "_html.py", "_version.py")),
+    ("grad modes and nodes", ("autograd/__init__.py", "autograd/grad_mode.py", "autograd/anomaly.py",
+                              "autograd/node.py")),
+    ("tensor", ("tensor.py",)),
+    ("creation", ("creation.py", "return_types.py")),
+    ("ops", ("ops/*.py",)),
+    ("backward", ("autograd/engine.py", "autograd/function.py")),
+    ("transforms", ("autograd/functional.py", "autograd/gradcheck.py", "func.py", "nn/*.py", "symbolic/*.py")),
+    ("explain", ("autograd/explain.py",)),
+    ("face", ("__init__.py",)),
+]
 
 
 def files_of(layer: str):
+    if layer == "face":
+        return [FACE]
     return ENGINE_FILES if layer == "engine" else list((SOURCE / layer).rglob("*.py"))
 
 
 def imported_modules(path: pathlib.Path):
+    """Every module `path` names in an import, at the top or in a function, and in a call of
+    `importlib.import_module` or `__import__` with a literal name."""
     tree = ast.parse(path.read_text(), str(path))
+    package = path.relative_to(SOURCE.parent).with_suffix("").parts[:-1]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                package = path.relative_to(SOURCE.parent).with_suffix("").parts[: -node.level]
-                base = ".".join(package + ((base,) if base else ()))
-            yield base
+            base = _absolute(node.module or "", node.level, package)
+            if node.module:  # `from .. import jupyter` names autodiff.jupyter, not the package
+                yield base
             for alias in node.names:
                 yield f"{base}.{alias.name}"
+        elif isinstance(node, ast.Call) and _called_name(node.func) in ("import_module", "__import__"):
+            name, anchor = (list(node.args) + [None, None])[:2]  # import_module(".x", "autodiff")
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                level = len(name.value) - len(name.value.lstrip("."))
+                literal = isinstance(anchor, ast.Constant) and isinstance(anchor.value, str)
+                yield _absolute(name.value[level:], level, tuple(anchor.value.split(".")) if literal else package)
+
+
+def _absolute(module: str, level: int, package: tuple) -> str:
+    if not level:
+        return module
+    base = package[: len(package) - level + 1]
+    return ".".join(base + ((module,) if module else ()))
+
+
+def _called_name(function) -> str | None:
+    return function.id if isinstance(function, ast.Name) else function.attr if isinstance(function, ast.Attribute) else None
+
+
+def engine_file_of(module: str):
+    """The engine file that runs for `module` (autodiff.ops.registry.defop -> ops/registry.py), if any."""
+    parts = module.split(".")
+    if parts[0] != "autodiff":
+        return None
+    for end in range(len(parts), 1, -1):
+        relative = SOURCE.joinpath(*parts[1:end])
+        for path in (relative.with_suffix(".py"), relative / "__init__.py"):
+            if path.is_file():
+                return path if path in ENGINE_FILES else None
+    return FACE
+
+
+def rank_of(path: pathlib.Path) -> int:
+    relative = path.relative_to(SOURCE).as_posix()
+    ranks = [i for i, (_, globs) in enumerate(ENGINE_RANKS) if any(fnmatch.fnmatch(relative, g) for g in globs)]
+    assert len(ranks) == 1, f"{relative} is in {len(ranks)} of ENGINE_RANKS' ranks: give it one"
+    return ranks[0]
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))
@@ -57,6 +121,18 @@ def test_each_layer_imports_only_the_layers_below_it(layer):
         for module in imported_modules(path)
         if any(module == f or module.startswith(f + ".") for f in FORBIDDEN[layer])
     ]
+    assert not offenders, offenders
+
+
+def test_no_engine_module_imports_one_of_a_higher_rank():
+    offenders = []
+    for path in ENGINE_FILES + [FACE]:
+        rank = rank_of(path)
+        for module in imported_modules(path):
+            target = engine_file_of(module)
+            if target is not None and rank_of(target) > rank:
+                offenders.append(f"{path.relative_to(SOURCE)} ({ENGINE_RANKS[rank][0]}) imports {module} "
+                                 f"({ENGINE_RANKS[rank_of(target)][0]})")
     assert not offenders, offenders
 
 

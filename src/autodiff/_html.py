@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from html import escape
 
+from ._formatting import tensor_repr
+
 CARD = ('<div class="autodiff" style="font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; '
         'font-size: 12px; line-height: 1.4">{}</div>')
 PRE = '<pre style="margin: 0.2em 0; padding: 0; background: none; white-space: pre">{}</pre>'
@@ -16,8 +18,6 @@ META = '<span style="opacity: 0.7">{}</span>'
 
 
 def tensor_html(tensor) -> str:
-    from ._formatting import tensor_repr
-
     facts = [f"shape {list(tensor.shape)}", str(tensor.dtype).replace("autodiff.", "")]
     if tensor.device.type != "cpu":
         facts.append(str(tensor.device))
@@ -31,7 +31,6 @@ def tensor_html(tensor) -> str:
     return CARD.format("".join(parts))
 
 
-def explanation_html(explanation) -> str:
-    from .autograd.explain import plain
-
-    return CARD.format(PRE.format(escape(plain(explanation))))
+def text_html(text: str) -> str:
+    """Plain text (an explanation's, say) in the same card."""
+    return CARD.format(PRE.format(escape(text)))

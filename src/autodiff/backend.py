@@ -163,6 +163,14 @@ def compact(array):
     return array
 
 
+def zeros_like_array(array):
+    return array_module(array).zeros(array.shape, dtype=array.dtype)
+
+
+def full_like_array(array, value):
+    return array_module(array).full(array.shape, value, dtype=array.dtype)
+
+
 def broadcast_to(xp, array, shape):
     """`xp.broadcast_to(array, shape)`: a read-only view. A NumPy scalar or 0-d array (what
     sum and mean pass back in backward) is viewed directly, without NumPy's general routine,

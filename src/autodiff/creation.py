@@ -1,7 +1,8 @@
 """Making tensors: from data, filled, ranges, and seeded random numbers.
 
 Python floats become the default dtype (float64), ints int64 and bools bool, as PyTorch
-infers them; NumPy arrays keep their dtype.
+infers them; NumPy arrays keep their dtype (tensor.py's `as_array`, which `Tensor(data)` uses too).
+The Tensor methods that make new tensors (`x.new_zeros(2)`) are bound here, as the ops bind theirs.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import warnings
 import numpy as np
 
 from . import _limits, backend, dtypes
-from .tensor import Tensor, _make, _sizes
+from .tensor import Tensor, TensorMethods, _check_supported, _make, _sizes, as_array
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default seed: random numbers are reproducible from the start
 _generator = None  # made on first use: numpy.random costs start-up time most runs never need
@@ -20,89 +21,6 @@ _seed = DEFAULT_SEED
 
 
 # -- from data --------------------------------------------------------------------------------------
-
-
-def as_array(data, dtype=None, device=None):
-    """`data` (numbers, nested lists, arrays, tensors) as an array of `dtype` on `device`."""
-    if isinstance(data, Tensor):
-        array = data._data
-    elif backend.is_numpy(data) or hasattr(data, "__cuda_array_interface__"):
-        array = data
-    else:
-        array = _from_python(data)
-    if dtype is not None:
-        numpy_dtype = dtypes.to_numpy(dtype)
-        if array.dtype != numpy_dtype:
-            array = array.astype(numpy_dtype)
-    else:
-        _check_supported(array)
-    if device is None:  # device data stays where it is (as torch.as_tensor leaves a CUDA tensor)
-        return backend.compact(array)
-    xp = backend.module_for(device)
-    if xp is not backend.array_module(array):
-        array = backend.to_device(array, device)
-    return backend.compact(array)
-
-
-def _check_supported(array) -> None:
-    try:
-        dtypes.from_numpy(array.dtype)
-    except TypeError:
-        raise TypeError(f"can't convert np.ndarray of type {array.dtype}. The only supported types are: "
-                        "float64, float32, float16, int64, int32, uint8, and bool.") from None
-
-
-def _from_python(data):
-    if isinstance(data, bool):
-        return np.array(data, dtype=np.bool_)
-    if isinstance(data, int):
-        if not -(2**63) <= data < 2**63:
-            raise RuntimeError(f"Overflow when unpacking long: {data} does not fit in int64")
-        return np.array(data, dtype=np.int64)
-    if isinstance(data, float):
-        return np.array(data, dtype=dtypes.get_default_dtype().numpy)
-    if not isinstance(data, (list, tuple)):
-        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-    data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
-    try:
-        array = np.array(data)
-    except (ValueError, OverflowError) as exc:
-        raise _ragged_error(data) or ValueError(str(exc)) from None
-    kind = array.dtype.kind
-    if kind == "b":
-        return array
-    if kind in "iu":
-        return array.astype(np.int64, copy=False)
-    if kind == "f":
-        return array.astype(dtypes.get_default_dtype().numpy, copy=False)
-    if kind in "US":
-        raise TypeError("new(): invalid data type 'str'")
-    raise TypeError(f"Could not infer dtype of {type(_first_leaf(data)).__name__}")
-
-
-def _first_leaf(data):
-    while isinstance(data, (list, tuple)) and data:
-        data = data[0]
-    return data
-
-
-def _ragged_error(data) -> ValueError | None:
-    """PyTorch's message for nested lists of unequal lengths, found breadth-first."""
-    level = [data]
-    dim = 0
-    while level:
-        lengths = [len(x) if isinstance(x, (list, tuple)) else None for x in level]
-        expected = lengths[0]
-        for got in lengths:
-            if got != expected:
-                if expected is None or got is None:
-                    return ValueError(f"a number and a sequence side by side at dim {dim}")
-                return ValueError(f"expected sequence of length {expected} at dim {dim} (got {got})")
-        if expected is None:
-            return None
-        level = [y for x in level for y in x]
-        dim += 1
-    return None
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -249,14 +167,6 @@ def empty_like(input: Tensor, dtype=None, device=None, requires_grad: bool = Fal
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def zeros_like_array(array):
-    return backend.array_module(array).zeros(array.shape, dtype=array.dtype)
-
-
-def full_like_array(array, value):
-    return backend.array_module(array).full(array.shape, value, dtype=array.dtype)
-
-
 # -- ranges -------------------------------------------------------------------------------------------
 
 
@@ -365,3 +275,23 @@ def rand_like(input: Tensor, dtype=None, device=None, requires_grad: bool = Fals
 
 def randn_like(input: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     return randn(input._data.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+
+
+# -- Tensor methods: new tensors of a tensor's dtype and device -----------------------------------------
+
+
+def new_tensor(self, data, dtype=None, requires_grad: bool = False):
+    return tensor(data, dtype=dtype or self.dtype, device=self.device, requires_grad=requires_grad)
+
+
+def new_zeros(self, *size, dtype=None, requires_grad: bool = False):
+    return zeros(*size, dtype=dtype or self.dtype, device=self.device, requires_grad=requires_grad)
+
+
+def new_ones(self, *size, dtype=None, requires_grad: bool = False):
+    return ones(*size, dtype=dtype or self.dtype, device=self.device, requires_grad=requires_grad)
+
+
+TensorMethods.new_tensor = new_tensor
+TensorMethods.new_zeros = new_zeros
+TensorMethods.new_ones = new_ones

@@ -15,6 +15,7 @@ import functools
 from .autograd.engine import grad as _autograd_grad
 from .autograd.grad_mode import enable_grad
 from .ops.batching import Batched, DataDependent
+from .ops.shape import stack
 from .tensor import Tensor
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jacrev", "jacfwd", "hessian", "DataDependent"]
@@ -238,8 +239,6 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None):
 
     @functools.wraps(func)
     def run(*args, **kwargs):
-        from .ops.shape import stack
-
         with enable_grad():
             nums, outer, args, output, aux = _differentiated_call(func, args, kwargs, argnums, has_aux, "jacrev")
             inputs = [args[n] for n in nums]

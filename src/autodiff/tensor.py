@@ -13,9 +13,13 @@ import math
 import warnings
 import weakref
 
-from . import backend, dtypes
+import numpy as np
+
+from . import autograd, backend, dtypes
+from ._formatting import tensor_repr
+from .autograd import node as _node
 from .autograd.grad_mode import STATE as _GRAD_MODE
-from .ops.surface import TensorMethods
+from .autograd.node import RemovableHandle, accumulator_of
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -48,6 +52,13 @@ class InplaceClock:
     ticks = 0
 
 
+class TensorMethods:
+    """The Tensor methods that name operations, filled in by the layers above as they load: each
+    op's declaration (ops/surface.py) and creation.py's `new_*`. This module names no operation."""
+
+    __slots__ = ()
+
+
 class Tensor(TensorMethods):
     """A multi-dimensional array that can record the operations applied to it.
 
@@ -72,8 +83,6 @@ class Tensor(TensorMethods):
 
     def __init__(self, data=(), *, dtype=None, device=None, requires_grad: bool = False) -> None:
         # `Tensor(data)` works like `tensor(data)`; operations create tensors through `_make`.
-        from .creation import as_array
-
         _init(self, as_array(data, dtype=dtype, device=device), False, None)
         if requires_grad:
             self.requires_grad_(True)
@@ -135,8 +144,6 @@ class Tensor(TensorMethods):
 
     def register_hook(self, hook):
         """Call `hook(grad)` when this tensor's gradient is computed; a returned tensor replaces it."""
-        from .autograd.node import RemovableHandle
-
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
@@ -155,7 +162,8 @@ class Tensor(TensorMethods):
 
     def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
         """Compute the gradient of this tensor with respect to the graph's leaves."""
-        _engine().backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph,
+        # As PyTorch's Tensor.backward: through the package, which loads autograd/engine.py on first use.
+        autograd.backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph,
                            inputs=inputs)
 
     def detach(self) -> Tensor:
@@ -252,8 +260,6 @@ class Tensor(TensorMethods):
                     "copy the tensor to host memory first."
                 )
             return self._data.get()
-        import numpy as np
-
         return np.asarray(self._data)
 
     def __array__(self, dtype=None, copy=None):
@@ -294,12 +300,10 @@ class Tensor(TensorMethods):
         return id(self)
 
     def __repr__(self) -> str:
-        from ._formatting import tensor_repr
-
         return tensor_repr(self)
 
     def _repr_html_(self) -> str:  # Jupyter
-        from ._html import tensor_html
+        from ._html import tensor_html  # a notebook's only: `import autodiff` does not load _html.py
 
         return tensor_html(self)
 
@@ -351,14 +355,10 @@ class Tensor(TensorMethods):
             node._retain(output_nr, self)
 
     def zero_(self) -> Tensor:
-        from .creation import zeros_like_array
-
-        return self._fill_with(zeros_like_array(self._data))
+        return self._fill_with(backend.zeros_like_array(self._data))
 
     def fill_(self, value) -> Tensor:
-        from .creation import full_like_array
-
-        return self._fill_with(full_like_array(self._data, value))
+        return self._fill_with(backend.full_like_array(self._data, value))
 
     def _fill_with(self, array) -> Tensor:
         self._check_inplace()
@@ -429,21 +429,6 @@ class Tensor(TensorMethods):
     def cuda(self, device=None):
         return self.to("cuda" if device is None else backend.device("cuda", device) if isinstance(device, int) else device)
 
-    def new_tensor(self, data, dtype=None, requires_grad: bool = False):
-        from .creation import tensor
-
-        return tensor(data, dtype=dtype or self.dtype, device=self.device, requires_grad=requires_grad)
-
-    def new_zeros(self, *size, dtype=None, requires_grad: bool = False):
-        from .creation import zeros
-
-        return zeros(*size, dtype=dtype or self.dtype, device=self.device, requires_grad=requires_grad)
-
-    def new_ones(self, *size, dtype=None, requires_grad: bool = False):
-        from .creation import ones
-
-        return ones(*size, dtype=dtype or self.dtype, device=self.device, requires_grad=requires_grad)
-
 
 class _DataView(Tensor):
     """What `.data` returns: shares the values, has no history; in-place ops write through."""
@@ -477,19 +462,7 @@ def legacy_type_name(t: Tensor) -> str:
 
 
 _new = object.__new__
-
-
-def _engine():
-    """autograd/engine.py, which imports this module: looked up once, not at every backward()."""
-    global _ENGINE
-    if _ENGINE is None:
-        from .autograd import engine
-
-        _ENGINE = engine
-    return _ENGINE
-
-
-_ENGINE = None
+_node.TENSOR = Tensor  # a backward node called on arrays makes tensors of them (autograd/node.py)
 
 
 def _init(t: Tensor, data, requires_grad: bool, grad_fn) -> None:
@@ -516,8 +489,6 @@ def _alias(t: Tensor) -> Tensor:
     a._output_nr = t._output_nr
     if a.grad_fn is None and a._requires_grad:
         # Gradients that reach the alias of a leaf must go on to the leaf itself.
-        from .autograd.node import accumulator_of
-
         a.grad_fn = accumulator_of(t)
     return a
 
@@ -529,8 +500,6 @@ def _rebuild(array, requires_grad):
 def _as_tensor(value, like: Tensor) -> Tensor:
     if isinstance(value, Tensor):
         return value
-    from .creation import as_array
-
     return _make(as_array(value, dtype=like.dtype, device=like.device))
 
 
@@ -547,3 +516,89 @@ def _sizes(args) -> tuple:
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
         return tuple(args[0])
     return tuple(args)
+
+
+# -- data to arrays: what `Tensor(data)`, `tensor(data)` and every op's constant go through ----------
+
+
+def as_array(data, dtype=None, device=None):
+    """`data` (numbers, nested lists, arrays, tensors) as an array of `dtype` on `device`."""
+    if isinstance(data, Tensor):
+        array = data._data
+    elif backend.is_numpy(data) or hasattr(data, "__cuda_array_interface__"):
+        array = data
+    else:
+        array = _from_python(data)
+    if dtype is not None:
+        numpy_dtype = dtypes.to_numpy(dtype)
+        if array.dtype != numpy_dtype:
+            array = array.astype(numpy_dtype)
+    else:
+        _check_supported(array)
+    if device is None:  # device data stays where it is (as torch.as_tensor leaves a CUDA tensor)
+        return backend.compact(array)
+    xp = backend.module_for(device)
+    if xp is not backend.array_module(array):
+        array = backend.to_device(array, device)
+    return backend.compact(array)
+
+
+def _check_supported(array) -> None:
+    try:
+        dtypes.from_numpy(array.dtype)
+    except TypeError:
+        raise TypeError(f"can't convert np.ndarray of type {array.dtype}. The only supported types are: "
+                        "float64, float32, float16, int64, int32, uint8, and bool.") from None
+
+
+def _from_python(data):
+    if isinstance(data, bool):
+        return np.array(data, dtype=np.bool_)
+    if isinstance(data, int):
+        if not -(2**63) <= data < 2**63:
+            raise RuntimeError(f"Overflow when unpacking long: {data} does not fit in int64")
+        return np.array(data, dtype=np.int64)
+    if isinstance(data, float):
+        return np.array(data, dtype=dtypes.get_default_dtype().numpy)
+    if not isinstance(data, (list, tuple)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
+    try:
+        array = np.array(data)
+    except (ValueError, OverflowError) as exc:
+        raise _ragged_error(data) or ValueError(str(exc)) from None
+    kind = array.dtype.kind
+    if kind == "b":
+        return array
+    if kind in "iu":
+        return array.astype(np.int64, copy=False)
+    if kind == "f":
+        return array.astype(dtypes.get_default_dtype().numpy, copy=False)
+    if kind in "US":
+        raise TypeError("new(): invalid data type 'str'")
+    raise TypeError(f"Could not infer dtype of {type(_first_leaf(data)).__name__}")
+
+
+def _first_leaf(data):
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return data
+
+
+def _ragged_error(data) -> ValueError | None:
+    """PyTorch's message for nested lists of unequal lengths, found breadth-first."""
+    level = [data]
+    dim = 0
+    while level:
+        lengths = [len(x) if isinstance(x, (list, tuple)) else None for x in level]
+        expected = lengths[0]
+        for got in lengths:
+            if got != expected:
+                if expected is None or got is None:
+                    return ValueError(f"a number and a sequence side by side at dim {dim}")
+                return ValueError(f"expected sequence of length {expected} at dim {dim} (got {got})")
+        if expected is None:
+            return None
+        level = [y for x in level for y in x]
+        dim += 1
+    return None

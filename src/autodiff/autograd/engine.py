@@ -23,7 +23,9 @@ from __future__ import annotations
 from operator import attrgetter
 
 from .. import backend
-from ..tensor import InplaceClock, Tensor, _alias, _make
+from ..creation import zeros_like
+from ..ops.shape import SUM_TO, TO_DTYPE
+from ..tensor import InplaceClock, Tensor, _alias, _make, as_array
 from .anomaly import ANOMALY, warn_forward_trace
 from .grad_mode import STATE as GRAD_MODE
 from .node import AccumulateGrad, Node, edge
@@ -76,8 +78,6 @@ def grad(
     for i, (g, t) in enumerate(zip(captured, inputs)):
         if g is None:
             if materialize_grads:
-                from ..creation import zeros_like
-
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(
@@ -138,8 +138,6 @@ def _make_seeds(tensors, grad_tensors) -> list:
             seeds.append(_make(backend.compact(ones)))
             continue
         if not isinstance(g, Tensor):
-            from ..creation import as_array
-
             g = _make(as_array(g, dtype=t.dtype, device=t.device))
         if g._data.shape != data.shape:
             raise RuntimeError(
@@ -398,8 +396,6 @@ def _take_grads(buffers: dict, node: Node, first) -> list:
 
 def _conform(g, child: Node, nr: int, producer: Node, outputs: list, as_tensors: bool):
     """Sum a broadcast gradient back to the input's shape and cast it to the input's dtype."""
-    from ..ops.shape import SUM_TO, TO_DTYPE
-
     data = g._data if as_tensors else g
     if not hasattr(data, "shape") or (as_tensors and not isinstance(g, Tensor)):
         raise TypeError(

@@ -39,6 +39,7 @@ import numpy as np
 
 from .. import codec
 from ..tensor import Tensor
+from .engine import _conform, _schedule, topological
 from .grad_mode import no_grad
 from .node import AccumulateGrad, edge
 
@@ -127,9 +128,9 @@ class Explanation:
         printer.text(plain(self))
 
     def _repr_html_(self) -> str:  # Jupyter
-        from .._html import explanation_html
+        from .._html import text_html  # a notebook's only: the module is not loaded otherwise
 
-        return explanation_html(self)
+        return text_html(plain(self))
 
     def to_dict(self, convert=None) -> dict:
         """As JSON-ready data; `convert` turns arrays into numbers and lists (default: nan as "nan")."""
@@ -305,7 +306,7 @@ class _Graph:
     def _body(self, node, position: int) -> str:
         """The local derivative's text: the op's own `defop` formula, traced (symbolic/formulas.py)
         and written in the node's operands."""
-        from ..symbolic.formulas import node_formula
+        from ..symbolic.formulas import node_formula  # the symbolic tracer loads when a formula is first written
 
         try:
             formula = node_formula(node, position)
@@ -373,8 +374,6 @@ class _Graph:
     def vjp(self, node, nr: int, g) -> list:
         """The node's own formulas applied to `g` arriving at its output `nr`, each result in its
         input's shape and dtype (as the engine conforms them)."""
-        from .engine import _conform
-
         grads = [None] * node.n_outputs
         grads[nr] = g
         outputs = node._apply(grads, False)
@@ -502,8 +501,6 @@ def _scalar(array):
 
 def _topological(root) -> list:
     """Every node reachable from `root`, each after all the nodes that lead into it."""
-    from .engine import topological
-
     return topological([root])
 
 
@@ -648,8 +645,6 @@ def _replay(graph: _Graph, leaf_names: dict, scalar: bool) -> tuple:
     """engine.run_backward's loop, in its order, run again with every gradient written down.
 
     Returns (steps, {leaf node: total gradient}, {node: gradient arriving})."""
-    from .engine import _conform, _schedule
-
     root = graph.root
     order, leaf_edges = _schedule([root])
     buffers = {root: np.asarray(graph.seed)}

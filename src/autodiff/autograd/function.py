@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 
+from ..creation import zeros
 from ..tensor import Tensor, _make
 from .grad_mode import STATE as GRAD_MODE
 from .grad_mode import no_grad
@@ -93,8 +94,6 @@ class BackwardCFunction(Node, FunctionCtx):
         cls = self._forward_cls
         grads = [g if g is None or isinstance(g, Tensor) else _make(g) for g in grads]
         if self.__dict__.get("_materialize_grads", True):
-            from ..creation import zeros
-
             # Zeros for a tensor output that got no gradient; a non-tensor output's stays None.
             grads = [zeros(shape, dtype=dtype) if g is None and dtype is not None else g
                      for g, (shape, dtype) in zip(grads, self._metadata)]

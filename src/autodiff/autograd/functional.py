@@ -6,6 +6,8 @@ is linear in its vector, so differentiating it with respect to that vector gives
 
 from __future__ import annotations
 
+from ..creation import ones_like, zeros, zeros_like
+from ..ops import reshape, stack
 from ..tensor import Tensor
 from .engine import grad as _grad
 from .grad_mode import enable_grad
@@ -47,8 +49,6 @@ def _grads(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=
 
 
 def _fill_zeros(grads, refs, strict: bool, what: str) -> tuple:
-    from ..creation import zeros_like
-
     filled = []
     for i, (g, ref) in enumerate(zip(grads, refs)):
         if g is None:
@@ -71,8 +71,6 @@ def _result(values, is_tuple: bool):
 
 
 def _check_vector(v, refs, fn_name: str, what: str) -> tuple:
-    from ..creation import ones_like
-
     if v is None:
         if len(refs) != 1 or refs[0].numel() != 1:
             raise RuntimeError(
@@ -109,8 +107,6 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), J v): the Jacobian-vector product."""
-    from ..creation import zeros_like
-
     with enable_grad():
         is_in_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph)
@@ -129,15 +125,11 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
              strategy: str = "reverse-mode"):
     """The Jacobian: for output o and input x, a tensor of shape o.shape + x.shape."""
-    from ..creation import zeros
-
     if strict and vectorize:
         raise RuntimeError(
             "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported together. "
             "Please either set `strict=False` or `vectorize=False`."
         )
-    from ..ops import reshape, stack
-
     with enable_grad():
         is_in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _prepare(inputs, create_graph)
@@ -207,8 +199,6 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), H v) for a scalar function."""
-    from ..creation import zeros_like
-
     with enable_grad():
         is_in_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
         inputs = _prepare(inputs, create_graph)

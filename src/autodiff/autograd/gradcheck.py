@@ -12,8 +12,8 @@ import warnings
 import numpy as np
 
 from .. import backend
-from ..creation import as_array
-from ..tensor import Tensor, _make
+from ..creation import tensor
+from ..tensor import Tensor, _make, as_array
 from .engine import grad
 from .node import Node, _sequence, edge
 
@@ -98,8 +98,6 @@ def _vjp_rows(outputs, diff_inputs, output_index: int, cotangents):
 
 
 def _mismatch_text(i_out, i_in, numerical, analytical, fast: bool) -> str:
-    from ..creation import tensor
-
     text = (
         f"Jacobian mismatch for output {i_out} with respect to input {i_in},\n"
         f"numerical:{tensor(numerical)!r}\nanalytical:{tensor(analytical)!r}\n"

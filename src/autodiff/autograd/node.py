@@ -5,6 +5,10 @@ from __future__ import annotations
 import itertools
 import weakref
 
+# The Tensor class, set by tensor.py, which imports this module: a node called on arrays (`Node.__call__`)
+# makes tensors of them.
+TENSOR = None
+
 # Creation order: the engine runs ready nodes newest first, as PyTorch does.
 _sequence = itertools.count()
 _ACCUMULATE_PRIORITY = 1 << 62  # leaves accumulate as soon as they are ready
@@ -135,9 +139,7 @@ class Node:
         raise NotImplementedError
 
     def __call__(self, *grads):
-        from ..tensor import Tensor
-
-        grads = [g if g is None or isinstance(g, Tensor) else Tensor(g) for g in grads]
+        grads = [g if g is None or isinstance(g, TENSOR) else TENSOR(g) for g in grads]
         result = self._apply(grads, True)
         return result[0] if len(result) == 1 else tuple(result)
 

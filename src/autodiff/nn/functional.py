@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 
 from .. import backend
+from ..creation import as_tensor
 from ..ops.linalg import ADDMM, matmul
 from ..ops.loss import (
     BINARY_CROSS_ENTROPY,
@@ -26,7 +27,7 @@ from ..ops.surface import PUBLIC
 from ..ops.reduction import log_softmax as _log_softmax
 from ..ops.reduction import softmax as _softmax
 from ..ops.selection import where
-from ..ops.shape import expand, reshape, view
+from ..ops.shape import broadcast_shapes, expand, reshape, view
 from ..tensor import Size, Tensor
 
 __all__ = [
@@ -113,8 +114,6 @@ def _broadcast_pair(input: Tensor, target, name_warning: bool = True):
         UserWarning,
         stacklevel=3,
     )
-    from ..ops.shape import broadcast_shapes
-
     shape = broadcast_shapes(tuple(input.shape), tuple(target.shape))
     return expand(input, shape), expand(target, shape)
 
@@ -243,8 +242,6 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
 
 
 def _long(array) -> Tensor:
-    from ..creation import as_tensor
-
     return as_tensor(array)
 
 

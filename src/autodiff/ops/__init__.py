@@ -5,7 +5,7 @@ each with its public surface (surface.py): the op modules are imported here for 
 and `FUNCTIONS` — it plus tensor creation — is what the expression language may call.
 """
 
-from .surface import PUBLIC, TensorMethods  # first: tensor.py takes the mixin from here
+from .surface import PUBLIC, TensorMethods
 from .registry import REGISTRY, OpDef, ShapeError, defop  # noqa: F401
 from . import pointwise, selection, arithmetic, comparison, shape, indexing, reduction, linalg, loss  # noqa: F401
 from .. import creation

@@ -23,6 +23,7 @@ from __future__ import annotations
 import inspect
 
 from ..tensor import Size, Tensor, _make
+from .dims import normalize_dim
 
 
 class DataDependent(RuntimeError):
@@ -244,8 +245,6 @@ def _shift(dim, ndim: int):
         return type(dim)(_shift(d, ndim) for d in dim)
     dim = int(dim)
     if not -ndim - 1 <= dim <= max(ndim - 1, 0):
-        from .dims import normalize_dim
-
         normalize_dim(dim, ndim)  # PyTorch's error for an example's dim out of range
     return dim if dim < 0 else dim + 1
 

@@ -43,7 +43,7 @@ from .. import _limits, backend
 from ..autograd.anomaly import ANOMALY
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import Node, _sequence, edge, input_node, output_numbers
-from ..tensor import InplaceClock, Tensor, _make, legacy_type_name
+from ..tensor import InplaceClock, Tensor, _make, as_array, legacy_type_name
 from . import surface
 from .batching import INTERCEPTED, Batched, dispatch
 
@@ -447,8 +447,6 @@ def _constant(value):
     if isinstance(value, (int, float, bool)) or hasattr(value, "shape"):
         return value
     if isinstance(value, (list, tuple)):
-        from ..creation import as_array
-
         return as_array(value)
     raise TypeError(f"unsupported operand type: {type(value).__name__}")
 

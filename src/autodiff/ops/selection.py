@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import creation
 from ..tensor import Tensor
 from .batching import ELEMENTWISE
 from .registry import defop
@@ -30,9 +31,7 @@ def where(condition, input, other):
             f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype.name}"
         )
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        from ..creation import tensor
-
-        input = tensor(input)
+        input = creation.tensor(input)
     return WHERE.apply(condition, input, other)
 
 

@@ -9,7 +9,7 @@ from ..backend import contiguous
 from ..tensor import Tensor, _as_tensor, _make, _sizes
 from .dims import normalize_dim, normalize_dims
 from .batching import ELEMENTWISE, Batched, by_example, dims, joins, shape_argument
-from .registry import defop
+from .registry import broadcast_error, defop
 from .surface import public, tensor_method
 
 # -- broadcasting: expand and its adjoint, the sum back to a shape -----------------------------
@@ -79,8 +79,6 @@ def sum_to(input: Tensor, shape) -> Tensor:
 @public(batch=None)
 def broadcast_shapes(*shapes) -> tuple:
     """The shape that tensors of these shapes broadcast to."""
-    from .registry import broadcast_error
-
     ndim = max((len(s) for s in shapes), default=0)
     out = []
     for d in range(ndim):

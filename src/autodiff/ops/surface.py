@@ -13,8 +13,8 @@ Each operation declares its surface where it is declared, once:
 - `operators=("__add__", ...)` binds Python operators to it; `aliases=("clip",)` adds
   other names for the same function (and method).
 
-`TensorMethods` is the mixin `Tensor` inherits: it starts empty and is filled in here as
-the op modules are imported, so tensor.py names no operation. `PUBLIC` is the catalogue of
+`TensorMethods` is the mixin `Tensor` inherits (tensor.py): it starts empty and is filled in
+here as the op modules are imported, so tensor.py names no operation. `PUBLIC` is the catalogue of
 functions, in declaration order: `autodiff` exports it and the language calls nothing else.
 """
 
@@ -23,13 +23,10 @@ from __future__ import annotations
 import functools
 import inspect
 
+from ..tensor import TensorMethods
+from .batching import Batched, dispatch, has_batched
+
 PUBLIC: dict = {}  # name -> the function users call
-
-
-class TensorMethods:
-    """The Tensor methods that name operations (filled in by the op declarations)."""
-
-    __slots__ = ()
 
 
 def declare(function, *, name: str | None = None, method=False, inplace: bool = False, operators=(), aliases=(),
@@ -95,7 +92,6 @@ def following_batches(function, rule):
     """`function`, or `rule` when a batched tensor is among its arguments (see ops/batching.py).
 
     The check costs one class comparison per argument; an op's `apply` makes it itself."""
-    from .batching import Batched, dispatch, has_batched
 
     def public(*args, **kwargs):
         for value in args:

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import backend
+from ..autograd.engine import _conform as conform
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..ops.registry import REGISTRY
 from ..tensor import Tensor, _make
 from . import expr as E
 from .build import build
@@ -110,8 +112,6 @@ def local_formula(op_name: str, input_name: str, sample_args, index: int = 0) ->
     cat's `tensors`, by its element `index`), in the shapes and parameters of `sample_args`
     (the op's positional arguments; the tensors that require grad are the differentiable ones).
     None where that input does not require grad there."""
-    from ..ops.registry import REGISTRY
-
     op = REGISTRY[op_name]
     args = [_leaf(a) for a in sample_args]
     with enable_grad():
@@ -185,8 +185,6 @@ def _result_expr(op, node, values: dict, shape: tuple) -> E.Expr:
 
 def _conform(out: Tensor, child, nr: int, node) -> Tensor:
     """The engine's own reduction of a broadcast gradient to the input's shape (and dtype)."""
-    from ..autograd.engine import _conform as conform
-
     return conform(out, child, nr, node, [out], True)
 
 
