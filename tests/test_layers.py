@@ -39,7 +39,8 @@ FORBIDDEN = {
 # when it loads: the ops and creation.py bind Tensor's methods onto tensor.py's TensorMethods,
 # tensor.py sets node.TENSOR, symbolic/trace.py sets ops/batching.py's TRACER.
 ENGINE_RANKS = [
-    ("base", ("backend.py", "dtypes.py", "_limits.py", "_text.py", "_formatting.py", "_html.py", "_version.py")),
+    ("base", ("backend.py", "dtypes.py", "_limits.py", "_text.py", "codec.py", "_formatting.py", "_html.py",
+              "_version.py")),
     ("grad modes and nodes", ("autograd/__init__.py", "autograd/grad_mode.py", "autograd/anomaly.py",
                               "autograd/node.py")),
     ("tensor", ("tensor.py",)),
