@@ -40,17 +40,23 @@ def parser() -> argparse.ArgumentParser:
 
 def run_cell(line: str, cell: str, name: str = "<cell>"):
     """What `%%autodiff LINE` shows for `cell`: a Differentiation, an Explanation or a Recorded graph."""
-    from .cli.program_input import parse_at, parse_names
     from .language import Source
-    from .program import check, differentiate, record
+    from .language.spelling import flags
     from .program.errors import UsageProblem
-    from .program.explain import explain
 
     try:
         args = parser().parse_args(shlex.split(line))
     except (argparse.ArgumentError, SystemExit) as error:
         raise UsageProblem(f"%%autodiff {line}: {error}") from None
-    source = Source(cell, name)
+    with flags():  # the magic's line is written with the command line's flags: messages name them
+        return _run_cell(args, Source(cell, name))
+
+
+def _run_cell(args, source):
+    from .cli.program_input import parse_at, parse_names
+    from .program import check, differentiate, record
+    from .program.explain import explain
+
     at = parse_at(args.at)
     wrt = parse_names(args.wrt, "--wrt")
     if args.explain:

@@ -3,7 +3,8 @@
 import pytest
 
 from autodiff.cli.exit_codes import status_for
-from autodiff.language import ProgramError, run
+from autodiff.language import Options, ProgramError, run
+from autodiff.language.spelling import flags
 
 GOLDEN = [
     ('', {}, 3,
@@ -59,7 +60,7 @@ GOLDEN = [
     ('for i in range(10**7):\n    s = i', {}, 4,
      'expr.txt:1:1: error: more than 1,000,000 loop turns (--max-iterations)\n    for i in range(10**7):\n    ^~~~~~~~~~~~~~~~~~~~~'),
     ('def f(x):\n    return f(x)\nf(1)', {}, 4,
-     'expr.txt:2:12: error: calls nested more than 100 deep (--max-call-depth)\n        return f(x)\n               ^~~~'),
+     'expr.txt:2:12: error: calls nested more than 100 deep (a limit of the language)\n        return f(x)\n               ^~~~'),
     ('if x: y = 1\ny', {'x': [1.0, 2.0]}, 4,
      'expr.txt:1:4: error: a condition must be a single value, but this one has 2 (use all(...) or any(...))\n    if x: y = 1\n       ^'),
     ('x.foo', {'x': 1}, 3,
@@ -112,10 +113,19 @@ GOLDEN = [
 
 @pytest.mark.parametrize("text,at,exit_code,expected", GOLDEN, ids=[str(i) for i in range(len(GOLDEN))])
 def test_golden_error(text, at, exit_code, expected):
-    with pytest.raises(ProgramError) as info:
+    with pytest.raises(ProgramError) as info, flags():  # as the command line says them
         run(text, "expr.txt", at=at)
     assert info.value.render() == expected
     assert status_for(info.value) == exit_code
+
+
+def test_an_error_names_what_a_python_caller_gave_in_python_terms():
+    with pytest.raises(ProgramError, match=r"give one with at=\{'x': VALUE\}"):
+        run("y = x * 2", "f.txt")
+    with pytest.raises(ProgramError, match="give one with --at x=VALUE"), flags():
+        run("y = x * 2", "f.txt")
+    with pytest.raises(ProgramError, match=r"\(Options.max_iterations\)"):
+        run("s = 0\nfor i in range(10):\n    s = s + i", "f.txt", options=Options(max_iterations=3))
 
 
 def test_errors_are_one_family_with_locations():

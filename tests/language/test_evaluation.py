@@ -71,9 +71,9 @@ def test_names_assigned_later_are_not_inputs():
 def test_at_values_for_names_that_are_not_inputs_are_unused_with_a_warning():
     ev = run(TUTORIAL, at={**AT, "aa": 1, "u": 7})
     assert [w.message for w in ev.warnings] == [
-        "--at gives 'aa', which is not an input of the program (its inputs: a, b, d, c): the value is not used;"
+        "at gives 'aa', which is not an input of the program (its inputs: a, b, d, c): the value is not used;"
         " did you mean 'a'?",
-        "--at gives 'u', which is not an input of the program (its inputs: a, b, d, c): the value is not used",
+        "at gives 'u', which is not an input of the program (its inputs: a, b, d, c): the value is not used",
     ]
     assert ev.variables["u"].item() == 6.0 and "aa" not in ev.inputs
 
@@ -103,7 +103,7 @@ def test_at_overrides_defaults():
 
 
 def test_a_declared_input_without_default_needs_a_value():
-    with pytest.raises(InputProblem, match="no value for input 'x': give one with --at x=VALUE"):
+    with pytest.raises(InputProblem, match=r"no value for input 'x': give one with at=\{'x': VALUE\}"):
         run("x: input\ny = x * 2")
     assert run("x: input\ny = x * 2", at={"x": 4}).output.item() == 8.0
 
@@ -113,7 +113,7 @@ def test_wrt_limits_which_inputs_require_grad():
     assert ev.inputs["a"].requires_grad and ev.inputs["d"].requires_grad
     assert not ev.inputs["b"].requires_grad and not ev.inputs["c"].requires_grad
     assert grads(ev) == {"a": 3.0, "b": None, "d": 0.5, "c": None}
-    with pytest.raises(InputProblem, match="--wrt names 'q'"):
+    with pytest.raises(InputProblem, match="wrt names 'q'"):
         run(TUTORIAL, at=AT, wrt=["q"])
     with pytest.raises(InputProblem, match="line 1 declares it a constant; .* declare it an input: `g: input = 9.81`"):
         run("g: const = 9.81\ny = g * x", at={"x": 1}, wrt=["g"])

@@ -225,7 +225,7 @@ def test_why_names_the_cause_and_its_line(name, words):
 
 
 def test_why_not_in_wrt_and_not_used():
-    assert "not in --wrt" in explain("y = a * b", {"a": 1.0, "b": 2.0}, wrt=["a"], why="b").inputs["b"].why
+    assert "not in wrt" in explain("y = a * b", {"a": 1.0, "b": 2.0}, wrt=["a"], why="b").inputs["b"].why
     assert "cancel" in explain("y = a - a", {"a": 1.0}, why="a").inputs["a"].why
 
 

@@ -182,12 +182,12 @@ def test_failed_points_are_left_out_and_named():
 
 
 def test_plot_usage_problems():
-    with pytest.raises(UsageProblem, match="--at b="):
+    with pytest.raises(UsageProblem, match=r"at=\{'b': VALUE\}"):
         sample("y = a * b", "a", 0, 1)
     with pytest.raises(UsageProblem, match="no input 'z'"):
         sample("y = a", "z", 0, 1)
     for text in ("3", "3:1", "a:b", "0:inf"):
-        with pytest.raises(UsageProblem, match="--range"):
+        with pytest.raises(UsageProblem, match="low and high"):
             parse_range(text)
     assert parse_range("-3:3") == (-3.0, 3.0)
 

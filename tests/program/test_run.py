@@ -53,7 +53,7 @@ def test_hessian_of_a_scalar_output():
 
 def test_wrt_constants_and_outputs_that_cannot_be_differentiated():
     run = differentiate(TUTORIAL, POINT, wrt=["a"])
-    assert set(run.grads) == {"a"} and {q.name: q.note for q in run.inputs}["b"] == "not asked for (--wrt)"
+    assert set(run.grads) == {"a"} and {q.name: q.note for q in run.inputs}["b"] == "not asked for (wrt)"
     constant = differentiate("1 + 2", {})
     assert constant.output.value == 3.0 and not constant.differentiable and constant.warnings
     with pytest.raises(GradientProblem, match="only for scalar outputs"):
@@ -92,7 +92,7 @@ def test_check_failing_at_a_kink_says_so_from_the_two_sides(program, point, name
     assert entry.sides == pytest.approx(sides, abs=1e-4)
     assert any("not differentiable in x at this point (a kink)" in w.message for w in run.warnings)
     located = [w for w in run.warnings if w.start is not None]
-    assert [w.message for w in located] == ([f"--check: {named} here"] if named else [])
+    assert [w.message for w in located] == ([f"check: {named} here"] if named else [])
     if named:
         assert run.evaluation.source.text[located[0].start:located[0].end] == "relu(h)"
 
@@ -106,7 +106,7 @@ def test_check_failing_at_a_jump_says_the_output_is_not_continuous():
     assert not report.passed and entry.jump
     assert entry.sides == pytest.approx((0.0, 1 / report.eps), rel=1e-6)
     [hint] = [w.message for w in run.warnings if "jump" in w.message]
-    assert hint.startswith("--check: the output is not continuous in x at this point (a jump)")
+    assert hint.startswith("check: the output is not continuous in x at this point (a jump)")
     assert not any("kink" in w.message for w in run.warnings)
 
 

@@ -16,6 +16,7 @@ import os
 import sys
 
 from .console import OutputFailed, Tolerant, colour_on, is_output_error, say, silence_output
+from ..language.spelling import flags
 from .exit_codes import ExitCode
 
 
@@ -29,7 +30,8 @@ def main(argv: list | None = None) -> int:
         say("autodiff: error: standard output is closed")
         return ExitCode.OUTPUT_FAILED
     try:
-        return _run(argv)
+        with flags():  # messages from below name the command line's flags (--at, not at=)
+            return _run(argv)
     except KeyboardInterrupt:
         print("autodiff: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED

@@ -30,6 +30,7 @@ from .builtins import (CONSTANTS, FUNCTIONS, LOSSES, WORDS, CallProblem, GradMod
                        signature_text, suggestion)
 from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
 from .source import Source
+from .spelling import given, input_values, option
 
 
 @dataclass
@@ -160,7 +161,7 @@ class _Runner:
             del self.at[name]
             listed = ", ".join(inputs) if inputs else "none"
             self.result.warnings.append(Warning_(
-                f"--at gives {name!r}, which is not an input of the program (its inputs: {listed}): "
+                f"{option('at')} gives {name!r}, which is not an input of the program (its inputs: {listed}): "
                 f"the value is not used{suggestion(name, inputs)}"))
         body = program.body
         for statement in analysis.equalities:  # a comparison whose value nobody sees
@@ -170,7 +171,7 @@ class _Runner:
         if wrt is not None:
             for name in wrt:
                 if name not in inputs:
-                    raise InputProblem(f"--wrt names {name!r}, which is not an input of the program"
+                    raise InputProblem(f"{option('wrt')} names {name!r}, which is not an input of the program"
                                        f"{input_advice(program, source, name) or suggestion(name, inputs)}")
         self.wrt = None if wrt is None else set(wrt)
         self.globals: dict = {}
@@ -212,7 +213,7 @@ class _Runner:
                 result.output_name, result.output, result.output_node = name, table[name], None
                 return
         known = list(result.variables) + list(result.inputs) + list(result.constants)
-        raise InputProblem(f"--output {name}: the program has no variable {name!r}{suggestion(name, known)}")
+        raise InputProblem(f"{given('output', name)}: the program has no variable {name!r}{suggestion(name, known)}")
 
     def _bind_undeclared_inputs(self) -> None:
         analysis = self.result.analysis
@@ -221,15 +222,15 @@ class _Runner:
         if len(missing) > 1:  # all of them in one message, in the order the program uses them
             node = analysis.first_use.get(missing[0]) or analysis.declared[missing[0]]
             names = ", ".join(repr(n) for n in missing[:-1]) + f" and {missing[-1]!r}"
-            raise InputProblem(f"no values for the inputs {names}: give them with --at "
-                               + ",".join(f"{n}=VALUE" for n in missing) + self._misspelt(missing)
+            raise InputProblem(f"no values for the inputs {names}: give them with {input_values(missing)}"
+                               + self._misspelt(missing)
                                + self._meant_assignment(missing), self.source, node.start, node.end)
         for name in analysis.inputs:
             if name in analysis.declared:
                 continue  # bound when its declaration runs
             node = analysis.first_use[name]
             if name not in self.at:
-                raise InputProblem(f"no value for input {name!r}: give one with --at {name}=VALUE"
+                raise InputProblem(f"no value for input {name!r}: give one with {input_values([name])}"
                                    + self._misspelt([name]) + self._meant_assignment([name]),
                                    self.source, node.start, node.end)
             self._bind_input(name, self.at[name], node, requires_grad=True)
@@ -331,7 +332,7 @@ class _Runner:
         elif node.value is not None:
             value = default
         else:
-            raise InputProblem(f"no value for input {name!r}: give one with --at {name}=VALUE",
+            raise InputProblem(f"no value for input {name!r}: give one with {input_values([name])}",
                                self.source, node.start, node.end)
         tensor = self._bind_input(name, value, node, requires_grad=node.kind == "input")
         self._set_output(name, tensor, node)
@@ -357,7 +358,7 @@ class _Runner:
         for item in items:
             self.iterations += 1
             if self.iterations > self.options.max_iterations:
-                raise LimitProblem(f"more than {self.options.max_iterations:,} loop turns (--max-iterations)",
+                raise LimitProblem(f"more than {self.options.max_iterations:,} loop turns ({option('max_iterations')})",
                                    self.source, node.start, node.iterable.end)
             env[node.target] = item
             self._execute(node.body, env)
@@ -580,7 +581,7 @@ class _Runner:
         count = math.prod(shape)
         if count > self.options.max_elements:
             raise LimitProblem(f"'{op}' of shapes {list(left.shape)} and {list(right.shape)} would create "
-                               f"{count:,} elements; the limit is {self.options.max_elements:,} (--max-elements)",
+                               f"{count:,} elements; the limit is {self.options.max_elements:,} ({option('max_elements')})",
                                self.source, op_start, op_start + len(op))
 
     def _unary(self, node: ast.UnaryOp, value):
@@ -720,7 +721,7 @@ class _Runner:
     def _call_user(self, function: UserFunction, args: list, kwargs: dict, node: ast.Call):
         definition = function.node
         if self.depth >= self.options.max_call_depth:
-            raise LimitProblem(f"calls nested more than {self.options.max_call_depth} deep (--max-call-depth)",
+            raise LimitProblem(f"calls nested more than {self.options.max_call_depth} deep (a limit of the language)",
                                self.source, node.start, node.end)
         params = definition.params
         local = _Frame(function.local_names, function.enclosing)
@@ -744,7 +745,7 @@ class _Runner:
         self.iterations += 1  # calls share the loop budget: a doubly recursive function ends too
         if self.iterations > self.options.max_iterations:
             raise LimitProblem(f"more than {self.options.max_iterations:,} loop turns and function calls "
-                               "(--max-iterations)", self.source, node.start, node.end)
+                               f"({option('max_iterations')})", self.source, node.start, node.end)
         self.depth += 1
         try:
             self._execute(definition.body, local)
@@ -891,10 +892,10 @@ class _Located:
         if kind is None or issubclass(kind, DataDependent):  # many points: regrouped, not an error
             return False
         if issubclass(kind, creation.ElementLimitError):
-            raise LimitProblem(f"{exc} (--max-elements)", self.source, self.start, self.end) from None
+            raise LimitProblem(f"{exc} ({option('max_elements')})", self.source, self.start, self.end) from None
         if issubclass(kind, MemoryError):
             what = f"out of memory {self.doing}" if self.doing else "out of memory"
-            what += " (a lower --max-elements refuses such tensors before allocating them)"
+            what += f" (a lower {option('max_elements')} refuses such tensors before allocating them)"
             raise LimitProblem(what, self.source, self.start, self.end) from None
         if issubclass(kind, ENGINE_ERRORS):
             prefix = self.prefix() if callable(self.prefix) else self.prefix

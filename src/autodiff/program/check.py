@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import no_grad
 from ..language import Options, Warning_, evaluate
+from ..language.spelling import option
 from .values import host
 
 MAX_CHECKED_ELEMENTS = 2_000  # per input; beyond it a seeded sample of elements is checked
@@ -138,7 +139,7 @@ def check(run, *, atol: float = 1e-5, rtol: float = 1e-3) -> CheckReport:
     if total > MAX_CHECK_INPUT_ELEMENTS:
         from .errors import UsageProblem
 
-        raise UsageProblem(f"--check is limited to {MAX_CHECK_INPUT_ELEMENTS:,} input elements (these have {total:,})")
+        raise UsageProblem(f"{option('check')} is limited to {MAX_CHECK_INPUT_ELEMENTS:,} input elements (these have {total:,})")
     weights = 1.0 if run.seed is None else host(run.seed).astype(np.float64)
     output_name = evaluation.output_name if evaluation.output_name != "output" else None
 
@@ -174,20 +175,20 @@ def kink_hints(run) -> list:
         right, left = entry.sides
         if entry.jump:
             hints.append(Warning_(
-                f"--check: the output is not continuous in {entry.name}{where} at this point (a jump): its "
+                f"{option('check')}: the output is not continuous in {entry.name}{where} at this point (a jump): its "
                 f"difference quotients grow as eps shrinks ({right:.6g} from the right and {left:.6g} from the left "
                 f"at eps {run.check.eps:g}), so finite differences measure no derivative there; autograd gives "
                 f"{entry.analytical:.6g}"))
             continue
         hints.append(Warning_(
-            f"--check: the output is not differentiable in {entry.name}{where} at this point (a kink): its slope "
+            f"{option('check')}: the output is not differentiable in {entry.name}{where} at this point (a kink): its slope "
             f"is {right:.6g} from the right and {left:.6g} from the left, finite differences take their mean, and "
             f"autograd gives {entry.analytical:.6g}{_which_side(entry, run.check)}"))
     kept = _kept(run)
     for fn, node in kept.origins.items():
         kink = KINKS.get(fn.name())
         if kink is not None and _at_kink(fn, _operands(fn, kept.tensors)):
-            hints.append(Warning_(f"--check: {kink} here", kept.source, node.start, node.end))
+            hints.append(Warning_(f"{option('check')}: {kink} here", kept.source, node.start, node.end))
     return hints
 
 
@@ -240,7 +241,7 @@ def gradient_cuts(program, source) -> list:
             what = "detach"
         else:
             continue
-        found.append(Warning_(f"--check: the program stops gradients here ({what}); finite differences see "
+        found.append(Warning_(f"{option('check')}: the program stops gradients here ({what}); finite differences see "
                               "through it, so they differ from autograd's gradient by design", source,
                               node.start, node.end if isinstance(node, ast.Call) else None))
-    return found[:1] + ([Warning_(f"--check: and in {len(found) - 1} more place(s)")] if len(found) > 1 else [])
+    return found[:1] + ([Warning_(f"{option('check')}: and in {len(found) - 1} more place(s)")] if len(found) > 1 else [])

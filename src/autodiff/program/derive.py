@@ -18,6 +18,7 @@ from .. import Tensor, autograd
 from ..language import InputProblem, Options, Program, Source, evaluate, parse
 from ..language._gc import collector_paused
 from ..language.analysis import analyze
+from ..language.spelling import given, option
 from ..symbolic import expr as E
 from ..symbolic.printing import Program as Statements, to_text
 from ..symbolic.trace import Traced, Tracer
@@ -93,7 +94,7 @@ class _Watcher:
             if missing:
                 names = ", ".join(sorted(missing))
                 raise InputProblem(
-                    f"the path through this line depends on the value of {names}: give it with --at "
+                    f"the path through this line depends on the value of {names}: give it with {option('at')} "
                     f"(derive then follows that path and states its conditions)", self.source, node.start, node.end)
         if outcome is not None:  # a condition's test: as the user wrote it
             text = self.source.snippet(node.start, node.end)
@@ -130,7 +131,7 @@ def derive(source: Source | str, at: dict | None = None, *, program: Program | N
 
 def _derive(source, at, program, wrt, output, order, options) -> Derivation:
     if order not in (1, 2):
-        raise UsageProblem(f"--order takes 1 or 2, not {order}")
+        raise UsageProblem(f"{option('order')} takes 1 or 2, not {order}")
     source, program = _source_and_program(source, program)
     analysis = analyze(program, source)
     given = dict(at or {})
@@ -144,7 +145,7 @@ def _derive(source, at, program, wrt, output, order, options) -> Derivation:
             if name not in analysis.inputs:
                 from ..language.builtins import suggestion
 
-                raise UsageProblem(f"--wrt names {name!r}, which is not an input of the program"
+                raise UsageProblem(f"{option('wrt')} names {name!r}, which is not an input of the program"
                                    f"{suggestion(name, list(analysis.inputs))}")
     options = Options() if options is None else options
     with Tracer() as tracer:
@@ -224,7 +225,7 @@ def _first_order(result, inputs: dict, chosen: list, output: str) -> tuple:
 def _second_order(first: dict, inputs: dict, chosen: list, output: str) -> list:
     for name in chosen:
         if inputs[name].ndim:
-            raise UsageProblem(f"--order 2 derives with respect to numbers (0-d inputs); {name!r} has shape "
+            raise UsageProblem(f"{given('order', 2)} derives with respect to numbers (0-d inputs); {name!r} has shape "
                                f"{list(inputs[name].shape)}", )
     out = []
     for i, a in enumerate(chosen):

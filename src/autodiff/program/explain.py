@@ -16,6 +16,7 @@ from ..autograd.node import AccumulateGrad
 from ..language import ast
 from ..language.analysis import input_advice
 from ..language.builtins import suggestion
+from ..language.spelling import option
 from .errors import UsageProblem
 from .graph import source_of
 from .run import differentiate
@@ -121,7 +122,7 @@ def why_sentence(name: str, run, item: InputExplanation) -> str:
     if name in evaluation.constants:
         return f"{name} is a constant: it does not require grad, so it has no gradient"
     if not evaluation.inputs[name].requires_grad:
-        return f"{name} is not in --wrt: it does not require grad, so it has no gradient"
+        return f"{name} is not in {option('wrt')}: it does not require grad, so it has no gradient"
     if grad is not None and np.any(np.asarray(grad) != 0):
         return f"{name} has a gradient: {item.paths_count:,} path(s) lead from {output} to it"
     if grad is not None:

@@ -20,6 +20,7 @@ import numpy as np
 from ..language import Source
 from ..language.analysis import analyze
 from ..language.builtins import suggestion
+from ..language.spelling import given, input_values, option
 from .errors import GradientProblem, UsageProblem
 from .points import Sweep
 from .values import for_json, host, to_python
@@ -85,9 +86,9 @@ def parse_range(text: str) -> tuple:
             raise ValueError
         low, high = float(low), float(high)
     except ValueError:
-        raise UsageProblem(f"--range {text}: expected LOW:HIGH, e.g. -3:3") from None
+        raise UsageProblem(f"{option('range')} {text}: expected LOW:HIGH, e.g. -3:3") from None
     if not (np.isfinite(low) and np.isfinite(high)) or not low < high:
-        raise UsageProblem(f"--range {text}: expected two finite numbers, the first below the second")
+        raise UsageProblem(f"{option('range')} {text}: expected two finite numbers, the first below the second")
     return low, high
 
 
@@ -98,19 +99,19 @@ def sample(source: Source | str, wrt: str, low: float, high: float, *, points: i
     if isinstance(source, str):
         source = Source(source, "<expr>")
     if not 2 <= points <= MAX_POINTS:
-        raise UsageProblem(f"--samples {points}: expected 2 to {MAX_POINTS:,} points")
+        raise UsageProblem(f"{given('points', points)}: expected 2 to {MAX_POINTS:,} points")
     at = dict(at or {})
     sweep_args = {} if options is None else {"options": options}
     sweep = Sweep(source, wrt=[wrt], output=output, fixed=at, **sweep_args)
     analysis = analyze(sweep.program, source)
     if wrt not in analysis.inputs:
-        raise UsageProblem(f"--wrt {wrt}: the program has no input {wrt!r}{suggestion(wrt, sorted(analysis.inputs))}")
+        raise UsageProblem(f"{given('wrt', wrt)}: the program has no input {wrt!r}{suggestion(wrt, sorted(analysis.inputs))}")
     if wrt in at:
-        raise UsageProblem(f"--wrt {wrt} is the input the plot varies: give its range, not --at {wrt}=...")
+        raise UsageProblem(f"{given('wrt', wrt)} is the input the plot varies: give its range, not a value in {option('at')}")
     defaults = {n for n, node in analysis.declared.items() if node.value is not None}
     missing = [n for n in analysis.inputs if n != wrt and n not in at and n not in defaults]
     if missing:
-        raise UsageProblem(f"give the other inputs' values: --at {','.join(f'{n}=...' for n in missing)}")
+        raise UsageProblem(f"give the other inputs' values: {input_values(missing)}")
     xs = np.linspace(low, high, points)
     results = sweep.run({wrt: xs}, points)
     values = np.full(points, np.nan)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import Tensor, autograd, no_grad, return_types
 from ..language import Evaluation, InputProblem, Options, Program, Source, Warning_, evaluate, parse, parse_value
+from ..language.spelling import given, option
 from ..language.builtins import suggestion
 from .check import CheckReport
 from .errors import GradientProblem, NotATensor, UsageProblem
@@ -165,7 +166,7 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     Raises ProgramError, UsageProblem, GradientProblem (the engine's RuntimeError included).
     """
     if order not in (1, 2):
-        raise UsageProblem(f"--order takes 1 or 2, not {order}")
+        raise UsageProblem(f"{option('order')} takes 1 or 2, not {order}")
     options = Options() if options is None else options
     if graph:
         options.keep_tensors = True
@@ -195,7 +196,7 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     for name, leaf in sorted(evaluation.inputs.items()):  # by name, in every format
         note = ""
         if not leaf.requires_grad:
-            note = "not asked for (--wrt)"
+            note = f"not asked for ({option('wrt')})"
         elif leaf._grad is None:
             note = "does not reach the output"
             if differentiable:
@@ -254,7 +255,7 @@ def _retain(evaluation: Evaluation, retain) -> set:
         wanted = retain
         for name in wanted:
             if name not in evaluation.variables:
-                raise UsageProblem(f"--retain names {name!r}, which the program does not assign"
+                raise UsageProblem(f"{option('retain')} names {name!r}, which the program does not assign"
                                    f"{suggestion(name, names)}")
     kept = set()
     for name in wanted:
@@ -272,21 +273,21 @@ def _seed(result: Tensor, grad_output, name: str):
                 "grad can be implicitly created only for scalar outputs",
                 hint=f"{the_output(name)} has shape {list(result.shape)}: differentiate a number, as "
                      f"{'sum(' + name + ')' if name != 'output' else 'sum(...) of the last expression'}, "
-                     "or give --grad-output ones",
+                     f"or give {given('grad_output', 'ones')}",
             )
         return None
     if grad_output == "ones":
         from .. import ones_like
 
         return ones_like(result)
-    value = parse_value(grad_output, "--grad-output")
+    value = parse_value(grad_output, option("grad_output"))
     if not isinstance(value, Tensor):
         from .. import tensor
 
         value = tensor(float(value))
     value = value.to(result.dtype).to(result.device)
     if tuple(value.shape) != tuple(result.shape):
-        raise UsageProblem(f"--grad-output has shape {list(value.shape)}, but {the_output(name)} has shape "
+        raise UsageProblem(f"{option('grad_output')} has shape {list(value.shape)}, but {the_output(name)} has shape "
                            f"{list(result.shape)}")
     return value
 
@@ -295,10 +296,10 @@ def _hessian(result: Tensor, evaluation: Evaluation) -> dict:
     names = [n for n, t in evaluation.inputs.items() if t.requires_grad]
     leaves = [evaluation.inputs[n] for n in names]
     if result.numel() != 1:
-        raise UsageProblem("--order 2 needs a scalar output (its Hessian is a matrix per pair of inputs)")
+        raise UsageProblem(f"{given('order', 2)} needs a scalar output (its Hessian is a matrix per pair of inputs)")
     total = sum(t.numel() for t in leaves)
     if total > MAX_HESSIAN_ELEMENTS:
-        raise UsageProblem(f"--order 2 is limited to {MAX_HESSIAN_ELEMENTS:,} input elements (these have {total:,})")
+        raise UsageProblem(f"{given('order', 2)} is limited to {MAX_HESSIAN_ELEMENTS:,} input elements (these have {total:,})")
     firsts = autograd.grad(result, leaves, create_graph=True, allow_unused=True)
     blocks = {}
     for i, (name_i, first) in enumerate(zip(names, firsts)):
