@@ -7,53 +7,27 @@ from __future__ import annotations
 
 import functools
 import inspect
+from dataclasses import dataclass
 from enum import Enum
+from typing import List, Optional
 
 import typer
 
 from .render import format_choices
 
 
-class Color(str, Enum):
-    auto = "auto"
-    always = "always"
-    never = "never"
+def choices(name: str, *values: str) -> type:
+    """A small set of words an option takes, as the Enum Typer wants."""
+    return Enum(name, {value: value for value in values}, type=str)
 
 
-class DType(str, Enum):
-    float64 = "float64"
-    float32 = "float32"
-
-
-class Device(str, Enum):
-    cpu = "cpu"
-    cuda = "cuda"
-
-
-class EdgeLabels(str, Enum):
-    none = "none"
-    local = "local"
-
-
-class RecordFormat(str, Enum):
-    """A format of --points' records, read (--in) or written (--out)."""
-
-    jsonl = "jsonl"
-    csv = "csv"
-    tsv = "tsv"
-
-
-class OnError(str, Enum):
-    stop = "stop"
-    skip = "skip"
-    null = "null"
-
-
-class Unused(str, Enum):
-    warn = "warn"
-    fail = "fail"
-    delete = "delete"
-
+Color = choices("Color", "auto", "always", "never")
+DType = choices("DType", "float64", "float32")
+Device = choices("Device", "cpu", "cuda")
+EdgeLabels = choices("EdgeLabels", "none", "local")
+RecordFormat = choices("RecordFormat", "jsonl", "csv", "tsv")  # --points' records, read (--in) or written (--out)
+OnError = choices("OnError", "stop", "skip", "null")
+Unused = choices("Unused", "warn", "fail", "delete")
 
 # The --format choices of the commands whose results are values and gradients.
 Format = format_choices("grad", "Format")
@@ -83,10 +57,14 @@ FORMAT = typer.Option(Format.auto, "--format", "-f",
 PATHS = typer.Argument(None, metavar="PATH...", show_default=False, click_type=words(),
                        help="Expression files, their records, pending records or directories; default: .")
 
+def _parameter(name: str, annotation, default) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation)
+
+
 # How a program runs, for every command that runs one: declared here once, and handed to the
 # command as one language Options (see `runs_programs`).
 RUN_OPTIONS = [
-    inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation)
+    _parameter(name, annotation, default)
     for name, annotation, default in (
         ("dtype", DType, typer.Option(DType.float64, "--dtype", help="Floating-point type of the computation.")),
         ("seed", int, typer.Option(0, "--seed", metavar="N", min=0, help="Seed for rand() and randn().")),
@@ -105,24 +83,66 @@ RUN_OPTIONS = [
 ]
 
 
-def runs_programs(command):
-    """Give a command the options of RUN_OPTIONS, where its `options` parameter stands; it is
-    called with them as one `options` (a language Options, its device checked first)."""
+def _expanded(command, name: str, parameters: list, gather):
+    """`command` with its parameter `name` replaced by `parameters` (Typer's options); it is
+    called with `gather(**their values)` in its place."""
     signature = inspect.signature(command, eval_str=True)
-    parameters = []
+    own = []
     for parameter in signature.parameters.values():
-        parameters.extend(RUN_OPTIONS if parameter.name == "options" else [parameter])
+        own.extend(parameters if parameter.name == name else [parameter])
+    names = [p.name for p in parameters]
 
     @functools.wraps(command)
     def run(**values):
-        values.pop("debug")  # read by main.py
-        values.pop("color")  # read by main.py
-        shared = {p.name: values.pop(p.name) for p in RUN_OPTIONS if p.name not in ("debug", "color")}
-        return command(**values, options=run_options(**shared))
+        taken = {n: values.pop(n) for n in names}
+        return command(**values, **{name: gather(**taken)})
 
-    run.__signature__ = signature.replace(parameters=parameters)
-    run.__annotations__ = {p.name: p.annotation for p in parameters}
+    run.__signature__ = signature.replace(parameters=own)
+    run.__annotations__ = {p.name: p.annotation for p in own}
     return run
+
+
+def runs_programs(command):
+    """Give a command the options of RUN_OPTIONS, where its `options` parameter stands; it is
+    called with them as one `options` (a language Options, its device checked first)."""
+    def gather(color, debug, **shared):  # --color and --debug: read by main.py
+        return run_options(**shared)
+
+    return _expanded(command, "options", RUN_OPTIONS, gather)
+
+
+def reads_program(command=None, *, at=None):
+    """Give a command FILE, -e and --at where its `program` parameter stands; it is called with
+    `program` = (the Source, the --at values). `at`: another declaration of --at (plot's)."""
+    if command is None:
+        return functools.partial(reads_program, at=at)
+    parameters = [_parameter("file", Optional[str], FILE), _parameter("expr", Optional[str], EXPR),
+                  _parameter("at", List[str], AT if at is None else at)]
+
+    def gather(file, expr, at):
+        from .program_input import read_inputs
+
+        return read_inputs(file, expr, at)
+
+    return _expanded(command, "program", parameters, gather)
+
+
+@dataclass
+class PointsAsked:
+    """--points and its companions (cli/commands/points.py)."""
+
+    points: Optional[str]
+    points_in: Optional[RecordFormat]
+    points_out: Optional[RecordFormat]
+    flatten: bool
+    no_header: bool
+    on_error: OnError
+
+
+def reads_points(command):
+    """Give a command --points and its companions where its `points` parameter stands; it is
+    called with them as one PointsAsked."""
+    return _expanded(command, "points", POINT_OPTIONS, PointsAsked)
 
 
 def run_options(dtype: DType, seed: int, device: Device, max_elements: int, max_iterations: int):
@@ -148,6 +168,11 @@ NO_HEADER = typer.Option(False, "--no-header", help="With --out csv|tsv: no head
 ON_ERROR = typer.Option(OnError.stop, "--on-error",
                         help="A bad point: stop (exit 2 or 4), skip it (said on standard error), or null (a record "
                              "with the error). With skip or null the exit status is 1 if any point failed.")
+
+
+POINT_OPTIONS = [_parameter("points", Optional[str], POINTS), _parameter("points_in", Optional[RecordFormat], POINTS_IN),
+                 _parameter("points_out", Optional[RecordFormat], POINTS_OUT), _parameter("flatten", bool, FLATTEN),
+                 _parameter("no_header", bool, NO_HEADER), _parameter("on_error", OnError, ON_ERROR)]
 
 
 def check_tolerances(atol: float, rtol: float) -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
 from ..exit_codes import ExitCode
-from ..options import AT, EXPR, FILE, OUTPUT
-from ..program_input import read_inputs
+from ..options import OUTPUT, reads_program
 from ..render import emit, format_choices
 
 DeriveFormat = format_choices("derivation", "DeriveFormat")
@@ -28,10 +27,9 @@ EXAMPLES = """[bold]Examples[/]
   autodiff derive -e "x**3 * y" --order 2 --check"""
 
 
+@reads_program
 def derive(
-    file: Optional[str] = FILE,
-    expr: Optional[str] = EXPR,
-    at: List[str] = AT,
+    program=None,  # FILE, -e, --at (see options.reads_program)
     wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b", help="Derive with respect to these inputs only."),
     output: Optional[str] = OUTPUT,
     order: int = typer.Option(1, "--order", metavar="1|2", help="2 also derives the second derivatives."),
@@ -48,7 +46,7 @@ def derive(
     from ..program_input import parse_names
     from ..render.derive import check_lines
 
-    source, values = read_inputs(file, expr, at)
+    source, values = program
     result = derivation.derive(source, values, wrt=parse_names(wrt, "--wrt"), output=output, order=order,
                                options=options)
     if check:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
-from ..options import AT, EXPR, FILE, OUTPUT
-from ..program_input import read_inputs
+from ..options import OUTPUT, reads_program
 from ..render import emit, format_choices
 
 ExplainFormat = format_choices("explanation", "ExplainFormat")
@@ -25,10 +24,9 @@ EXAMPLES = """[bold]Examples[/]
   autodiff explain examples/tutorial.expr --at a=2,b=3,c=5,d=10 --format svg > explained.svg"""
 
 
+@reads_program
 def explain(
-    file: Optional[str] = FILE,
-    expr: Optional[str] = EXPR,
-    at: List[str] = AT,
+    program=None,  # FILE, -e, --at (see options.reads_program)
     wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b",
                                       help="Explain only these inputs (the others are constants)."),
     why: Optional[str] = typer.Option(None, "--why", metavar="NAME",
@@ -48,7 +46,7 @@ def explain(
     from ...program.explain import explain as explain_program
     from ..program_input import parse_names
 
-    source, values = read_inputs(file, expr, at)
+    source, values = program
     if format is ExplainFormat.svg:
         return _explain_svg(source, values, wrt=parse_names(wrt, "--wrt"), output=output, grad_output=grad_output,
                             options=options)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
 from ..exit_codes import ExitCode
-from ..options import (AT, EXPR, FILE, FLATTEN, FORMAT, NO_HEADER, ON_ERROR, OUTPUT, POINTS, POINTS_IN, POINTS_OUT,
-                       Format, OnError, RecordFormat, check_tolerances)
-from ..program_input import read_inputs
+from ..options import FORMAT, OUTPUT, Format, check_tolerances, reads_points, reads_program
 from ..render import emit
 from .gradients import show_gradients
-from .points import records_format, run_points
+from .points import run_points
 
 GRAD_EXAMPLES = """[bold]Examples[/]
 
@@ -39,10 +37,10 @@ EVAL_EXAMPLES = """[bold]Examples[/]
   autodiff eval -e "softmax([1, 2, 3])" --format json"""
 
 
+@reads_program
+@reads_points
 def grad(
-    file: Optional[str] = FILE,
-    expr: Optional[str] = EXPR,
-    at: List[str] = AT,
+    program=None,  # FILE, -e, --at (see options.reads_program)
     wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b",
                                       help="Only these inputs require grad; the others are constants."),
     retain: Optional[str] = typer.Option(None, "--retain", metavar="NAMES|all",
@@ -61,12 +59,7 @@ def grad(
     rtol: float = typer.Option(1e-3, "--rtol", min=0.0, metavar="TOL",
                                help="Relative tolerance of --check (autodiff test's: 1e-9, for the same reason)."),
     format: Format = FORMAT,
-    points: Optional[str] = POINTS,
-    points_in: Optional[RecordFormat] = POINTS_IN,
-    points_out: Optional[RecordFormat] = POINTS_OUT,
-    flatten: bool = FLATTEN,
-    no_header: bool = NO_HEADER,
-    on_error: OnError = ON_ERROR,
+    points=None,  # --points, --in, --out, --flatten, --no-header, --on-error (see options.reads_points)
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
 ) -> None:
     """Run a program forward and backward; show its output and the gradient of every input."""
@@ -74,11 +67,10 @@ def grad(
 
     if check:
         check_tolerances(atol, rtol)
-    source, values = read_inputs(file, expr, at)
-    if points is not None:
-        return run_points(source, values, points, wrt=parse_names(wrt, "--wrt"), output=output, gradients=True,
-                           options=options, fmt_in=points_in, fmt_out=records_format(format, points_out),
-                           flatten=flatten, no_header=no_header, on_error=on_error)
+    source, values = program
+    if points.points is not None:
+        return run_points(source, values, points, format, wrt=parse_names(wrt, "--wrt"), output=output,
+                          gradients=True, options=options)
     result = show_gradients(source, values, wrt=wrt, retain=retain, output=output, grad_output=grad_output,
                             tree=tree, check=check, order=order, atol=atol, rtol=rtol, chosen=format, options=options)
     if result.check is not None and not result.check.passed:
@@ -86,27 +78,21 @@ def grad(
 
 
 
+@reads_program
+@reads_points
 def evaluate(
-    file: Optional[str] = FILE,
-    expr: Optional[str] = EXPR,
-    at: List[str] = AT,
+    program=None,  # FILE, -e, --at (see options.reads_program)
     output: Optional[str] = OUTPUT,
     format: Format = FORMAT,
-    points: Optional[str] = POINTS,
-    points_in: Optional[RecordFormat] = POINTS_IN,
-    points_out: Optional[RecordFormat] = POINTS_OUT,
-    flatten: bool = FLATTEN,
-    no_header: bool = NO_HEADER,
-    on_error: OnError = ON_ERROR,
+    points=None,  # --points, --in, --out, --flatten, --no-header, --on-error (see options.reads_points)
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
 ) -> None:
     """Run a program forward only (nothing recorded); show its output and named values."""
     from ...program import forward
 
-    source, values = read_inputs(file, expr, at)
-    if points is not None:
-        return run_points(source, values, points, wrt=None, output=output, gradients=False, options=options,
-                           fmt_in=points_in, fmt_out=records_format(format, points_out), flatten=flatten,
-                           no_header=no_header, on_error=on_error)
+    source, values = program
+    if points.points is not None:
+        return run_points(source, values, points, format, wrt=None, output=output, gradients=False,
+                          options=options)
     emit("evaluation", forward(source, values, output=output, options=options), format)
 

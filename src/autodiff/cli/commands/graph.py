@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
-from ..options import AT, EXPR, FILE, OUTPUT, EdgeLabels
-from ..program_input import read_inputs
+from ..options import OUTPUT, EdgeLabels, reads_program
 from ..render import emit, format_choices
 
 GraphFormat = format_choices("graph", "GraphFormat")
@@ -23,10 +22,9 @@ EXAMPLES = """[bold]Examples[/]
   autodiff graph examples/tutorial.expr --at a=2,b=3,c=5,d=10 --backward --edges local --format svg > graph.svg"""
 
 
+@reads_program
 def graph(
-    file: Optional[str] = FILE,
-    expr: Optional[str] = EXPR,
-    at: List[str] = AT,
+    program=None,  # FILE, -e, --at (see options.reads_program)
     wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b", help="Only these inputs require grad."),
     output: Optional[str] = OUTPUT,
     backward: bool = typer.Option(False, "--backward", help="Run backward too, and label nodes with gradients."),
@@ -45,7 +43,7 @@ def graph(
     from ...program import record
     from ..program_input import parse_names
 
-    source, values = read_inputs(file, expr, at)
+    source, values = program
     result = record(source, values, wrt=parse_names(wrt, "--wrt"), output=output, backward=backward,
                     grad_output=grad_output, options=options, limit=limit, edge_labels=edges is EdgeLabels.local)
     emit("graph", result, format)

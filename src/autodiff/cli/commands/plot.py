@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
 from ..console import say, say_warnings
-from ..options import EXPR, FILE, OUTPUT
-from ..program_input import read_inputs
+from ..options import OUTPUT, reads_program
 from ..render import emit, format_choices
 
 PlotFormat = format_choices("plot", "PlotFormat")
@@ -25,12 +24,11 @@ EXAMPLES = """[bold]Examples[/]
   autodiff plot -e "sin(x) * x" --wrt x --range -6:6 --samples 25 --format json | jq '.points[0]'"""
 
 
+@reads_program(at=typer.Option([], "--at", metavar="NAME=VALUE,...", help="The other inputs' values, held fixed."))
 def plot(
-    file: Optional[str] = FILE,
-    expr: Optional[str] = EXPR,
+    program=None,  # FILE, -e, --at (see options.reads_program)
     wrt: str = typer.Option(..., "--wrt", metavar="NAME", help="The input to vary along the x axis."),
     range_: str = typer.Option(..., "--range", metavar="LOW:HIGH", help="Its range, e.g. -3:3."),
-    at: List[str] = typer.Option([], "--at", metavar="NAME=VALUE,...", help="The other inputs' values, held fixed."),
     output: Optional[str] = OUTPUT,
     samples: int = typer.Option(201, "--samples", metavar="N", help="How many evenly spaced points (2 to 100,000)."),
     to: Optional[str] = typer.Option(None, "-o", "--to", metavar="FILE.svg|FILE.png",
@@ -50,7 +48,7 @@ def plot(
     suffix = to.rsplit(".", 1)[-1].lower() if to else None
     if to is not None and suffix not in ("svg", "png"):
         raise UsageProblem(f"-o {to}: write a .svg or a .png file")
-    source, values = read_inputs(file, expr, at)
+    source, values = program
     result = sample(source, wrt, low, high, points=samples, at=values, output=output, options=options)
     _plot_warnings(result)
     if result.errors:

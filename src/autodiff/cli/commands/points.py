@@ -15,7 +15,7 @@ from ..exit_codes import ExitCode
 from ..options import OnError, RecordFormat
 
 
-def records_format(chosen, out: Optional[RecordFormat]) -> Optional[RecordFormat]:
+def _records_format(chosen, out: Optional[RecordFormat]) -> Optional[RecordFormat]:
     """--points writes one record per point, in the format --out names: --format json asks for
     JSON Lines; a table (rich, plain) is no format for records, so it is refused, not ignored."""
     from ...program.errors import UsageProblem
@@ -32,9 +32,11 @@ def records_format(chosen, out: Optional[RecordFormat]) -> Optional[RecordFormat
     return out
 
 
-def run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fmt_out, flatten, no_header,
-               on_error) -> None:
-    """--points: read, evaluate as vectors and write, a chunk at a time (cli/points.py)."""
+def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) -> None:
+    """--points: read, evaluate as vectors and write, a chunk at a time (cli/points.py). `asked`
+    is the PointsAsked of the command line, `chosen` its --format."""
+    path, fmt_in, on_error = asked.points, asked.points_in, asked.on_error
+    fmt_out = _records_format(chosen, asked.points_out)
     from ...language.analysis import analyze
     from ...program.errors import UsageProblem
     from ...program.points import Sweep
@@ -64,7 +66,7 @@ def run_points(source, at, path, *, wrt, output, gradients, options, fmt_in, fmt
     grads = [n for n in analysis.inputs if n not in at and (wrt is None or n in wrt)] if gradients else None
     grads = sorted(grads) if grads is not None else None
     out = fmt_out.value if fmt_out else ("jsonl" if fmt == "jsonl" else fmt)
-    writer = io.PointWriter(sys.stdout, out, inputs=[], grads=grads, header=not no_header, flatten=flatten,
+    writer = io.PointWriter(sys.stdout, out, inputs=[], grads=grads, header=not asked.no_header, flatten=asked.flatten,
                             errors=on_error is OnError.null, source_format=fmt)
     failed = 0
     notes_said = 0
