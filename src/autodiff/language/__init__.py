@@ -5,7 +5,7 @@
     evaluation.output.backward()
     evaluation.inputs["d"].grad      # tensor(0.5000)
 
-See the README for the language. Errors are ProgramError subclasses carrying the place in
+See docs/language.md for the language. Errors are ProgramError subclasses carrying the place in
 the source and their category (an ErrorKind).
 """
 

@@ -18,10 +18,10 @@ RENDERERS = {
     "evaluation": {"rich": "rich_:evaluation", "plain": "plain:evaluation", "json": "json_:evaluation"},
     "graph": {"rich": "rich_:graph", "plain": "plain:graph", "json": "json_:graph", "dot": "diagrams:dot",
               "mermaid": "diagrams:mermaid", "svg": "diagrams:svg", "png": "diagrams:png", "pdf": "diagrams:pdf"},
-    # explain --format svg draws the graph of the same run, each edge labelled: the command
-    # records that graph and renders it as "graph" (cli/commands/explain.py)
+    # None: a format the command makes another way. explain --format svg draws the graph of the
+    # same run, each edge labelled: the command records it and renders it as "graph" (commands/explain.py)
     "explanation": {"rich": "explain:rich", "plain": "explain:plain", "json": "explain:json_",
-                    "markdown": "explain:markdown", "latex": "explain:latex", "svg": "diagrams:svg"},
+                    "markdown": "explain:markdown", "latex": "explain:latex", "svg": None},
     "derivation": {"rich": "derive:rich", "plain": "derive:plain", "json": "derive:json_", "latex": "derive:latex",
                    "markdown": "derive:markdown", "expr": "derive:expr", "python": "derive:python"},
     "plot": {"rich": "plot:rich", "plain": "plot:plain", "json": "plot:json_", "svg": "plot:svg"},
