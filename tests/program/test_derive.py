@@ -108,6 +108,13 @@ def test_sum_of_a_matrix_vector_product_is_an_outer_product_of_ones_and_x():
     assert d.derivatives[0].shape == (2, 2)
 
 
+def test_a_number_broadcast_into_a_vector_gets_the_sum_of_its_copies():
+    # sum(c + a) counts a once per element of c: its derivative is 3 * u, not u
+    f, d = formulas("u = a * b\ne = sum(c + a) * u", at={"a": 2.0, "b": 3.0, "c": [1.0, 2.0, 3.0]})
+    assert f["a"] == "3 * u + b * t1"
+    assert D.check(d, "u = a * b\ne = sum(c + a) * u", {"a": 2.0, "b": 3.0, "c": [1.0, 2.0, 3.0]}).passed
+
+
 def test_a_broadcast_input_gets_its_derivative_summed_back_to_its_shape():
     at = {"x": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "b": [0.5, 1.0, 2.0]}
     d = D.derive("sum((x + b) ** 2)", at)

@@ -99,10 +99,11 @@ def _sum_to(shape, x, target):
     target = tuple(target)
     if x.shape == target:
         return x
+    copies = math.prod(x.shape) / max(math.prod(target), 1)  # how many elements each one of target sums
     if x.op == "const":
-        return E.const(x.number * (math.prod(x.shape) / max(math.prod(target), 1)), target)
-    if x.op == "expand" and x.args[0].shape == target:
-        return x.args[0]
+        return E.const(x.number * copies, target)
+    if x.op == "expand" and x.args[0].shape == target:  # each element was repeated `copies` times
+        return x.args[0] * copies
     return E.call("sum_to", (x, target), target)
 
 
