@@ -277,6 +277,42 @@ def _clamp_calls():
     return [call(leaf((4,)), min=-0.5, max=0.5)]
 
 
+# -- issue 24: elementwise functions ------------------------------------------------------------------
+
+
+@samples("atan", "sinh", "cosh", "asinh", "exp2", "sinc", "deg2rad", "rad2deg")
+def _smooth_everywhere():
+    return [Sample((leaf(s),)) for s in SHAPES]
+
+
+@samples("rsqrt", "log2", "log10")
+def _positive_domain():
+    return [Sample((leaf(s, 0.2, 2.0),)) for s in SHAPES]
+
+
+@samples("asin", "acos", "atanh")
+def _inside_minus_one_one():  # away from ±1, where the derivative is infinite
+    return [Sample((leaf(s, -0.8, 0.8),)) for s in SHAPES]
+
+
+@samples("acosh")
+def _above_one():
+    return [Sample((leaf(s, 1.2, 3.0),)) for s in SHAPES]
+
+
+@samples("trunc", "frac")
+def _between_integers():  # of both signs, away from the integers where trunc jumps
+    return [Sample((autodiff.tensor(np.trunc(leaf(s, -3, 3).detach().numpy())
+                                    + np.sign(_rng.uniform(-1, 1, s)) * _rng.uniform(0.2, 0.8, s), requires_grad=True),))
+            for s in SHAPES]
+
+
+@samples("round")
+def _away_from_halves():  # round jumps at the halves
+    return [Sample((autodiff.tensor(np.floor(leaf(s, -3, 3).detach().numpy()) + _rng.uniform(0.1, 0.4, s)
+                                    + _rng.choice([0.0, 0.5], s), requires_grad=True),)) for s in SHAPES]
+
+
 # -- shapes -------------------------------------------------------------------------------------------
 
 
@@ -755,3 +791,10 @@ ALIASES = {
     "absolute": "abs", "clip": "clamp", "concat": "cat", "concatenate": "cat", "divide": "div",
     "multiply": "mul", "negative": "neg", "subtract": "sub", "swapaxes": "transpose", "true_divide": "div",
 }
+
+
+# -- issue 24: aliases of the elementwise functions
+ALIASES.update({
+    "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
+    "fix": "trunc",
+})

@@ -82,3 +82,125 @@ EXPM1 = defop(
     input=lambda grad, result: grad * (result + 1),
     batch=ELEMENTWISE,
 )
+
+
+# -- issue 24: inverse and hyperbolic trigonometry, logarithms and powers of other bases ------------
+# Each formula is PyTorch's (derivatives.yaml), so edges agree: asin'(±1) = inf, acosh' below 1 is
+# nan where x² < 1, and sinc'(0) = 0.
+
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+_PI = 3.141592653589793
+
+RSQRT = defop(
+    "rsqrt", lambda xp, input: 1 / xp.sqrt(input), domain=True, doc="1 / sqrt(input)", method=True, inplace=True,
+    input=lambda grad, result: -0.5 * grad * result ** 3,
+    batch=ELEMENTWISE,
+)
+ASIN = defop(
+    "asin", lambda xp, input: xp.arcsin(input), domain=True, method=True, inplace=True, aliases=("arcsin",),
+    doc="Inverse sine (nan outside [-1, 1]; its gradient is inf at ±1).",
+    input=lambda grad, input: grad * RSQRT.apply(1 - input * input),
+    batch=ELEMENTWISE,
+)
+ACOS = defop(
+    "acos", lambda xp, input: xp.arccos(input), domain=True, method=True, inplace=True, aliases=("arccos",),
+    doc="Inverse cosine (nan outside [-1, 1]; its gradient is -inf at ±1).",
+    input=lambda grad, input: grad * -RSQRT.apply(1 - input * input),
+    batch=ELEMENTWISE,
+)
+ATAN = defop(
+    "atan", lambda xp, input: xp.arctan(input), doc="Inverse tangent.", method=True, inplace=True,
+    aliases=("arctan",),
+    input=lambda grad, input: grad / (input * input + 1),
+    batch=ELEMENTWISE,
+)
+SINH = defop(
+    "sinh", lambda xp, input: xp.sinh(input), domain=True, doc="Hyperbolic sine.", method=True, inplace=True,
+    input=lambda grad, input: grad * COSH.apply(input),
+    batch=ELEMENTWISE,
+)
+COSH = defop(
+    "cosh", lambda xp, input: xp.cosh(input), domain=True, doc="Hyperbolic cosine.", method=True, inplace=True,
+    input=lambda grad, input: grad * SINH.apply(input),
+    batch=ELEMENTWISE,
+)
+ASINH = defop(
+    "asinh", lambda xp, input: xp.arcsinh(input), doc="Inverse hyperbolic sine.", method=True, inplace=True,
+    aliases=("arcsinh",),
+    input=lambda grad, input: grad * RSQRT.apply(input * input + 1),
+    batch=ELEMENTWISE,
+)
+ACOSH = defop(
+    "acosh", lambda xp, input: xp.arccosh(input), domain=True, method=True, inplace=True, aliases=("arccosh",),
+    doc="Inverse hyperbolic cosine (nan below 1).",
+    input=lambda grad, input: grad * RSQRT.apply(input * input - 1),
+    batch=ELEMENTWISE,
+)
+ATANH = defop(
+    "atanh", lambda xp, input: xp.arctanh(input), domain=True, method=True, inplace=True, aliases=("arctanh",),
+    doc="Inverse hyperbolic tangent (±inf at ±1, nan outside).",
+    input=lambda grad, input: grad / (1 - input * input),
+    batch=ELEMENTWISE,
+)
+LOG2 = defop(
+    "log2", lambda xp, input: xp.log2(input), domain=True, doc="Logarithm to base 2.", method=True, inplace=True,
+    input=lambda grad, input: grad / (input * _LN2),
+    batch=ELEMENTWISE,
+)
+LOG10 = defop(
+    "log10", lambda xp, input: xp.log10(input), domain=True, doc="Logarithm to base 10.", method=True,
+    inplace=True,
+    input=lambda grad, input: grad / (input * _LN10),
+    batch=ELEMENTWISE,
+)
+EXP2 = defop(
+    "exp2", lambda xp, input: xp.exp2(input), domain=True, doc="2 ** input", method=True, inplace=True,
+    input=lambda grad, result: grad * result * _LN2,
+    batch=ELEMENTWISE,
+)
+
+
+def _sinc_grad(grad, input):
+    """(pi x cos(pi x) - sin(pi x)) / (pi x²), and 0 at x = 0 (as PyTorch)."""
+    pi_x = input * _PI
+    pi_x_x = input * input * _PI
+    out = grad * (pi_x * COS.apply(pi_x) - SIN.apply(pi_x)) / pi_x_x
+    return WHERE.apply(pi_x_x == 0, 0.0, out)
+
+
+SINC = defop(
+    "sinc", lambda xp, input: xp.sinc(input), domain=True, doc="sin(pi * input) / (pi * input), and 1 at 0.",
+    method=True, inplace=True,
+    input=_sinc_grad,
+    batch=ELEMENTWISE,
+)
+DEG2RAD = defop(
+    "deg2rad", lambda xp, input: input * 0.017453292519943295, doc="Degrees to radians.", method=True,
+    inplace=True,
+    input=lambda grad: grad * 0.017453292519943295,
+    batch=ELEMENTWISE,
+)
+RAD2DEG = defop(
+    "rad2deg", lambda xp, input: input * 57.29577951308232, doc="Radians to degrees.", method=True, inplace=True,
+    input=lambda grad: grad * 57.29577951308232,
+    batch=ELEMENTWISE,
+)
+ROUND = defop(
+    "round", lambda xp, input: xp.round(input), method=True, inplace=True,
+    doc="The nearest integer, halves to even (gradient zero everywhere).",
+    input=lambda grad: zeros_as(grad),
+    batch=ELEMENTWISE,
+)
+TRUNC = defop(
+    "trunc", lambda xp, input: xp.trunc(input), method=True, inplace=True, aliases=("fix",),
+    doc="The integer part, rounded towards 0 (gradient zero everywhere).",
+    input=lambda grad: zeros_as(grad),
+    batch=ELEMENTWISE,
+)
+FRAC = defop(
+    "frac", lambda xp, input: input - xp.trunc(input), doc="input - trunc(input), with the sign of input.",
+    method=True, inplace=True,
+    input=lambda grad: grad,
+    batch=ELEMENTWISE,
+)

@@ -278,6 +278,8 @@ def _trivial(e: E.Expr) -> bool:
 
 _LATEX_FUNCTIONS = {"exp": r"\exp", "log": r"\log", "sin": r"\sin", "cos": r"\cos", "tan": r"\tan",
                     "tanh": r"\tanh"}
+_LATEX_FUNCTIONS.update({"asin": r"\arcsin", "acos": r"\arccos", "atan": r"\arctan", "sinh": r"\sinh",
+                         "cosh": r"\cosh"})  # issue 24
 
 
 def latex_name(name: str) -> str:
@@ -391,6 +393,15 @@ HELPERS = {
                  "    out = m + np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True))\n"
                  "    return out if keepdim else np.squeeze(out, axis=dim)\n",
 }
+
+
+# -- issue 24: the elementwise functions' NumPy spellings
+_NUMPY_SAME |= {"log2", "log10", "exp2", "sinh", "cosh", "sinc", "deg2rad", "rad2deg", "round", "trunc"}
+_NUMPY_TEMPLATES.update({
+    "asin": "np.arcsin({0})", "acos": "np.arccos({0})", "atan": "np.arctan({0})",
+    "asinh": "np.arcsinh({0})", "acosh": "np.arccosh({0})", "atanh": "np.arctanh({0})",
+    "rsqrt": "(1 / np.sqrt({0}))", "frac": "np.fmod({0}, 1)",
+})
 
 
 class UnsupportedOperation(Exception):
