@@ -313,6 +313,57 @@ def _away_from_halves():  # round jumps at the halves
                                     + _rng.choice([0.0, 0.5], s), requires_grad=True),)) for s in SHAPES]
 
 
+@samples("atan2")
+def _atan2():  # input away from 0, where the angle jumps by 2 pi for other < 0
+    return [Sample((away_from_zero(a), leaf(b))) for a, b in BROADCAST_PAIRS]
+
+
+@samples("hypot")
+def _hypot():  # away from the origin
+    return [Sample((away_from_zero(a), leaf(b))) for a, b in BROADCAST_PAIRS]
+
+
+@samples("logaddexp")
+def _logaddexp():
+    return [Sample((leaf(a), leaf(b))) for a, b in BROADCAST_PAIRS]
+
+
+@samples("xlogy")
+def _xlogy():
+    return [Sample((leaf(a), leaf(b, 0.2, 2.0))) for a, b in BROADCAST_PAIRS]
+
+
+@calls("xlogy")
+def _xlogy_calls():
+    return [call(leaf((3,)), 2.0, note="a number for other"), call(3.0, leaf((3,), 0.2, 2.0), note="a number for input")]
+
+
+@samples("xlogy_by_number")
+def _xlogy_by_number():
+    return [Sample((leaf(s), c)) for s in SHAPES[:3] for c in (2.0, 0.5)]
+
+
+@samples("xlogy_of_number")
+def _xlogy_of_number():  # the tensor (other) first
+    return [Sample((leaf(s, 0.2, 2.0), c)) for s in SHAPES[:3] for c in (3.0, -0.5)]
+
+
+@samples("clamp_min", "clamp_max")
+def _one_bound():  # away from the bound
+    values = [-1.3, -0.2, 0.3, 0.9, 1.7, -0.7]
+    return [Sample((leaf(values=values), 0.1)), Sample((leaf(values=values[:4]), -0.5))]
+
+
+@samples("clamp_min_tensor", "clamp_max_tensor")
+def _one_bound_tensor():
+    return [Sample((leaf(a), leaf(b))) for a, b in BROADCAST_PAIRS]
+
+
+@calls("clamp_min", "clamp_max")
+def _one_bound_calls():
+    return [call(leaf((3, 2)), leaf((2,)), note="a tensor bound"), call(leaf((3,)), 1, note="an int bound")]
+
+
 # -- shapes -------------------------------------------------------------------------------------------
 
 
@@ -796,5 +847,5 @@ ALIASES = {
 # -- issue 24: aliases of the elementwise functions
 ALIASES.update({
     "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
-    "fix": "trunc",
+    "fix": "trunc", "arctan2": "atan2",
 })

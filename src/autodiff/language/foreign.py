@@ -11,8 +11,6 @@ from __future__ import annotations
 MODULES = frozenset({"torch", "np", "numpy", "math", "cmath", "F", "nn", "functional", "jnp", "jax", "tf",
                      "scipy", "sp", "sympy", "autodiff"})
 
-_NO_ATAN2 = "autodiff has no atan2 yet; write atan(y / x) where x > 0"
-
 # Functions of other tools -> what to write in autodiff (a `{x}` stands for the arguments' text).
 FOREIGN_FUNCTIONS = {
     "ln": "log({x})",
@@ -25,15 +23,13 @@ FOREIGN_FUNCTIONS = {
     "expit": "sigmoid({x})",
     "softplus": "log1p(exp({x}))",
     "cbrt": "sign({x}) * abs({x}) ** (1/3)",
-    "hypot": "sqrt(a**2 + b**2)",
     "norm": "sqrt(sum({xp}**2))",
     "array": "a list, [1, 2, 3]",
     "tensor": "a list, [1, 2, 3]",
     "asarray": "a list, [1, 2, 3]",
     "print": "the value alone: the output is shown",
 }
-NOT_AVAILABLE = {name: _NO_ATAN2 for name in ("atan2", "arctan2")}
-NOT_AVAILABLE.update({name: "autodiff has no error function" for name in ("erf", "erfc")})
+NOT_AVAILABLE = {name: "autodiff has no error function" for name in ("erf", "erfc")}
 
 # Python statements the language does not have -> what it has.
 PYTHON_CONSTRUCTS = {

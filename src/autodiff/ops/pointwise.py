@@ -6,9 +6,13 @@ sign(nan) = 0, so abs'(nan) = 0, while relu passes the gradient through at NaN.
 
 from __future__ import annotations
 
+import math
+
+from ..tensor import Tensor
 from .batching import ELEMENTWISE
 from .registry import defop, zeros_as
 from .selection import WHERE
+from .surface import public
 
 EXP = defop(
     "exp", lambda xp, input: xp.exp(input), domain=True, doc="e ** input", method=True, inplace=True,
@@ -204,3 +208,83 @@ FRAC = defop(
     input=lambda grad: grad,
     batch=ELEMENTWISE,
 )
+
+
+# -- issue 24: functions of two tensors ----------------------------------------------------------------
+
+
+def _atan2_grads(grad, input, other):
+    """d atan2(y, x) = (x dy - y dx) / (x² + y²), and 0 where x² + y² is 0 (as PyTorch)."""
+    denominator = input * input + other * other
+    recip = WHERE.apply(denominator == 0, 0.0, 1 / denominator)
+    return grad * other * recip, grad * -input * recip
+
+
+ATAN2 = defop(
+    "atan2", lambda xp, input, other: xp.arctan2(input, other), method=True, inplace=True, aliases=("arctan2",),
+    doc="The angle of the point (other, input), in (-pi, pi]: atan(input / other) with the quadrant.",
+    input=lambda grad, input, other: _atan2_grads(grad, input, other)[0],
+    other=lambda grad, input, other: _atan2_grads(grad, input, other)[1],
+    batch=ELEMENTWISE,
+)
+HYPOT = defop(
+    "hypot", lambda xp, input, other: xp.hypot(input, other), method=True, inplace=True,
+    doc="sqrt(input ** 2 + other ** 2), without overflow (its gradient at (0, 0) is nan, as PyTorch).",
+    domain=True,
+    input=lambda grad, input, result: grad * input / result,
+    other=lambda grad, other, result: grad * other / result,
+    batch=ELEMENTWISE,
+)
+LOGADDEXP = defop(
+    "logaddexp", lambda xp, input, other: xp.logaddexp(input, other), method=True,
+    domain=True,
+    doc="log(exp(input) + exp(other)), without overflow.",
+    input=lambda grad, input, other: grad / (1 + EXP.apply(other - input)),
+    other=lambda grad, input, other: grad / (1 + EXP.apply(input - other)),
+    batch=ELEMENTWISE,
+)
+
+
+def _xlogy(xp, input, other):
+    """input * log(other), 0 where input == 0 (log(0) too), nan where other is nan (as PyTorch)."""
+    if isinstance(other, (int, float)):  # a number: its log a Python float, so float32 stays float32
+        log = math.log(other) if other > 0 else -math.inf if other == 0 else math.nan
+        return xp.where(input == 0, 0.0, input * log) if other == other else input * log
+    return xp.where(other != other, xp.nan, xp.where(input == 0, 0.0, input * xp.log(other)))
+
+
+def _xlogy_grad_input(grad, input, other):
+    """log(other), as xlogy(grad, other); 0 where input == 0 and other <= 0 (as PyTorch)."""
+    log_other = (XLOGY if isinstance(other, Tensor) or hasattr(other, "shape") else XLOGY_BY_NUMBER).apply(grad, other)
+    return WHERE.apply((input == 0) & (other <= 0), 0.0, log_other)
+
+
+XLOGY = defop(
+    "xlogy", _xlogy, domain=True,
+    input=_xlogy_grad_input,
+    other=lambda grad, input, other: grad * input / other,
+    batch=ELEMENTWISE,
+)
+XLOGY_BY_NUMBER = defop(  # xlogy(x, 2.0)
+    "xlogy_by_number", _xlogy, grad_fn="XlogyBackward2", domain=True,
+    input=_xlogy_grad_input,
+    batch=ELEMENTWISE,
+)
+XLOGY_OF_NUMBER = defop(  # xlogy(2.0, y): the tensor first, as pow_scalar_base
+    "xlogy_of_number", lambda xp, other, input: _xlogy(xp, input, other), grad_fn="XlogyBackward1", domain=True,
+    other=lambda grad, other, input: grad * input / other,
+    batch=ELEMENTWISE,
+)
+
+
+@public(method=True, inplace=True, batch=ELEMENTWISE)
+def xlogy(input, other):
+    """input * log(other), and 0 where input is 0 (even where other is 0); nan where other is nan."""
+    if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            raise TypeError("xlogy() received an invalid combination of arguments: one of input and other must "
+                            "be a Tensor")
+        return XLOGY_OF_NUMBER.apply(other, input)
+    if not isinstance(other, Tensor):
+        return XLOGY_BY_NUMBER.apply(input, other)
+    return XLOGY.apply(input, other)

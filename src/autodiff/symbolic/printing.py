@@ -401,6 +401,9 @@ _NUMPY_TEMPLATES.update({
     "asin": "np.arcsin({0})", "acos": "np.arccos({0})", "atan": "np.arctan({0})",
     "asinh": "np.arcsinh({0})", "acosh": "np.arccosh({0})", "atanh": "np.arctanh({0})",
     "rsqrt": "(1 / np.sqrt({0}))", "frac": "np.fmod({0}, 1)",
+    "atan2": "np.arctan2({0}, {1})", "hypot": "np.hypot({0}, {1})", "logaddexp": "np.logaddexp({0}, {1})",
+    "clamp_min": "np.maximum({0}, {1})", "clamp_max": "np.minimum({0}, {1})",
+    "xlogy": "np.where(np.isnan({1}), np.nan, np.where({0} == 0, 0.0, {0} * np.log({1})))",
 })
 
 
