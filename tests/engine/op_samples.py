@@ -302,9 +302,10 @@ def _above_one():
 
 @samples("trunc", "frac")
 def _between_integers():  # of both signs, away from the integers where trunc jumps
-    return [Sample((autodiff.tensor(np.trunc(leaf(s, -3, 3).detach().numpy())
-                                    + np.sign(_rng.uniform(-1, 1, s)) * _rng.uniform(0.2, 0.8, s), requires_grad=True),))
-            for s in SHAPES]
+    def values(s):
+        return np.trunc(_rng.uniform(-3, 3, s)) + np.sign(_rng.uniform(-1, 1, s)) * _rng.uniform(0.2, 0.8, s)
+
+    return [Sample((autodiff.tensor(values(s), requires_grad=True),)) for s in SHAPES]
 
 
 @samples("round")
@@ -335,7 +336,8 @@ def _xlogy():
 
 @calls("xlogy")
 def _xlogy_calls():
-    return [call(leaf((3,)), 2.0, note="a number for other"), call(3.0, leaf((3,), 0.2, 2.0), note="a number for input")]
+    return [call(leaf((3,)), 2.0, note="a number for other"),
+            call(3.0, leaf((3,), 0.2, 2.0), note="a number for input")]
 
 
 @samples("xlogy_by_number")
@@ -362,6 +364,28 @@ def _one_bound_tensor():
 @calls("clamp_min", "clamp_max")
 def _one_bound_calls():
     return [call(leaf((3, 2)), leaf((2,)), note="a tensor bound"), call(leaf((3,)), 1, note="an int bound")]
+
+
+@samples("erf", "erfc")
+def _error_function():
+    return [Sample((leaf(s),)) for s in SHAPES]
+
+
+@samples("erfinv")
+def _erfinv():  # away from ±1, where it is infinite
+    return [Sample((leaf(s, -0.8, 0.8),)) for s in SHAPES]
+
+
+@samples("lgamma", "digamma")
+def _gamma():  # positive, and negative between the poles at the integers
+    return [Sample((leaf(s, 0.2, 3.0),)) for s in SHAPES] + [Sample((leaf(values=[-0.4, -1.6, -2.3]),))]
+
+
+@samples("polygamma")
+def _polygamma():
+    orders = [(0, ()), (1, (3, 2)), (2, (2,)), (3, (2, 3, 2))]
+    return [Sample((n, leaf(s, 0.3, 3.0)), note=f"n={n} {s}") for n, s in orders] + [
+        Sample((1, leaf(values=[-0.4, -1.6])), note="n=1, negative")]
 
 
 # -- shapes -------------------------------------------------------------------------------------------

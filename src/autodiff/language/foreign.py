@@ -29,7 +29,7 @@ FOREIGN_FUNCTIONS = {
     "asarray": "a list, [1, 2, 3]",
     "print": "the value alone: the output is shown",
 }
-NOT_AVAILABLE = {name: "autodiff has no error function" for name in ("erf", "erfc")}
+NOT_AVAILABLE: dict = {}  # names of other tools with no counterpart here -> what to say
 
 # Python statements the language does not have -> what it has.
 PYTHON_CONSTRUCTS = {

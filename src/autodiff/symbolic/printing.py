@@ -405,6 +405,12 @@ _NUMPY_TEMPLATES.update({
     "clamp_min": "np.maximum({0}, {1})", "clamp_max": "np.minimum({0}, {1})",
     "xlogy": "np.where(np.isnan({1}), np.nan, np.where({0} == 0, 0.0, {0} * np.log({1})))",
 })
+# erf, erfc and lgamma by Python's math, element by element (erfinv, digamma, polygamma have no spelling yet)
+HELPERS.update({name: f"def _{name}(x):\n    import math\n\n    return np.vectorize(math.{name}, otypes=[float])(x)\n"
+                for name in ("erf", "erfc", "lgamma")})
+
+
+_HELPED = {"erf", "erfc", "lgamma"}  # issue 24: ops written as a call of their helper
 
 
 class UnsupportedOperation(Exception):
@@ -452,7 +458,7 @@ class NumpyPrinter(Printer):
             summed = f"np.sum({t(x)}, axis={_static_text(axes)})"
             kept = tuple(x.shape[lead + i] for i in range(len(target)) if (lead + i) not in axes)
             return summed if kept == tuple(target) else f"np.reshape({summed}, {_static_text(tuple(target))})"
-        if op in ("sigmoid", "relu", "softmax", "log_softmax", "logsumexp"):
+        if op in ("sigmoid", "relu", "softmax", "log_softmax", "logsumexp") or op in _HELPED:
             self.helpers.add(op)
             if op in ("log_softmax",):
                 self.helpers.add("logsumexp")
