@@ -277,6 +277,117 @@ def _clamp_calls():
     return [call(leaf((4,)), min=-0.5, max=0.5)]
 
 
+# -- issue 24: elementwise functions ------------------------------------------------------------------
+
+
+@samples("atan", "sinh", "cosh", "asinh", "exp2", "sinc", "deg2rad", "rad2deg")
+def _smooth_everywhere():
+    return [Sample((leaf(s),)) for s in SHAPES]
+
+
+@samples("rsqrt", "log2", "log10")
+def _positive_domain():
+    return [Sample((leaf(s, 0.2, 2.0),)) for s in SHAPES]
+
+
+@samples("asin", "acos", "atanh")
+def _inside_minus_one_one():  # away from ±1, where the derivative is infinite
+    return [Sample((leaf(s, -0.8, 0.8),)) for s in SHAPES]
+
+
+@samples("acosh")
+def _above_one():
+    return [Sample((leaf(s, 1.2, 3.0),)) for s in SHAPES]
+
+
+@samples("trunc", "frac")
+def _between_integers():  # of both signs, away from the integers where trunc jumps
+    def values(s):
+        return np.trunc(_rng.uniform(-3, 3, s)) + np.sign(_rng.uniform(-1, 1, s)) * _rng.uniform(0.2, 0.8, s)
+
+    return [Sample((autodiff.tensor(values(s), requires_grad=True),)) for s in SHAPES]
+
+
+@samples("round")
+def _away_from_halves():  # round jumps at the halves
+    return [Sample((autodiff.tensor(np.floor(leaf(s, -3, 3).detach().numpy()) + _rng.uniform(0.1, 0.4, s)
+                                    + _rng.choice([0.0, 0.5], s), requires_grad=True),)) for s in SHAPES]
+
+
+@samples("atan2")
+def _atan2():  # input away from 0, where the angle jumps by 2 pi for other < 0
+    return [Sample((away_from_zero(a), leaf(b))) for a, b in BROADCAST_PAIRS]
+
+
+@samples("hypot")
+def _hypot():  # away from the origin
+    return [Sample((away_from_zero(a), leaf(b))) for a, b in BROADCAST_PAIRS]
+
+
+@samples("logaddexp")
+def _logaddexp():
+    return [Sample((leaf(a), leaf(b))) for a, b in BROADCAST_PAIRS]
+
+
+@samples("xlogy")
+def _xlogy():
+    return [Sample((leaf(a), leaf(b, 0.2, 2.0))) for a, b in BROADCAST_PAIRS]
+
+
+@calls("xlogy")
+def _xlogy_calls():
+    return [call(leaf((3,)), 2.0, note="a number for other"),
+            call(3.0, leaf((3,), 0.2, 2.0), note="a number for input")]
+
+
+@samples("xlogy_by_number")
+def _xlogy_by_number():
+    return [Sample((leaf(s), c)) for s in SHAPES[:3] for c in (2.0, 0.5)]
+
+
+@samples("xlogy_of_number")
+def _xlogy_of_number():  # the tensor (other) first
+    return [Sample((leaf(s, 0.2, 2.0), c)) for s in SHAPES[:3] for c in (3.0, -0.5)]
+
+
+@samples("clamp_min", "clamp_max")
+def _one_bound():  # away from the bound
+    values = [-1.3, -0.2, 0.3, 0.9, 1.7, -0.7]
+    return [Sample((leaf(values=values), 0.1)), Sample((leaf(values=values[:4]), -0.5))]
+
+
+@samples("clamp_min_tensor", "clamp_max_tensor")
+def _one_bound_tensor():
+    return [Sample((leaf(a), leaf(b))) for a, b in BROADCAST_PAIRS]
+
+
+@calls("clamp_min", "clamp_max")
+def _one_bound_calls():
+    return [call(leaf((3, 2)), leaf((2,)), note="a tensor bound"), call(leaf((3,)), 1, note="an int bound")]
+
+
+@samples("erf", "erfc")
+def _error_function():
+    return [Sample((leaf(s),)) for s in SHAPES]
+
+
+@samples("erfinv")
+def _erfinv():  # away from ±1, where it is infinite
+    return [Sample((leaf(s, -0.8, 0.8),)) for s in SHAPES]
+
+
+@samples("lgamma", "digamma")
+def _gamma():  # positive, and negative between the poles at the integers
+    return [Sample((leaf(s, 0.2, 3.0),)) for s in SHAPES] + [Sample((leaf(values=[-0.4, -1.6, -2.3]),))]
+
+
+@samples("polygamma")
+def _polygamma():
+    orders = [(0, ()), (1, (3, 2)), (2, (2,)), (3, (2, 3, 2))]
+    return [Sample((n, leaf(s, 0.3, 3.0)), note=f"n={n} {s}") for n, s in orders] + [
+        Sample((1, leaf(values=[-0.4, -1.6])), note="n=1, negative")]
+
+
 # -- shapes -------------------------------------------------------------------------------------------
 
 
@@ -755,3 +866,10 @@ ALIASES = {
     "absolute": "abs", "clip": "clamp", "concat": "cat", "concatenate": "cat", "divide": "div",
     "multiply": "mul", "negative": "neg", "subtract": "sub", "swapaxes": "transpose", "true_divide": "div",
 }
+
+
+# -- issue 24: aliases of the elementwise functions
+ALIASES.update({
+    "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
+    "fix": "trunc", "arctan2": "atan2",
+})

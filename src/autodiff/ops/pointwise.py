@@ -6,9 +6,13 @@ sign(nan) = 0, so abs'(nan) = 0, while relu passes the gradient through at NaN.
 
 from __future__ import annotations
 
+import math
+
+from ..tensor import Tensor
 from .batching import ELEMENTWISE
 from .registry import defop, zeros_as
 from .selection import WHERE
+from .surface import public
 
 EXP = defop(
     "exp", lambda xp, input: xp.exp(input), domain=True, doc="e ** input", method=True, inplace=True,
@@ -82,3 +86,205 @@ EXPM1 = defop(
     input=lambda grad, result: grad * (result + 1),
     batch=ELEMENTWISE,
 )
+
+
+# -- issue 24: inverse and hyperbolic trigonometry, logarithms and powers of other bases ------------
+# Each formula is PyTorch's (derivatives.yaml), so edges agree: asin'(±1) = inf, acosh' below 1 is
+# nan where x² < 1, and sinc'(0) = 0.
+
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+_PI = 3.141592653589793
+
+RSQRT = defop(
+    "rsqrt", lambda xp, input: 1 / xp.sqrt(input), domain=True, doc="1 / sqrt(input)", method=True, inplace=True,
+    input=lambda grad, result: -0.5 * grad * result ** 3,
+    batch=ELEMENTWISE,
+)
+ASIN = defop(
+    "asin", lambda xp, input: xp.arcsin(input), domain=True, method=True, inplace=True, aliases=("arcsin",),
+    doc="Inverse sine (nan outside [-1, 1]; its gradient is inf at ±1).",
+    input=lambda grad, input: grad * RSQRT.apply(1 - input * input),
+    batch=ELEMENTWISE,
+)
+ACOS = defop(
+    "acos", lambda xp, input: xp.arccos(input), domain=True, method=True, inplace=True, aliases=("arccos",),
+    doc="Inverse cosine (nan outside [-1, 1]; its gradient is -inf at ±1).",
+    input=lambda grad, input: grad * -RSQRT.apply(1 - input * input),
+    batch=ELEMENTWISE,
+)
+ATAN = defop(
+    "atan", lambda xp, input: xp.arctan(input), doc="Inverse tangent.", method=True, inplace=True,
+    aliases=("arctan",),
+    input=lambda grad, input: grad / (input * input + 1),
+    batch=ELEMENTWISE,
+)
+SINH = defop(
+    "sinh", lambda xp, input: xp.sinh(input), domain=True, doc="Hyperbolic sine.", method=True, inplace=True,
+    input=lambda grad, input: grad * COSH.apply(input),
+    batch=ELEMENTWISE,
+)
+COSH = defop(
+    "cosh", lambda xp, input: xp.cosh(input), domain=True, doc="Hyperbolic cosine.", method=True, inplace=True,
+    input=lambda grad, input: grad * SINH.apply(input),
+    batch=ELEMENTWISE,
+)
+ASINH = defop(
+    "asinh", lambda xp, input: xp.arcsinh(input), doc="Inverse hyperbolic sine.", method=True, inplace=True,
+    aliases=("arcsinh",),
+    input=lambda grad, input: grad * RSQRT.apply(input * input + 1),
+    batch=ELEMENTWISE,
+)
+ACOSH = defop(
+    "acosh", lambda xp, input: xp.arccosh(input), domain=True, method=True, inplace=True, aliases=("arccosh",),
+    doc="Inverse hyperbolic cosine (nan below 1).",
+    input=lambda grad, input: grad * RSQRT.apply(input * input - 1),
+    batch=ELEMENTWISE,
+)
+ATANH = defop(
+    "atanh", lambda xp, input: xp.arctanh(input), domain=True, method=True, inplace=True, aliases=("arctanh",),
+    doc="Inverse hyperbolic tangent (±inf at ±1, nan outside).",
+    input=lambda grad, input: grad / (1 - input * input),
+    batch=ELEMENTWISE,
+)
+LOG2 = defop(
+    "log2", lambda xp, input: xp.log2(input), domain=True, doc="Logarithm to base 2.", method=True, inplace=True,
+    input=lambda grad, input: grad / (input * _LN2),
+    batch=ELEMENTWISE,
+)
+LOG10 = defop(
+    "log10", lambda xp, input: xp.log10(input), domain=True, doc="Logarithm to base 10.", method=True,
+    inplace=True,
+    input=lambda grad, input: grad / (input * _LN10),
+    batch=ELEMENTWISE,
+)
+EXP2 = defop(
+    "exp2", lambda xp, input: xp.exp2(input), domain=True, doc="2 ** input", method=True, inplace=True,
+    input=lambda grad, result: grad * result * _LN2,
+    batch=ELEMENTWISE,
+)
+
+
+def _sinc_grad(grad, input):
+    """(pi x cos(pi x) - sin(pi x)) / (pi x²), and 0 at x = 0 (as PyTorch)."""
+    pi_x = input * _PI
+    pi_x_x = input * input * _PI
+    out = grad * (pi_x * COS.apply(pi_x) - SIN.apply(pi_x)) / pi_x_x
+    return WHERE.apply(pi_x_x == 0, 0.0, out)
+
+
+SINC = defop(
+    "sinc", lambda xp, input: xp.sinc(input), domain=True, doc="sin(pi * input) / (pi * input), and 1 at 0.",
+    method=True, inplace=True,
+    input=_sinc_grad,
+    batch=ELEMENTWISE,
+)
+DEG2RAD = defop(
+    "deg2rad", lambda xp, input: input * 0.017453292519943295, doc="Degrees to radians.", method=True,
+    inplace=True,
+    input=lambda grad: grad * 0.017453292519943295,
+    batch=ELEMENTWISE,
+)
+RAD2DEG = defop(
+    "rad2deg", lambda xp, input: input * 57.29577951308232, doc="Radians to degrees.", method=True, inplace=True,
+    input=lambda grad: grad * 57.29577951308232,
+    batch=ELEMENTWISE,
+)
+ROUND = defop(
+    "round", lambda xp, input: xp.round(input), method=True, inplace=True,
+    doc="The nearest integer, halves to even (gradient zero everywhere).",
+    input=lambda grad: zeros_as(grad),
+    batch=ELEMENTWISE,
+)
+TRUNC = defop(
+    "trunc", lambda xp, input: xp.trunc(input), method=True, inplace=True, aliases=("fix",),
+    doc="The integer part, rounded towards 0 (gradient zero everywhere).",
+    input=lambda grad: zeros_as(grad),
+    batch=ELEMENTWISE,
+)
+FRAC = defop(
+    "frac", lambda xp, input: input - xp.trunc(input), doc="input - trunc(input), with the sign of input.",
+    method=True, inplace=True,
+    input=lambda grad: grad,
+    batch=ELEMENTWISE,
+)
+
+
+# -- issue 24: functions of two tensors ----------------------------------------------------------------
+
+
+def _atan2_grads(grad, input, other):
+    """d atan2(y, x) = (x dy - y dx) / (x² + y²), and 0 where x² + y² is 0 (as PyTorch)."""
+    denominator = input * input + other * other
+    recip = WHERE.apply(denominator == 0, 0.0, 1 / denominator)
+    return grad * other * recip, grad * -input * recip
+
+
+ATAN2 = defop(
+    "atan2", lambda xp, input, other: xp.arctan2(input, other), method=True, inplace=True, aliases=("arctan2",),
+    doc="The angle of the point (other, input), in (-pi, pi]: atan(input / other) with the quadrant.",
+    input=lambda grad, input, other: _atan2_grads(grad, input, other)[0],
+    other=lambda grad, input, other: _atan2_grads(grad, input, other)[1],
+    batch=ELEMENTWISE,
+)
+HYPOT = defop(
+    "hypot", lambda xp, input, other: xp.hypot(input, other), method=True, inplace=True,
+    doc="sqrt(input ** 2 + other ** 2), without overflow (its gradient at (0, 0) is nan, as PyTorch).",
+    domain=True,
+    input=lambda grad, input, result: grad * input / result,
+    other=lambda grad, other, result: grad * other / result,
+    batch=ELEMENTWISE,
+)
+LOGADDEXP = defop(
+    "logaddexp", lambda xp, input, other: xp.logaddexp(input, other), method=True,
+    domain=True,
+    doc="log(exp(input) + exp(other)), without overflow.",
+    input=lambda grad, input, other: grad / (1 + EXP.apply(other - input)),
+    other=lambda grad, input, other: grad / (1 + EXP.apply(input - other)),
+    batch=ELEMENTWISE,
+)
+
+
+def _xlogy(xp, input, other):
+    """input * log(other), 0 where input == 0 (log(0) too), nan where other is nan (as PyTorch)."""
+    if isinstance(other, (int, float)):  # a number: its log a Python float, so float32 stays float32
+        log = math.log(other) if other > 0 else -math.inf if other == 0 else math.nan
+        return xp.where(input == 0, 0.0, input * log) if other == other else input * log
+    return xp.where(other != other, xp.nan, xp.where(input == 0, 0.0, input * xp.log(other)))
+
+
+def _xlogy_grad_input(grad, input, other):
+    """log(other), as xlogy(grad, other); 0 where input == 0 and other <= 0 (as PyTorch)."""
+    log_other = (XLOGY if isinstance(other, Tensor) or hasattr(other, "shape") else XLOGY_BY_NUMBER).apply(grad, other)
+    return WHERE.apply((input == 0) & (other <= 0), 0.0, log_other)
+
+
+XLOGY = defop(
+    "xlogy", _xlogy, domain=True,
+    input=_xlogy_grad_input,
+    other=lambda grad, input, other: grad * input / other,
+    batch=ELEMENTWISE,
+)
+XLOGY_BY_NUMBER = defop(  # xlogy(x, 2.0)
+    "xlogy_by_number", _xlogy, grad_fn="XlogyBackward2", domain=True,
+    input=_xlogy_grad_input,
+    batch=ELEMENTWISE,
+)
+XLOGY_OF_NUMBER = defop(  # xlogy(2.0, y): the tensor first, as pow_scalar_base
+    "xlogy_of_number", lambda xp, other, input: _xlogy(xp, input, other), grad_fn="XlogyBackward1", domain=True,
+    other=lambda grad, other, input: grad * input / other,
+    batch=ELEMENTWISE,
+)
+
+
+@public(method=True, inplace=True, batch=ELEMENTWISE)
+def xlogy(input, other):
+    """input * log(other), and 0 where input is 0 (even where other is 0); nan where other is nan."""
+    if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            raise TypeError("xlogy() received an invalid combination of arguments: one of input and other must "
+                            "be a Tensor")
+        return XLOGY_OF_NUMBER.apply(other, input)
+    if not isinstance(other, Tensor):
+        return XLOGY_BY_NUMBER.apply(input, other)
+    return XLOGY.apply(input, other)

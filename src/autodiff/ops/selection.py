@@ -82,3 +82,48 @@ MINIMUM = defop(
     batch=ELEMENTWISE,
 )
 
+
+
+# -- issue 24: one bound; at the bound the input keeps the gradient (as PyTorch) -------------------------
+CLAMP_MIN = defop(  # clamp_min(x, 0.5)
+    "clamp_min", lambda xp, input, min: xp.maximum(input, min),
+    input=lambda grad, input, min: WHERE.apply(input >= min, grad, 0.0),
+    batch=ELEMENTWISE,
+)
+CLAMP_MIN_TENSOR = defop(
+    "clamp_min_tensor", lambda xp, input, min: xp.maximum(input, min), grad_fn="ClampMinBackward1",
+    input=lambda grad, input, min: WHERE.apply(input >= min, grad, 0.0),
+    min=lambda grad, input, min: WHERE.apply(input < min, grad, 0.0),
+    batch=ELEMENTWISE,
+)
+CLAMP_MAX = defop(  # clamp_max(x, 0.5)
+    "clamp_max", lambda xp, input, max: xp.minimum(input, max),
+    input=lambda grad, input, max: WHERE.apply(input <= max, grad, 0.0),
+    batch=ELEMENTWISE,
+)
+CLAMP_MAX_TENSOR = defop(
+    "clamp_max_tensor", lambda xp, input, max: xp.minimum(input, max), grad_fn="ClampMaxBackward1",
+    input=lambda grad, input, max: WHERE.apply(input <= max, grad, 0.0),
+    max=lambda grad, input, max: WHERE.apply(input > max, grad, 0.0),
+    batch=ELEMENTWISE,
+)
+
+
+def _bound(name: str, bound) -> None:
+    if bound is None or isinstance(bound, bool) or not isinstance(bound, (int, float, Tensor)):
+        raise TypeError(f"{name}(): argument '{name[6:]}' (position 2) must be Number or Tensor, not "
+                        f"{type(bound).__name__}")
+
+
+@public(method=True, inplace=True, batch=ELEMENTWISE)
+def clamp_min(input, min):
+    """max(input, min), elementwise; min is a number or a tensor. Where input == min the gradient goes to input."""
+    _bound("clamp_min", min)
+    return (CLAMP_MIN_TENSOR if isinstance(min, Tensor) else CLAMP_MIN).apply(input, min)
+
+
+@public(method=True, inplace=True, batch=ELEMENTWISE)
+def clamp_max(input, max):
+    """min(input, max), elementwise; max is a number or a tensor. Where input == max the gradient goes to input."""
+    _bound("clamp_max", max)
+    return (CLAMP_MAX_TENSOR if isinstance(max, Tensor) else CLAMP_MAX).apply(input, max)

@@ -222,3 +222,12 @@ _RULES = {
     "t": lambda shape, x: _transpose(shape, x),
     "transpose": _transpose,
 }
+
+
+# -- issue 24: the ops behind one public function, written as that function
+_RULES.update({
+    "xlogy_by_number": lambda shape, x, y: E.call("xlogy", (x, y), shape),
+    "xlogy_of_number": lambda shape, y, x: E.call("xlogy", (x, y), shape),
+    "clamp_min_tensor": lambda shape, x, bound: E.call("clamp_min", (x, bound), shape),
+    "clamp_max_tensor": lambda shape, x, bound: E.call("clamp_max", (x, bound), shape),
+})

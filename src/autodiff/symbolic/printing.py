@@ -278,6 +278,8 @@ def _trivial(e: E.Expr) -> bool:
 
 _LATEX_FUNCTIONS = {"exp": r"\exp", "log": r"\log", "sin": r"\sin", "cos": r"\cos", "tan": r"\tan",
                     "tanh": r"\tanh"}
+_LATEX_FUNCTIONS.update({"asin": r"\arcsin", "acos": r"\arccos", "atan": r"\arctan", "sinh": r"\sinh",
+                         "cosh": r"\cosh"})  # issue 24
 
 
 def latex_name(name: str) -> str:
@@ -393,6 +395,24 @@ HELPERS = {
 }
 
 
+# -- issue 24: the elementwise functions' NumPy spellings
+_NUMPY_SAME |= {"log2", "log10", "exp2", "sinh", "cosh", "sinc", "deg2rad", "rad2deg", "round", "trunc"}
+_NUMPY_TEMPLATES.update({
+    "asin": "np.arcsin({0})", "acos": "np.arccos({0})", "atan": "np.arctan({0})",
+    "asinh": "np.arcsinh({0})", "acosh": "np.arccosh({0})", "atanh": "np.arctanh({0})",
+    "rsqrt": "(1 / np.sqrt({0}))", "frac": "np.fmod({0}, 1)",
+    "atan2": "np.arctan2({0}, {1})", "hypot": "np.hypot({0}, {1})", "logaddexp": "np.logaddexp({0}, {1})",
+    "clamp_min": "np.maximum({0}, {1})", "clamp_max": "np.minimum({0}, {1})",
+    "xlogy": "np.where(np.isnan({1}), np.nan, np.where({0} == 0, 0.0, {0} * np.log({1})))",
+})
+# erf, erfc and lgamma by Python's math, element by element (erfinv, digamma, polygamma have no spelling yet)
+HELPERS.update({name: f"def _{name}(x):\n    import math\n\n    return np.vectorize(math.{name}, otypes=[float])(x)\n"
+                for name in ("erf", "erfc", "lgamma")})
+
+
+_HELPED = {"erf", "erfc", "lgamma"}  # issue 24: ops written as a call of their helper
+
+
 class UnsupportedOperation(Exception):
     """An operation a target (the NumPy module) has no spelling for."""
 
@@ -438,7 +458,7 @@ class NumpyPrinter(Printer):
             summed = f"np.sum({t(x)}, axis={_static_text(axes)})"
             kept = tuple(x.shape[lead + i] for i in range(len(target)) if (lead + i) not in axes)
             return summed if kept == tuple(target) else f"np.reshape({summed}, {_static_text(tuple(target))})"
-        if op in ("sigmoid", "relu", "softmax", "log_softmax", "logsumexp"):
+        if op in ("sigmoid", "relu", "softmax", "log_softmax", "logsumexp") or op in _HELPED:
             self.helpers.add(op)
             if op in ("log_softmax",):
                 self.helpers.add("logsumexp")

@@ -1,0 +1,63 @@
+"""Issue 24's functions at their edges, and the special functions' accuracy, against PyTorch.
+Skipped when PyTorch is not installed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autodiff
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+NAN, INF = float("nan"), float("inf")
+EDGES = {  # function -> inputs (one list per argument) at its poles, kinks and ties
+    "asin": [[1.0, -1.0, 0.0, 1.5]], "acos": [[1.0, -1.0, 0.0]], "acosh": [[0.5, -2.0, 1.0, 2.0]],
+    "atanh": [[1.0, -1.0, 0.5]], "sinc": [[0.0, 1.0, -2.5]], "rsqrt": [[0.0, -1.0, 4.0]],
+    "round": [[0.5, 1.5, 2.5, -0.5]], "trunc": [[-1.5, 2.0]], "frac": [[-1.5, 2.0]],
+    "xlogy": [[0.0, 0.0, 0.0, 1.0, 0.5], [0.0, 1.0, -1.0, 0.0, NAN]],
+    "atan2": [[0.0, 0.0, 1.0], [0.0, -1.0, 0.0]], "hypot": [[0.0, 3.0], [0.0, 4.0]],
+    "logaddexp": [[INF, -INF, 1.0], [INF, -INF, 1.0]],
+    "clamp_min": [[1.0, 2.0, NAN], [1.0, 3.0, 0.0]], "clamp_max": [[1.0, 2.0], [1.0, 1.0]],
+    "erfinv": [[1.0, -1.0, 0.0, 1.5]], "lgamma": [[0.0, -1.0, -0.5, INF]], "digamma": [[0.0, -1.0, -0.5, INF]],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+def test_edges_agree_with_pytorch(name, torch_in_float64):
+    ours = [autodiff.tensor(v, requires_grad=True) for v in EDGES[name]]
+    theirs = [torch.tensor(v, requires_grad=True) for v in EDGES[name]]
+    a, t = getattr(autodiff, name)(*ours), getattr(torch, name)(*theirs)
+    assert a.grad_fn.name() == t.grad_fn.name()
+    np.testing.assert_allclose(a.detach().numpy(), t.detach().numpy(), rtol=1e-12, equal_nan=True)
+    for g, h in zip(autodiff.autograd.grad(a.sum(), ours), torch.autograd.grad(t.sum(), theirs)):
+        np.testing.assert_allclose(g.numpy(), h.numpy(), rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("name, low, high", [("erf", -6, 6), ("erfc", -6, 27), ("erfinv", -0.999, 0.999),
+                                             ("lgamma", -20, 50), ("digamma", -20, 50)])
+def test_special_functions_agree_with_pytorch(name, low, high, torch_in_float64):
+    x = np.random.default_rng(0).uniform(low, high, 5000)
+    ours = getattr(autodiff, name)(autodiff.tensor(x)).numpy()
+    np.testing.assert_allclose(ours, getattr(torch, name)(torch.tensor(x)).numpy(), rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_polygamma_agrees_with_pytorch(n, torch_in_float64):
+    x = np.random.default_rng(n).uniform(-10, 30, 3000)
+    ours = autodiff.polygamma(n, autodiff.tensor(x)).numpy()
+    np.testing.assert_allclose(ours, torch.polygamma(n, torch.tensor(x)).numpy(), rtol=1e-10)
+
+
+def test_float32_stays_float32():
+    x = autodiff.tensor([0.5, 0.25], dtype=autodiff.float32)
+    for name in ("asin", "exp2", "sinc", "erf", "erfinv", "lgamma", "digamma", "deg2rad", "frac"):
+        assert getattr(autodiff, name)(x).dtype == autodiff.float32, name
+    assert autodiff.xlogy(x, 2.0).dtype == autodiff.xlogy(2.0, x).dtype == autodiff.clamp_min(x, 0.3).dtype \
+        == autodiff.atan2(x, x).dtype == autodiff.float32
+
+
+def test_polygamma_refuses_a_negative_order():
+    with pytest.raises(RuntimeError, match="does not support negative n"):
+        autodiff.polygamma(-1, autodiff.tensor([1.0]))
