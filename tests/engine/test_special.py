@@ -61,3 +61,13 @@ def test_float32_stays_float32():
 def test_polygamma_refuses_a_negative_order():
     with pytest.raises(RuntimeError, match="does not support negative n"):
         autodiff.polygamma(-1, autodiff.tensor([1.0]))
+
+
+@pytest.mark.parametrize("name", ["atan2", "hypot", "logaddexp"])
+def test_a_number_on_either_side_is_a_zero_dimensional_tensor(name):
+    # PyTorch raises a TypeError for a number here; autodiff takes it, as it does for maximum
+    # (docs/guide.md, "Where autodiff differs")
+    function = getattr(autodiff, name)
+    x = autodiff.tensor([0.5, -1.5], requires_grad=True)
+    assert function(x, 2.0).tolist() == function(x, autodiff.tensor(2.0)).tolist()
+    assert function(2.0, x).tolist() == function(autodiff.tensor(2.0), x).tolist()
