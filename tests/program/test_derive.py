@@ -108,6 +108,15 @@ def test_sum_of_a_matrix_vector_product_is_an_outer_product_of_ones_and_x():
     assert d.derivatives[0].shape == (2, 2)
 
 
+def test_a_negative_product_on_the_right_of_matmul_keeps_its_parentheses():
+    # `a @ -2 * x` would be (a @ -2) * x: the derived program must say a @ (-2 * x)
+    text = "v = dot(W @ x, y)\ne = v * -0.5"
+    at = {"W": [[1.0], [2.0], [3.0]], "x": [0.5], "y": [1.0, -2.0, 0.25]}
+    f, d = formulas(text, at=at)
+    assert "@ (-0.5 * y)" in f["x"]
+    assert D.check(d, text, at).passed
+
+
 def test_a_number_broadcast_into_a_vector_gets_the_sum_of_its_copies():
     # sum(c + a) counts a once per element of c: its derivative is 3 * u, not u
     f, d = formulas("u = a * b\ne = sum(c + a) * u", at={"a": 2.0, "b": 3.0, "c": [1.0, 2.0, 3.0]})

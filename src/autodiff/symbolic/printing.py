@@ -155,8 +155,10 @@ class Printer:
     def _product(self, e: E.Expr) -> tuple:
         k, _ = e.args
         text = self._product_text(abs(k), e, own=True)
-        if k < 0:
-            return "-" + text, _UNARY
+        if k < 0:  # `-x` is a negation; `-2 * x` and `-x / y` are products: `a @ (-2 * x)` keeps its parentheses
+            (_, exponent), *more = e.args[1]
+            single = k == -1 and not more and not (isinstance(exponent, float) and exponent < 0)
+            return "-" + text, (_UNARY if single else _PRODUCT)
         return text, _PRODUCT
 
     def _product_text(self, k: float, e: E.Expr, own: bool = False) -> str:
