@@ -755,3 +755,55 @@ ALIASES = {
     "absolute": "abs", "clip": "clamp", "concat": "cat", "concatenate": "cat", "divide": "div",
     "multiply": "mul", "negative": "neg", "subtract": "sub", "swapaxes": "transpose", "true_divide": "div",
 }
+
+
+# == issue 24: torch.nn.functional's activations (ops/activation.py) ======================================
+# Samples of the ops, which are also calls of autodiff.nn.functional's functions of the same names
+# (tests/engine/test_torch_samples.py compares those with torch.nn.functional's).
+
+
+def _off(values) -> autodiff.Tensor:
+    return leaf(values=values)
+
+
+@samples("silu", "mish", "logsigmoid")
+def _smooth_activations():
+    return [Sample((leaf(s, -3.0, 3.0),)) for s in SHAPES]
+
+
+@samples("softplus")
+def _softplus():
+    return [Sample((leaf(s, -3.0, 3.0), 1.0, 20.0)) for s in SHAPES] + [
+        Sample((_off([-1.5, 0.2, 0.8, 1.5]), 2.0, 1.0), note="beta, threshold: above it the identity"),
+    ]
+
+
+@samples("elu")
+def _elu():
+    return [Sample((away_from_zero(s), 1.0)) for s in SHAPES] + [Sample((away_from_zero((4,)), 0.5), note="alpha")]
+
+
+@samples("leaky_relu")
+def _leaky_relu():
+    return [Sample((away_from_zero(s), 0.01)) for s in SHAPES] + [Sample((away_from_zero((4,)), 0.3))]
+
+
+@samples("hardtanh")
+def _hardtanh():
+    return [Sample((_off([-1.6, -0.7, 0.3, 0.6, 1.4]), -1.0, 1.0)),
+            Sample((_off([[-0.9, -0.2], [0.2, 0.7], [1.1, -0.8]]), -0.5, 0.5), note="min_val, max_val")]
+
+
+@samples("gelu")
+def _gelu():  # approximate is keyword-only in torch.nn.functional.gelu: the op's samples alone
+    return [Sample((leaf(s, -3.0, 3.0), a), function=False) for s in SHAPES for a in ("none", "tanh")]
+
+
+@calls("gelu")
+def _gelu_calls():
+    return [call(leaf((3, 2), -3.0, 3.0)), call(leaf((4,), -3.0, 3.0), approximate="tanh")]
+
+
+@samples("gelu_backward")
+def _gelu_backward():
+    return [Sample((leaf(s), leaf(s, -3.0, 3.0), a)) for s in SHAPES[:3] for a in ("none", "tanh")]
