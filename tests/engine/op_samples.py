@@ -807,3 +807,83 @@ def _gelu_calls():
 @samples("gelu_backward")
 def _gelu_backward():
     return [Sample((leaf(s), leaf(s, -3.0, 3.0), a)) for s in SHAPES[:3] for a in ("none", "tanh")]
+
+
+# == issue 24: rearranging values (ops/rearrange.py) ========================================================
+
+
+@samples("roll")
+def _roll():
+    return [
+        Sample((leaf((4,)), (1,), (0,))),
+        Sample((leaf((3, 2)), (1, -1), (0, 1))),
+        Sample((leaf((2, 3, 2)), (5,), (1,))),
+        Sample((leaf((3, 2)), (2,), ()), note="no dims: the flattened tensor"),
+    ]
+
+
+@calls("roll")
+def _roll_calls():
+    return [call(leaf((3, 2)), 1), call(leaf((3, 2)), 1, -1), call(leaf((2, 3)), shifts=(1, 2), dims=(1, 0))]
+
+
+@samples("repeat")
+def _repeat():
+    return [
+        Sample((leaf((3,)), (2,))),
+        Sample((leaf((3, 2)), (2, 1))),
+        Sample((leaf((1, 2)), (2, 3, 1)), note="a new leading dim"),
+        Sample((leaf(()), (3,))),
+    ]
+
+
+@calls("tile")
+def _tile():
+    return [call(leaf((3, 2)), (2,)), call(leaf((2,)), (2, 2))]
+
+
+@calls("movedim")
+def _movedim():
+    return [call(leaf((2, 3, 2)), 0, -1), call(leaf((2, 3, 4)), (0, 1), (2, 0))]
+
+
+@samples("tril", "triu")
+def _triangles():
+    return [Sample((leaf((3, 3)), 0)), Sample((leaf((3, 4)), -1)), Sample((leaf((2, 3, 2)), 1))]
+
+
+@calls("tril", "triu")
+def _triangle_calls():
+    return [call(leaf((3, 3))), call(leaf((2, 3)), diagonal=1)]
+
+
+@samples("diagonal")
+def _diagonal():
+    return [
+        Sample((leaf((3, 3)), 0, 0, 1)),
+        Sample((leaf((3, 4)), 1, 0, 1)),
+        Sample((leaf((3, 4, 2)), -1, 2, 0)),
+    ]
+
+
+@calls("diagonal")
+def _diagonal_calls():
+    return [call(leaf((3, 3))), call(leaf((2, 3, 4)), offset=1, dim1=-1, dim2=1)]
+
+
+@samples("diagonal_backward")
+def _diagonal_backward():
+    return [Sample((leaf((3,)), (3, 3), 0, 0, 1)), Sample((leaf((2, 2)), (3, 2, 4), 1, 2, 0))]
+
+
+@samples("trace")
+def _trace():
+    return [Sample((leaf((3, 3)),)), Sample((leaf((2, 4)),))]
+
+
+@calls("outer")
+def _outer():
+    return [call(leaf((3,)), leaf((2,))), call(leaf((1,)), leaf((4,)))]
+
+
+ALIASES.update({"moveaxis": "movedim"})

@@ -7,7 +7,7 @@ and `FUNCTIONS` — it plus tensor creation — is what the expression language 
 
 from .surface import PUBLIC, TensorMethods
 from .registry import REGISTRY, OpDef, ShapeError, defop  # noqa: F401
-from . import pointwise, selection, arithmetic, comparison, shape, indexing, reduction, linalg, loss, activation  # noqa: F401
+from . import pointwise, selection, arithmetic, comparison, shape, indexing, reduction, linalg, loss, activation, rearrange  # noqa: F401
 from .. import creation
 
 globals().update(PUBLIC)
