@@ -887,3 +887,12 @@ def _outer():
 
 
 ALIASES.update({"moveaxis": "movedim"})
+
+
+@samples("masked_fill")
+def _masked_fill():
+    return [
+        Sample((leaf((3,)), autodiff.tensor([True, False, True]), 2.0)),
+        Sample((leaf((3, 2)), autodiff.tensor([False, True]), -1.5), note="a mask that broadcasts"),
+        Sample((leaf((2,)), autodiff.tensor([[True, False], [False, False]]), 0.0), note="broadcast to the mask"),
+    ]

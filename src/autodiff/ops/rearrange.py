@@ -1,4 +1,4 @@
-"""Rearranging values: roll, repeat and tile, movedim, triangles, diagonals and trace, outer.
+"""Rearranging values: roll, repeat and tile, movedim, triangles, diagonals and trace, outer, masked_fill.
 
 Each with PyTorch's node (`RollBackward0`, `RepeatBackward0`, `TrilBackward0`,
 `DiagonalBackward0`, `TraceBackward0`; movedim is a permute and outer a product, as in
@@ -250,3 +250,29 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {value.ndim}-D")
     return reshape(input, (input.shape[0], 1)) * vec2
 
+
+
+# -- masked_fill --------------------------------------------------------------------------------------
+
+from .batching import ELEMENTWISE  # noqa: E402
+from .selection import WHERE  # noqa: E402
+
+MASKED_FILL = defop(
+    "masked_fill", lambda xp, input, mask, value: xp.where(mask, xp.asarray(value, dtype=input.dtype), input),
+    nondiff=("mask",), batch=ELEMENTWISE,
+    input=lambda grad, mask: WHERE.apply(mask, 0.0, grad),
+)
+
+
+@public(method=True, inplace=True, batch=ELEMENTWISE)
+def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
+    """`value` where the boolean `mask` (broadcast) holds, `input` elsewhere."""
+    if mask.dtype.name != "bool":
+        dtype = {"float64": "double", "float32": "float", "int64": "long", "int32": "int"}.get(mask.dtype.name, mask.dtype.name)
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {dtype}")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+        value = value.item()  # PyTorch's MaskedFillBackward1 would give value a gradient: not here
+    return MASKED_FILL.apply(input, mask, float(value))
