@@ -873,3 +873,143 @@ ALIASES.update({
     "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
     "fix": "trunc", "arctan2": "atan2",
 })
+
+# == issue 24: torch.nn.functional's activations (ops/activation.py) ======================================
+# Samples of the ops, which are also calls of autodiff.nn.functional's functions of the same names
+# (tests/engine/test_torch_samples.py compares those with torch.nn.functional's).
+
+
+def _off(values) -> autodiff.Tensor:
+    return leaf(values=values)
+
+
+@samples("silu", "mish", "logsigmoid")
+def _smooth_activations():
+    return [Sample((leaf(s, -3.0, 3.0),)) for s in SHAPES]
+
+
+@samples("softplus")
+def _softplus():
+    return [Sample((leaf(s, -3.0, 3.0), 1.0, 20.0)) for s in SHAPES] + [
+        Sample((_off([-1.5, 0.2, 0.8, 1.5]), 2.0, 1.0), note="beta, threshold: above it the identity"),
+    ]
+
+
+@samples("elu")
+def _elu():
+    return [Sample((away_from_zero(s), 1.0)) for s in SHAPES] + [Sample((away_from_zero((4,)), 0.5), note="alpha")]
+
+
+@samples("leaky_relu")
+def _leaky_relu():
+    return [Sample((away_from_zero(s), 0.01)) for s in SHAPES] + [Sample((away_from_zero((4,)), 0.3))]
+
+
+@samples("hardtanh")
+def _hardtanh():
+    return [Sample((_off([-1.6, -0.7, 0.3, 0.6, 1.4]), -1.0, 1.0)),
+            Sample((_off([[-0.9, -0.2], [0.2, 0.7], [1.1, -0.8]]), -0.5, 0.5), note="min_val, max_val")]
+
+
+@samples("gelu")
+def _gelu():  # approximate is keyword-only in torch.nn.functional.gelu: the op's samples alone
+    return [Sample((leaf(s, -3.0, 3.0), a), function=False) for s in SHAPES for a in ("none", "tanh")]
+
+
+@calls("gelu")
+def _gelu_calls():
+    return [call(leaf((3, 2), -3.0, 3.0)), call(leaf((4,), -3.0, 3.0), approximate="tanh")]
+
+
+@samples("gelu_backward")
+def _gelu_backward():
+    return [Sample((leaf(s), leaf(s, -3.0, 3.0), a)) for s in SHAPES[:3] for a in ("none", "tanh")]
+
+
+# == issue 24: rearranging values (ops/rearrange.py) ========================================================
+
+
+@samples("roll")
+def _roll():
+    return [
+        Sample((leaf((4,)), (1,), (0,))),
+        Sample((leaf((3, 2)), (1, -1), (0, 1))),
+        Sample((leaf((2, 3, 2)), (5,), (1,))),
+        Sample((leaf((3, 2)), (2,), ()), note="no dims: the flattened tensor"),
+    ]
+
+
+@calls("roll")
+def _roll_calls():
+    return [call(leaf((3, 2)), 1), call(leaf((3, 2)), 1, -1), call(leaf((2, 3)), shifts=(1, 2), dims=(1, 0))]
+
+
+@samples("repeat")
+def _repeat():
+    return [
+        Sample((leaf((3,)), (2,))),
+        Sample((leaf((3, 2)), (2, 1))),
+        Sample((leaf((1, 2)), (2, 3, 1)), note="a new leading dim"),
+        Sample((leaf(()), (3,))),
+    ]
+
+
+@calls("tile")
+def _tile():
+    return [call(leaf((3, 2)), (2,)), call(leaf((2,)), (2, 2))]
+
+
+@calls("movedim")
+def _movedim():
+    return [call(leaf((2, 3, 2)), 0, -1), call(leaf((2, 3, 4)), (0, 1), (2, 0))]
+
+
+@samples("tril", "triu")
+def _triangles():
+    return [Sample((leaf((3, 3)), 0)), Sample((leaf((3, 4)), -1)), Sample((leaf((2, 3, 2)), 1))]
+
+
+@calls("tril", "triu")
+def _triangle_calls():
+    return [call(leaf((3, 3))), call(leaf((2, 3)), diagonal=1)]
+
+
+@samples("diagonal")
+def _diagonal():
+    return [
+        Sample((leaf((3, 3)), 0, 0, 1)),
+        Sample((leaf((3, 4)), 1, 0, 1)),
+        Sample((leaf((3, 4, 2)), -1, 2, 0)),
+    ]
+
+
+@calls("diagonal")
+def _diagonal_calls():
+    return [call(leaf((3, 3))), call(leaf((2, 3, 4)), offset=1, dim1=-1, dim2=1)]
+
+
+@samples("diagonal_backward")
+def _diagonal_backward():
+    return [Sample((leaf((3,)), (3, 3), 0, 0, 1)), Sample((leaf((2, 2)), (3, 2, 4), 1, 2, 0))]
+
+
+@samples("trace")
+def _trace():
+    return [Sample((leaf((3, 3)),)), Sample((leaf((2, 4)),))]
+
+
+@calls("outer")
+def _outer():
+    return [call(leaf((3,)), leaf((2,))), call(leaf((1,)), leaf((4,)))]
+
+
+ALIASES.update({"moveaxis": "movedim"})
+
+
+@samples("masked_fill")
+def _masked_fill():
+    return [
+        Sample((leaf((3,)), autodiff.tensor([True, False, True]), 2.0)),
+        Sample((leaf((3, 2)), autodiff.tensor([False, True]), -1.5), note="a mask that broadcasts"),
+        Sample((leaf((2,)), autodiff.tensor([[True, False], [False, False]]), 0.0), note="broadcast to the mask"),
+    ]

@@ -1,5 +1,6 @@
 """Every public function that PyTorch has, on every sample of the one table (op_samples.py),
-against PyTorch: the value, the grad_fn name, the gradient for a random output gradient, and
+against PyTorch (`autodiff.X` against `torch.X`, and `autodiff.nn.functional.X` against
+`torch.nn.functional.X` for the activations that live only there): the value, the grad_fn name, the gradient for a random output gradient, and
 the second derivative along a random direction. A function added with its samples is checked
 here with nothing more to write. Skipped when PyTorch is not installed."""
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 import autodiff
+import autodiff.nn.functional as F
 from autodiff.ops import FUNCTIONS
 
 from .op_samples import SAMPLES, function_samples
@@ -27,12 +29,22 @@ NOT_COMPARED = {
 }
 
 
+# Where each function is found: autodiff's and PyTorch's namespaces. Of nn.functional, the
+# activations: the losses' samples are calls of their registry ops (tests/engine/test_nn_functional.py
+# compares the losses themselves).
+SPACES = {"torch": (FUNCTIONS, torch), "nn.functional": ({name: getattr(F, name) for name in F.ACTIVATIONS},
+                                                         torch.nn.functional)}
+
+
 def _cases():
-    for name in sorted(FUNCTIONS):
-        if name in NOT_COMPARED or not hasattr(torch, name) or name not in SAMPLES:
-            continue
-        for index, _ in enumerate(function_samples(name)):
-            yield name, index
+    for space, (ours, theirs) in SPACES.items():
+        for name in sorted(ours):
+            if name in NOT_COMPARED or not hasattr(theirs, name) or name not in SAMPLES:
+                continue
+            if space != "torch" and name in FUNCTIONS:  # autodiff.relu is F.relu: compared once
+                continue
+            for index, _ in enumerate(function_samples(name)):
+                yield space, name, index
 
 
 CASES = list(_cases())
@@ -107,12 +119,13 @@ def _same(ours, theirs, what):
     np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-11, equal_nan=True, err_msg=what)
 
 
-@pytest.mark.parametrize("name, index", CASES, ids=[f"{n}-{i}" for n, i in CASES])
-def test_a_function_agrees_with_pytorch_on_its_samples(name, index):
+@pytest.mark.parametrize("space, name, index", CASES, ids=[f"{n}-{i}" for _, n, i in CASES])
+def test_a_function_agrees_with_pytorch_on_its_samples(space, name, index):
     sample = function_samples(name)[index]
     seed = 7 + index
-    ours = _run(autodiff, FUNCTIONS[name], sample.args, sample.kwargs, autodiff.Tensor, seed)
-    theirs = _run(torch, getattr(torch, name), _to_torch(sample.args),
+    ours_space, theirs_space = SPACES[space]
+    ours = _run(autodiff, ours_space[name], sample.args, sample.kwargs, autodiff.Tensor, seed)
+    theirs = _run(torch, getattr(theirs_space, name), _to_torch(sample.args),
                   {k: _to_torch(v) for k, v in sample.kwargs.items()}, torch.Tensor, seed)
     assert ours.keys() == theirs.keys(), f"{name}: {sorted(ours)} != {sorted(theirs)}"
     if not ours:
@@ -126,4 +139,5 @@ def test_a_function_agrees_with_pytorch_on_its_samples(name, index):
 
 def test_the_cases_cover_most_functions():
     # a guard against the comparison quietly finding nothing to compare
-    assert len({name for name, _ in CASES}) > 60
+    assert len({name for _, name, _ in CASES}) > 60
+    assert {"softplus", "gelu", "logsigmoid"} <= {name for space, name, _ in CASES if space == "nn.functional"}

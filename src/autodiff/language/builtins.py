@@ -69,20 +69,25 @@ WORDS = {
 }
 
 
-# -- torch.nn.functional's losses (and linear), by name, with PyTorch's arguments ------------------
-# The language has no strings: `reduction` is written as a word, `mse_loss(x, y, reduction=sum)`.
+# -- torch.nn.functional's losses, activations and linear, by name, with PyTorch's arguments --------
+# The language has no strings: `reduction` is written as a word, `mse_loss(x, y, reduction=sum)`,
+# and so is gelu's `approximate`: `gelu(x, approximate=tanh)`.
 REDUCTION_WORDS = ("mean", "sum", "none")
+APPROXIMATE_WORDS = ("none", "tanh")
 
 
 def reduction_word(call, keyword, defined) -> str | None:
-    """'sum' for `reduction=sum` in a call of a loss (not one of the program's own functions,
-    `defined`); None for any other keyword argument."""
+    """'sum' for `reduction=sum` in a call of a loss, 'tanh' for `approximate=tanh` in a call of
+    gelu (not one of the program's own functions, `defined`); None for any other keyword argument."""
     value = keyword.value
-    if keyword.name != "reduction" or type(value) is not ast.Name or value.id not in REDUCTION_WORDS:
+    if type(value) is not ast.Name:
+        return None
+    words, functions = WORD_ARGUMENTS.get(keyword.name, ((), ()))
+    if value.id not in words:
         return None
     func = call.func
     name = func.id if type(func) is ast.Name else func.name if type(func) is ast.Attribute else None
-    return value.id if name in LOSSES and name not in defined else None
+    return value.id if name in functions and name not in defined else None
 
 
 def _class_indices(target):
@@ -114,6 +119,9 @@ LOSSES["nll_loss"] = _taking_class_indices(nn_functional.nll_loss, always=True)
 LOSSES["cross_entropy"] = _taking_class_indices(nn_functional.cross_entropy, always=False)
 FUNCTIONS.update(LOSSES)
 FUNCTIONS["linear"] = nn_functional.linear
+ACTIVATIONS = {name: getattr(nn_functional, name) for name in nn_functional.ACTIVATIONS}
+FUNCTIONS.update(ACTIVATIONS)
+WORD_ARGUMENTS = {"reduction": (REDUCTION_WORDS, LOSSES), "approximate": (APPROXIMATE_WORDS, ("gelu",))}
 
 KNOWN_NAMES = sorted(set(FUNCTIONS) | set(WORDS) | set(CONSTANTS))
 

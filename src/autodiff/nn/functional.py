@@ -13,6 +13,7 @@ import warnings
 
 from .. import backend
 from ..creation import as_tensor
+from ..ops.activation import ELU, GELU, HARDTANH, LEAKY_RELU, LOGSIGMOID, MISH, SILU, SOFTPLUS
 from ..ops.linalg import ADDMM, matmul
 from ..ops.loss import (
     BINARY_CROSS_ENTROPY,
@@ -33,7 +34,10 @@ from ..tensor import Size, Tensor
 __all__ = [
     "relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss", "l1_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy",
+    "softplus", "elu", "gelu", "silu", "mish", "leaky_relu", "hardtanh", "logsigmoid",
 ]
+# The activations that the expression language calls by name too (language/builtins.py).
+ACTIVATIONS = ("softplus", "elu", "gelu", "silu", "mish", "leaky_relu", "hardtanh", "logsigmoid")
 
 
 def _check_reduction(reduction: str, size_average=None, reduce=None) -> str:
@@ -82,6 +86,54 @@ def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Te
     if dim is None:
         dim = _implicit_dim("log_softmax", input.ndim)
     return _log_softmax(input, dim, dtype)
+
+
+def _maybe_inplace(op, input: Tensor, inplace: bool, *params) -> Tensor:
+    return input._apply_inplace(op.apply, *params) if inplace else op.apply(input, *params)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * input)) / beta; the identity where beta * input > threshold."""
+    return SOFTPLUS.apply(input, beta, threshold)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """input where input > 0, else alpha * (exp(input) - 1)."""
+    return _maybe_inplace(ELU, input, inplace, alpha)
+
+
+def gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
+    """input * Phi(input), Phi the standard normal CDF; approximate='tanh' uses PyTorch's tanh formula."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh.")
+    return GELU.apply(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """input * sigmoid(input) (swish)."""
+    return _maybe_inplace(SILU, input, inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """input * tanh(softplus(input))."""
+    return _maybe_inplace(MISH, input, inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """input where input > 0, else negative_slope * input."""
+    return _maybe_inplace(LEAKY_RELU, input, inplace, negative_slope)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """input clamped to [min_val, max_val] (gradient 0 at the bounds, as PyTorch)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _maybe_inplace(HARDTANH, input, inplace, min_val, max_val)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(input)), computed stably."""
+    return LOGSIGMOID.apply(input)
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

@@ -208,8 +208,13 @@ def _polygamma(xp, n, input):
 # -- the ops -------------------------------------------------------------------------------------------
 
 
+def erf_values(xp, input):
+    """The error function of an array (gelu's too): the C library's, element by element."""
+    return _elementwise(xp, math.erf, input, "erf")
+
+
 ERF = defop(
-    "erf", lambda xp, input: _elementwise(xp, math.erf, input, "erf"), domain=True, method=True, inplace=True,
+    "erf", erf_values, domain=True, method=True, inplace=True,
     doc="The error function, 2 / sqrt(pi) times the integral of exp(-t ** 2) from 0 to input.",
     input=lambda grad, input: _TWO_OVER_SQRT_PI * EXP.apply(-(input * input)) * grad,
     batch=ELEMENTWISE,
