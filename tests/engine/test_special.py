@@ -71,3 +71,14 @@ def test_a_number_on_either_side_is_a_zero_dimensional_tensor(name):
     x = autodiff.tensor([0.5, -1.5], requires_grad=True)
     assert function(x, 2.0).tolist() == function(x, autodiff.tensor(2.0)).tolist()
     assert function(2.0, x).tolist() == function(autodiff.tensor(2.0), x).tolist()
+
+
+def test_masked_fill_gives_a_value_that_requires_grad_its_gradient():
+    # PyTorch records MaskedFillBackward1; autodiff a where, with the same gradients
+    # (docs/guide.md, "Where autodiff differs")
+    x = autodiff.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    value = autodiff.tensor(5.0, requires_grad=True)
+    y = x.masked_fill(autodiff.tensor([True, False, True]), value)
+    y.sum().backward()
+    assert y.tolist() == [5.0, 2.0, 5.0]
+    assert x.grad.tolist() == [0.0, 1.0, 0.0] and value.grad.item() == 2.0

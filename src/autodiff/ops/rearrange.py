@@ -274,5 +274,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
         if value.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value.ndim} dimension(s).")
-        value = value.item()  # PyTorch's MaskedFillBackward1 would give value a gradient: not here
+        if value.requires_grad:  # the value gets its gradient too: a where (PyTorch's node is MaskedFillBackward1)
+            return WHERE.apply(mask, value.to(input.dtype), input)
+        value = value.item()
     return MASKED_FILL.apply(input, mask, float(value))
