@@ -895,12 +895,12 @@ def _softplus():
     ]
 
 
-@samples("elu")
+@samples("elu", "elu_inplace")
 def _elu():
     return [Sample((away_from_zero(s), 1.0)) for s in SHAPES] + [Sample((away_from_zero((4,)), 0.5), note="alpha")]
 
 
-@samples("leaky_relu")
+@samples("leaky_relu", "leaky_relu_inplace")
 def _leaky_relu():
     return [Sample((away_from_zero(s), 0.01)) for s in SHAPES] + [Sample((away_from_zero((4,)), 0.3))]
 

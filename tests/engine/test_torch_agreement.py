@@ -580,3 +580,15 @@ def test_mark_dirty_errors(case):
         return NotReturned.apply(b)
 
     fails_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("name", ["elu", "leaky_relu", "hardtanh", "silu", "mish"])
+def test_activations_in_place_record_pytorchs_nodes(name):
+    def snippet(lib):
+        functional = lib.nn.functional
+        x = lib.tensor([1.5, -2.0, 0.25], requires_grad=True)
+        y = getattr(functional, name)(x * 1, inplace=True)
+        y.sum().backward()
+        return y.grad_fn.name(), y, x.grad
+
+    same_as_pytorch(snippet)

@@ -13,7 +13,8 @@ import warnings
 
 from .. import backend
 from ..creation import as_tensor
-from ..ops.activation import ELU, GELU, HARDTANH, LEAKY_RELU, LOGSIGMOID, MISH, SILU, SOFTPLUS
+from ..ops.activation import (ELU, ELU_INPLACE, GELU, HARDTANH, LEAKY_RELU, LEAKY_RELU_INPLACE, LOGSIGMOID, MISH, SILU,
+                              SOFTPLUS)
 from ..ops.linalg import ADDMM, matmul
 from ..ops.loss import (
     BINARY_CROSS_ENTROPY,
@@ -99,7 +100,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """input where input > 0, else alpha * (exp(input) - 1)."""
-    return _maybe_inplace(ELU, input, inplace, alpha)
+    return input._apply_inplace(ELU_INPLACE.apply, alpha) if inplace else ELU.apply(input, alpha)
 
 
 def gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
@@ -121,7 +122,8 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """input where input > 0, else negative_slope * input."""
-    return _maybe_inplace(LEAKY_RELU, input, inplace, negative_slope)
+    return input._apply_inplace(LEAKY_RELU_INPLACE.apply, negative_slope) if inplace else \
+        LEAKY_RELU.apply(input, negative_slope)
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:

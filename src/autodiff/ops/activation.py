@@ -90,6 +90,16 @@ LEAKY_RELU = defop(
     batch=ELEMENTWISE,
     input=lambda grad, input, negative_slope: WHERE.apply(input > 0, grad, grad * negative_slope),
 )
+# In place (F.elu(x, inplace=True)), PyTorch's nodes read the result, as its input is gone:
+# EluBackward1 and LeakyReluBackward1, with the same values and gradients.
+ELU_INPLACE = defop(
+    "elu_inplace", ELU.forward, grad_fn="EluBackward1", domain=True, batch=ELEMENTWISE,
+    input=lambda grad, result, alpha: WHERE.apply(result > 0, grad, grad * (result + alpha)),
+)
+LEAKY_RELU_INPLACE = defop(
+    "leaky_relu_inplace", LEAKY_RELU.forward, grad_fn="LeakyReluBackward1", batch=ELEMENTWISE,
+    input=lambda grad, result, negative_slope: WHERE.apply(result > 0, grad, grad * negative_slope),
+)
 HARDTANH = defop(
     "hardtanh", lambda xp, input, min_val, max_val: xp.minimum(xp.maximum(input, min_val), max_val),
     batch=ELEMENTWISE,
