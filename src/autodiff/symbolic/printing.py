@@ -161,12 +161,13 @@ class Printer:
             return "-" + text, (_UNARY if single else _PRODUCT)
         return text, _PRODUCT
 
+    def _factors(self, e: E.Expr, own: bool) -> tuple:
+        """(base, exponent) pairs of the product e (or e alone, when not `own` and it is named or no product)."""
+        return e.args[1] if own or (e.op == "mul" and e not in self.names) else ((e, 1.0),)
+
     def _product_text(self, k: float, e: E.Expr, own: bool = False) -> str:
         """|k| times e's factors (e a product, or any expression when not `own`)."""
-        if own or (e.op == "mul" and e not in self.names):
-            factors = e.args[1]
-        else:
-            factors = [(e, 1.0)]
+        factors = self._factors(e, own)
         top, bottom = [], []
         names = self.names
         for base, exponent in factors:
@@ -322,12 +323,8 @@ class LatexPrinter(Printer):
         return r"\operatorname{" + op.replace("_", r"\_") + r"}\left(" + ", ".join(parts) + r"\right)"
 
     def _product_text(self, k: float, e: E.Expr, own: bool = False) -> str:
-        if own or (e.op == "mul" and e not in self.names):
-            factors = e.args[1]
-        else:
-            factors = [(e, 1.0)]
         top, bottom = [], []
-        for base, exponent in factors:
+        for base, exponent in self._factors(e, own):
             if isinstance(exponent, float) and exponent < 0:
                 bottom.append(self._factor(base, -exponent, plain=True))
             else:
