@@ -25,6 +25,7 @@ Shapes follow TESTING.md: (), (2,), (3,2), (1,2), (2,3,2), and broadcasting pair
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -1012,4 +1013,108 @@ def _masked_fill():
         Sample((leaf((3,)), autodiff.tensor([True, False, True]), 2.0)),
         Sample((leaf((3, 2)), autodiff.tensor([False, True]), -1.5), note="a mask that broadcasts"),
         Sample((leaf((2,)), autodiff.tensor([[True, False], [False, False]]), 0.0), note="broadcast to the mask"),
+    ]
+
+
+# == issue 24: statistics and running reductions (ops/statistics.py) ==========================================
+
+
+@samples("var_correction", "std_correction")
+def _spread():
+    return [
+        Sample((leaf((4,)), (0,), 1, False)),
+        Sample((leaf((3, 2)), (0,), 0, True)),
+        Sample((leaf((2, 3, 2)), (0, 2), 1, False)),
+        Sample((leaf((3, 4)), (1,), 2, False), note="correction 2"),
+        Sample((leaf((2, 3)), (0, 1), 0.5, False), note="a fractional correction"),
+    ]
+
+
+@calls("var", "std")
+def _spread_calls():
+    return [
+        call(leaf((4,))),
+        call(leaf((3, 2)), 1),
+        call(leaf((3, 2)), dim=0, keepdim=True),
+        call(leaf((2, 3, 2)), (0, -1), unbiased=False),
+        call(leaf((3, 2)), False, note="var(input, unbiased)"),
+        call(leaf((2, 3)), dim=1, correction=0),
+        call(leaf((4, 2)), dim=None, correction=2, keepdim=True),
+    ]
+
+
+@samples("amax", "amin")
+def _amax():  # no ties: finite differences would straddle the kink (the ties: test_torch_agreement.py)
+    return [
+        Sample((distinct((4,)), (0,), False)),
+        Sample((distinct((3, 2)), (1,), True)),
+        Sample((distinct((2, 3, 2)), (0, 2), False)),
+        Sample((distinct(()), (), False)),
+    ]
+
+
+@calls("amax", "amin")
+def _amax_calls():
+    return [call(distinct((3, 2))), call(distinct((3, 2)), 0), call(distinct((2, 3, 2)), dim=(-1, 0), keepdim=True)]
+
+
+@samples("cumprod")
+def _cumprod():
+    return [
+        Sample((leaf((4,), 0.5, 1.5), 0)),
+        Sample((leaf((3, 2)), 1)),
+        Sample((leaf((2, 5, 2)), -2)),
+        Sample((leaf(()), 0)),
+        Sample((leaf(values=[1.5, 0.0, 2.0, -0.5, 1.2]), 0), note="one zero"),
+        Sample((leaf(values=[[0.0, 2.0, 0.0, 1.5], [0.7, 0.0, 0.0, 3.0]]), 1), note="two zeros"),
+    ]
+
+
+@calls("cumprod")
+def _cumprod_calls():
+    return [call(leaf((3, 2)), dim=0), call(leaf((4,)), dim=-1)]
+
+
+@samples("logcumsumexp")
+def _logcumsumexp():
+    return [
+        Sample((leaf((4,)), 0)),
+        Sample((leaf((3, 2)), 1)),
+        Sample((leaf((2, 3, 2)), -2)),
+        Sample((leaf(()), 0)),
+        Sample((leaf(values=[-30.0, 0.5, 40.0, 39.0, -20.0]), 0), note="far apart"),
+    ]
+
+
+@calls("logcumsumexp")
+def _logcumsumexp_calls():
+    return [call(leaf((3, 2)), dim=0)]
+
+
+def _distinct_sizes(shape) -> autodiff.Tensor:
+    """Values whose sizes |x| differ (no ties for the inf-norms) and stay off 0."""
+    size = int(np.prod(shape))
+    magnitudes = _rng.permutation(np.linspace(0.3, 2.0, max(size, 1)))[:size]
+    signs = np.where(_rng.uniform(size=size) < 0.5, -1.0, 1.0)
+    return autodiff.tensor((magnitudes * signs).reshape(shape), requires_grad=True)
+
+
+@samples("norm")
+def _norm():
+    return [
+        *(Sample((_distinct_sizes(s), p, d, k), note=f"p={p} dims={d}") for s, d, k in
+          [((4,), (0,), False), ((3, 2), (1,), True), ((2, 3, 2), (0, 2), False), ((), (), False)]
+          for p in (2.0, 1.0, 3.0, 1.5, 0.5, -1.0, math.inf, -math.inf, 0.0)),
+    ]
+
+
+@calls("norm")
+def _norm_calls():
+    return [
+        call(_distinct_sizes((3, 2))),
+        call(_distinct_sizes((3, 2)), 1),
+        call(_distinct_sizes((3, 2)), dim=0),
+        call(_distinct_sizes((2, 3)), p=math.inf, dim=1, keepdim=True),
+        call(_distinct_sizes((2, 3, 2)), "fro", (0, 1)),
+        call(_distinct_sizes((3,)), 3),
     ]

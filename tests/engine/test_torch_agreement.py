@@ -592,3 +592,58 @@ def test_activations_in_place_record_pytorchs_nodes(name):
         return y.grad_fn.name(), y, x.grad
 
     same_as_pytorch(snippet)
+
+
+# -- issue 24: statistics at their kinks, and their errors ------------------------------------------------
+
+
+def _grads_of(lib, make, values, second=True):
+    """A function's value, grad_fn, gradient and (along ones) second derivative at `values`."""
+    x = lib.tensor(values, requires_grad=True)
+    out = make(lib, x)
+    (g,) = lib.autograd.grad(out.sum(), [x], create_graph=second)
+    found = [out.detach(), out.grad_fn.name(), g.detach()]
+    if second and g.requires_grad:
+        (second,) = lib.autograd.grad(g.sum(), [x], allow_unused=True)
+        found.append(None if second is None else second + lib.zeros_like(x))  # PyTorch's zero tensors as zeros
+    return found
+
+
+KINKS = {
+    "amax ties share": (lambda lib, x: lib.amax(x, 1), [[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]),
+    "amin ties, all dims": (lambda lib, x: x.amin(), [[1.0, 0.5, 3.0], [0.5, 2.0, 0.5]]),
+    "amax ties, keepdim": (lambda lib, x: lib.amax(x, (0,), True), [[1.0, 3.0], [1.0, 2.0]]),
+    "norm at a zero vector": (lambda lib, x: lib.norm(x, dim=1), [[0.0, 0.0, 0.0], [3.0, 0.0, -4.0]]),
+    "norm 3 at a zero vector": (lambda lib, x: lib.norm(x, 3, 1), [[0.0, 0.0], [1.0, -2.0]]),
+    "norm inf ties": (lambda lib, x: lib.norm(x, float("inf")), [[2.0, -2.0], [1.0, 0.5]]),
+    "norm 1 at zero": (lambda lib, x: lib.norm(x, 1), [0.0, -1.0, 2.0]),
+    "norm 0.5 at zero": (lambda lib, x: lib.norm(x, 0.5), [0.0, 1.0, 2.0]),
+    "std of equal values": (lambda lib, x: lib.std(x, 1), [[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]]),
+    "var of one value": (lambda lib, x: lib.var(x), [3.0]),
+    "cumprod with zeros": (lambda lib, x: lib.cumprod(x, 0), [[0.0, 2.0], [0.0, 0.0], [3.0, 0.5]]),
+    "logcumsumexp with -inf": (lambda lib, x: lib.logcumsumexp(x, 0), [float("-inf"), 0.5, 1.0]),
+}
+
+
+@pytest.mark.parametrize("case", KINKS)
+def test_statistics_at_their_kinks_are_pytorchs(case):
+    make, values = KINKS[case]
+    second = case not in ("var of one value", "logcumsumexp with -inf")  # nan second derivatives, in both
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same_as_pytorch(lambda lib: _grads_of(lib, make, values, second))
+
+
+STATISTICS_ERRORS = {
+    "std dim out of range": lambda lib: lib.std(lib.ones(2, 3), 2),
+    "amax dim out of range": lambda lib: lib.amax(lib.ones(2, 3), -3),
+    "amax repeated dim": lambda lib: lib.amax(lib.ones(2, 3), (0, 0)),
+    "cumprod dim out of range": lambda lib: lib.cumprod(lib.ones(3), 1),
+    "logcumsumexp dim out of range": lambda lib: lib.logcumsumexp(lib.ones(3), -2),
+    "norm dim out of range": lambda lib: lib.norm(lib.ones(3), dim=1),
+}
+
+
+@pytest.mark.parametrize("case", STATISTICS_ERRORS)
+def test_statistics_errors_are_pytorchs(case):
+    fails_as_pytorch(STATISTICS_ERRORS[case])

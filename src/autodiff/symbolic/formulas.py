@@ -234,7 +234,12 @@ def factor_out(e: E.Expr, g: E.Expr) -> E.Expr | None:
         return None
 
     factor = walk(e)
-    if factor is None or tuple(np.broadcast_shapes(g.shape, factor.shape)) != tuple(e.shape):
+    if factor is None:
+        return None
+    try:  # a zero of the input's shape (norm's p=0) need not broadcast with g
+        if tuple(np.broadcast_shapes(g.shape, factor.shape)) != tuple(e.shape):
+            return None
+    except ValueError:
         return None
     return factor
 

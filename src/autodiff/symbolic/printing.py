@@ -23,8 +23,10 @@ _OPERATORS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">
 _BINARY = {"mm": "@", "mv": "@", "dot": "@", "bmm": "@", "remainder": "%", "remainder_scalar": "%"}
 _REDUCTIONS = {"sum_dim": "sum", "mean_dim": "mean", "prod_dim": "prod", "max_dim": "max", "min_dim": "min"}
 # What the printer writes other than by the op's own name (a call of the language's function).
+# issue 24: var and std, whose ops take `correction` where the functions take `unbiased`: by keyword
+_SPREADS = {"var_correction": "var", "std_correction": "std"}
 SPELLED = {"sym", "const", "tensor", "add", "mul", "pow", "reshape", "addmm", "cat", "stack", "logsumexp",
-           *_OPERATORS, *_BINARY, *_REDUCTIONS}
+           *_OPERATORS, *_BINARY, *_REDUCTIONS, *_SPREADS}
 
 
 def number_text(value: float) -> str:
@@ -116,6 +118,10 @@ class Printer:
             x, dim, keepdim = args
             keep = ", keepdim=True" if keepdim else ""
             return f"logsumexp({self.text(x)}, {_static_text(dim)}{keep})"
+        if op in _SPREADS:
+            x, dim, correction, keepdim = args
+            keep = ", keepdim=True" if keepdim else ""
+            return f"{_SPREADS[op]}({self.text(x)}, dim={_static_text(dim)}, correction={_static_text(correction)}{keep})"
         parts = [self.text(a) if isinstance(a, E.Expr) else _static_text(a) for a in args]
         return f"{op}({', '.join(parts)})"
 
@@ -402,6 +408,11 @@ _NUMPY_TEMPLATES.update({
     "rsqrt": "(1 / np.sqrt({0}))", "frac": "np.fmod({0}, 1)",
     "atan2": "np.arctan2({0}, {1})", "hypot": "np.hypot({0}, {1})", "logaddexp": "np.logaddexp({0}, {1})",
     "clamp_min": "np.maximum({0}, {1})", "clamp_max": "np.minimum({0}, {1})",
+    # statistics
+    "var_correction": "np.var({0}, axis={1}, ddof={2}, keepdims={3})",
+    "std_correction": "np.std({0}, axis={1}, ddof={2}, keepdims={3})",
+    "amax": "np.amax({0}, axis={1}, keepdims={2})", "amin": "np.amin({0}, axis={1}, keepdims={2})",
+    "cumprod": "np.cumprod({0}, axis={1})", "logcumsumexp": "np.logaddexp.accumulate({0}, axis={1})",
     "xlogy": "np.where(np.isnan({1}), np.nan, np.where({0} == 0, 0.0, {0} * np.log({1})))",
 })
 # erf, erfc and lgamma by Python's math, element by element (erfinv, digamma, polygamma have no spelling yet)
@@ -409,7 +420,13 @@ HELPERS.update({name: f"def _{name}(x):\n    import math\n\n    return np.vector
                 for name in ("erf", "erfc", "lgamma")})
 
 
-_HELPED = {"erf", "erfc", "lgamma"}  # issue 24: ops written as a call of their helper
+HELPERS["norm"] = (
+    "def _norm(x, p, dim, keepdim=False):\n    a = np.abs(x)\n"
+    "    if np.isinf(p):\n        return (np.max if p > 0 else np.min)(a, axis=dim, keepdims=keepdim)\n"
+    "    if p == 0:\n        return np.sum(a != 0, axis=dim, keepdims=keepdim).astype(x.dtype)\n"
+    "    return np.sum(a ** p, axis=dim, keepdims=keepdim) ** (1 / p)\n")
+
+_HELPED = {"erf", "erfc", "lgamma", "norm"}  # issue 24: ops written as a call of their helper
 
 
 class UnsupportedOperation(Exception):
@@ -461,6 +478,10 @@ class NumpyPrinter(Printer):
             self.helpers.add(op)
             if op in ("log_softmax",):
                 self.helpers.add("logsumexp")
+            if op == "norm":  # p may be infinite: NumPy's spelling of it
+                x, p, dim, keepdim = args
+                return f"_norm({t(x)}, {'np.inf' if p == math.inf else '-np.inf' if p == -math.inf else t(p)}, " \
+                       f"{t(dim)}, {keepdim})"
             return f"_{op}({', '.join(t(a) for a in args)})"
         template = _NUMPY_TEMPLATES.get(op)
         if template is not None:
