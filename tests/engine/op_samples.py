@@ -1118,3 +1118,42 @@ def _norm_calls():
         call(_distinct_sizes((2, 3, 2)), "fro", (0, 1)),
         call(_distinct_sizes((3,)), 3),
     ]
+
+
+# == issue 24: one tensor into many (ops/pieces.py) ==================================================
+
+
+@samples("unbind")
+def _unbind():  # the op: one piece (dim, index); the function: every piece
+    return [Sample((leaf((3, 2)), 0, 1), function=False), Sample((leaf((2, 3, 2)), 2, 0), function=False)]
+
+
+@calls("unbind")
+def _unbind_calls():
+    return [call(leaf((3, 2))), call(leaf((2, 3, 2)), 1), call(leaf((3, 2)), dim=-1), call(leaf((4,)))]
+
+
+@samples("split", "split_with_sizes")
+def _split():  # the op: the piece [start, stop) along dim
+    return [Sample((leaf((5, 2)), 0, 2, 4), function=False), Sample((leaf((2, 3, 2)), 1, 0, 1), function=False)]
+
+
+@calls("split")
+def _split_calls():
+    return [
+        call(leaf((5, 2)), 2, note="the last piece shorter"),
+        call(leaf((4, 3)), [1, 3]),
+        call(leaf((2, 5)), (2, 0, 3), dim=1, note="an empty piece"),
+        call(leaf((2, 3, 2)), 1, -1),
+        call(leaf((3,)), 5, note="one piece, all of it"),
+    ]
+
+
+@calls("chunk")
+def _chunk_calls():
+    return [
+        call(leaf((5, 2)), 2, note="the last piece shorter"),
+        call(leaf((6,)), 3),
+        call(leaf((5, 2)), 4, note="fewer pieces than asked"),
+        call(leaf((2, 3, 2)), 2, dim=-1),
+    ]

@@ -647,3 +647,61 @@ STATISTICS_ERRORS = {
 @pytest.mark.parametrize("case", STATISTICS_ERRORS)
 def test_statistics_errors_are_pytorchs(case):
     fails_as_pytorch(STATISTICS_ERRORS[case])
+
+
+# -- issue 24: unbind, split, chunk: every piece, its node, and its gradient --------------------------------
+
+
+def _every_piece(lib, make, shape):
+    """Each piece's value and grad_fn, and the input's first and second gradient through all of them
+    (each piece weighted differently, so that a piece sent back to the wrong place shows)."""
+    x = lib.arange(float(np_prod(shape)), dtype=lib.float64).reshape(shape).requires_grad_(True)
+    pieces = make(lib, x)
+    total = sum(((p * (i + 1)) ** 2).sum() for i, p in enumerate(pieces))
+    (g,) = lib.autograd.grad(total, [x], create_graph=True)
+    (second,) = lib.autograd.grad((g * g).sum(), [x])
+    return [[p.detach() for p in pieces], [p.grad_fn.name() for p in pieces], g.detach(), second]
+
+
+def np_prod(shape):
+    out = 1
+    for s in shape:
+        out *= s
+    return out
+
+
+PIECES = {
+    "unbind": (lambda lib, x: lib.unbind(x), (3, 2)),
+    "unbind dim -1": (lambda lib, x: x.unbind(-1), (2, 3, 2)),
+    "split by size": (lambda lib, x: lib.split(x, 2), (5, 2)),
+    "split by sizes": (lambda lib, x: x.split([1, 0, 3], 1), (2, 4)),
+    "split size past the end": (lambda lib, x: x.split(7), (5,)),
+    "chunk": (lambda lib, x: lib.chunk(x, 2), (5, 2)),
+    "chunk, fewer pieces": (lambda lib, x: x.chunk(4, dim=0), (5, 3)),
+    "chunk dim 1": (lambda lib, x: x.chunk(3, 1), (2, 6)),
+}
+
+
+@pytest.mark.parametrize("case", PIECES)
+def test_every_piece_is_pytorchs(case):
+    make, shape = PIECES[case]
+    same_as_pytorch(lambda lib: _every_piece(lib, make, shape))
+
+
+PIECES_ERRORS = {
+    "unbind of a number": lambda lib: lib.tensor(1.0).unbind(0),
+    "unbind dim out of range": lambda lib: lib.ones(2, 3).unbind(2),
+    "split size 0": lambda lib: lib.ones(5, 3).split(0),
+    "split size negative": lambda lib: lib.ones(5, 3).split(-1),
+    "split sizes not summing": lambda lib: lib.ones(5, 3).split([2, 2]),
+    "split sizes negative": lambda lib: lib.ones(5, 3).split([6, -1]),
+    "split of a number": lambda lib: lib.tensor(1.0).split(1),
+    "split dim out of range": lambda lib: lib.ones(5, 3).split([2, 3], 2),
+    "chunk 0": lambda lib: lib.ones(5, 3).chunk(0),
+    "chunk of a number": lambda lib: lib.tensor(1.0).chunk(1),
+}
+
+
+@pytest.mark.parametrize("case", PIECES_ERRORS)
+def test_pieces_errors_are_pytorchs(case):
+    fails_as_pytorch(PIECES_ERRORS[case])

@@ -231,3 +231,10 @@ _RULES.update({
     "clamp_min_tensor": lambda shape, x, bound: E.call("clamp_min", (x, bound), shape),
     "clamp_max_tensor": lambda shape, x, bound: E.call("clamp_max", (x, bound), shape),
 })
+
+# -- issue 24: the pieces of unbind and split, written as the select or narrow they are
+_RULES.update({
+    "unbind": lambda shape, x, dim, index: E.call("select", (x, dim, index), shape),
+    "split": lambda shape, x, dim, start, stop: _slice(shape, x, dim, start, stop, 1),
+    "split_with_sizes": lambda shape, x, dim, start, stop: _slice(shape, x, dim, start, stop, 1),
+})
