@@ -316,3 +316,10 @@ def test_debug_shows_the_traceback(autodiff, flag):
                           env=environment())
     assert done.returncode == 3
     assert "Traceback" in done.stderr and done.stderr.rstrip().endswith("^")
+
+
+def test_a_variable_holding_a_tuple_is_shown_not_an_internal_error(autodiff):
+    # x.max(0)'s (values, indices) and split's pieces, each as its values
+    result = autodiff("eval", "-e", "p = x.max(0)\nq = split(x, 2)\ny = p[0] * 2", "--at", "x=[1,3,2]", "-f", "plain")
+    assert result.code == 0, result.stderr
+    assert "p\t[3.0, 1]\n" in result.stdout and "q\t[[1.0, 3.0], [2.0]]\n" in result.stdout

@@ -142,6 +142,8 @@ def _quantity(name: str, role: str, value, note: str = "") -> Quantity:
         return Quantity(name, role, host(value), tuple(value.shape), value.dtype.name, value.requires_grad,
                         value.is_leaf, value.grad_fn.name() if value.grad_fn is not None else None, host(grad), note)
     shape = tuple(np.shape(value)) if isinstance(value, (int, float, bool)) else ()
+    if isinstance(value, (tuple, list)):  # x.max(0)'s (values, indices), split's pieces: each on the host
+        value = [host(v) if isinstance(v, Tensor) else v for v in value]
     return Quantity(name, role, value, shape, type(value).__name__, False, True, None, None, note)
 
 
