@@ -82,3 +82,12 @@ def test_masked_fill_gives_a_value_that_requires_grad_its_gradient():
     y.sum().backward()
     assert y.tolist() == [5.0, 2.0, 5.0]
     assert x.grad.tolist() == [0.0, 1.0, 0.0] and value.grad.item() == 2.0
+
+
+def test_each_piece_of_a_split_has_a_node_of_its_own():
+    # PyTorch records one SplitBackward0 with an output per piece (docs/guide.md, "Where autodiff differs")
+    x = autodiff.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    a, b = autodiff.split(x, 2)
+    assert a.grad_fn is not b.grad_fn and a.grad_fn.name() == b.grad_fn.name() == "SplitBackward0"
+    (a.sum() * 2 + b.sum() * 3).backward()
+    assert x.grad.tolist() == [2.0, 2.0, 3.0, 3.0]
