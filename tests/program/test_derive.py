@@ -108,6 +108,18 @@ def test_sum_of_a_matrix_vector_product_is_an_outer_product_of_ones_and_x():
     assert d.derivatives[0].shape == (2, 2)
 
 
+@pytest.mark.parametrize("x_shape, y_shape", [((), (3,)), ((3,), ()), ((1, 3), (2, 1)), ((2, 1), (2, 3)),
+                                              ((3,), (2, 3)), ((), (2, 2))])
+def test_broadcast_operands_under_a_reduction_scaled_by_a_symbol(x_shape, y_shape):
+    # the gradient of sum(...) is a symbol spread over the shape; summing it back to a smaller
+    # operand must count its copies (the random programs never scale a sum by a symbol)
+    rng = np.random.default_rng(len(x_shape) * 7 + len(y_shape))
+    at = {"x": rng.uniform(0.5, 1.5, x_shape).tolist(), "y": rng.uniform(0.5, 1.5, y_shape).tolist()}
+    text = "u = sum(x * y)\ne = sum(x + y) * u + mean(x - y) * u"
+    d = D.derive(text, at)
+    assert D.check(d, text, at).passed
+
+
 def test_a_negative_product_on_the_right_of_matmul_keeps_its_parentheses():
     # `a @ -2 * x` would be (a @ -2) * x: the derived program must say a @ (-2 * x)
     text = "v = dot(W @ x, y)\ne = v * -0.5"
