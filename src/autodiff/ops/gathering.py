@@ -25,16 +25,22 @@ from .surface import public
 
 def _key(xp, index, dim: int) -> tuple:
     """The full key of the places `index` names along `dim`: positions elsewhere, index at dim."""
-    index = xp.asarray(index)  # on the input's device
+    index = _positions(xp, index)
     ndim = index.ndim
     key = [xp.arange(n).reshape((1,) * d + (n,) + (1,) * (ndim - d - 1)) for d, n in enumerate(index.shape)]
     key[dim] = index
     return tuple(key)
 
 
+def _positions(xp, index):
+    """The index on the input's device, as integers (a derivation's constants come back as floats)."""
+    index = xp.asarray(index)
+    return index if index.dtype.kind in "iu" else index.astype("int64")
+
+
 def _region(index, src):
-    """The part of `src` that `index` covers (src may be larger than the index)."""
-    return src[tuple(slice(0, n) for n in index.shape)]
+    """The part of `src` that `index` covers (src may be larger than the index; a number is itself)."""
+    return src[tuple(slice(0, n) for n in index.shape)] if getattr(src, "ndim", 0) else src
 
 
 def _gather(xp, input, dim, index):
@@ -46,7 +52,7 @@ def _gather(xp, input, dim, index):
 def _scatter(xp, input, dim, index, src):
     out = xp.array(input, copy=True)
     if input.ndim == 0:
-        return xp.array(src.reshape(-1)[-1] if index.size else input, copy=True)
+        return xp.array(xp.asarray(src).reshape(-1)[-1] if index.size else input, copy=True)
     out[_key(xp, index, dim)] = _region(index, src)
     return out
 
@@ -136,7 +142,7 @@ SCATTER_VALUE = defop(
 )
 INDEX_SELECT = defop(
     "index_select",
-    lambda xp, input, dim, index: contiguous(xp, xp.take(input, xp.asarray(index), axis=dim)) if input.ndim else input.copy(),
+    lambda xp, input, dim, index: contiguous(xp, xp.take(input, _positions(xp, index), axis=dim)) if input.ndim else input.copy(),
     frees=True, batch=dims("dim"),
     input=lambda grad, input_shape, dim, index: SCATTER_ADD.apply(
         _zeros(grad, input_shape), dim, _along_rows(grad, dim, index), grad) if input_shape else grad,
