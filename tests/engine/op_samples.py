@@ -1157,3 +1157,80 @@ def _chunk_calls():
         call(leaf((5, 2)), 4, note="fewer pieces than asked"),
         call(leaf((2, 3, 2)), 2, dim=-1),
     ]
+
+
+# == issue 24: picking and placing by index tensors (ops/gathering.py) =================================
+# The ops take their index as an int64 array; the functions, as PyTorch, an int64 tensor.
+
+
+def _ix(values) -> np.ndarray:
+    return np.array(values, dtype=np.int64)
+
+
+def _long(values) -> autodiff.Tensor:
+    return autodiff.tensor(_ix(values))
+
+
+_GATHERS = [  # (input shape, dim, index): repeated places, a smaller index, every dim
+    ((3, 2), 0, [[2, 0], [1, 1]]),
+    ((3, 2), 1, [[1], [0], [1]]),
+    ((2, 3, 2), 2, [[[1, 0], [0, 0], [1, 1]], [[0, 1], [1, 0], [0, 0]]]),
+    ((2, 3, 2), -2, [[[2, 0]], [[1, 1]]]),
+    ((4,), 0, [3, 3, 0]),
+]
+# Scatters put each value at a place of its own (where two land on one place, PyTorch leaves which one wins open).
+_SCATTERS = [
+    ((3, 2), 0, [[2, 0], [0, 1]]),
+    ((3, 2), 1, [[1], [0], [1]]),
+    ((2, 3, 2), 1, [[[2, 0], [0, 1]], [[1, 1], [2, 0]]]),
+    ((4,), 0, [3, 0]),
+]
+
+
+@samples("gather")
+def _gather():
+    return [Sample((leaf(s), d, _ix(i)), function=False) for s, d, i in _GATHERS]
+
+
+@calls("gather")
+def _gather_calls():
+    return [call(leaf(s), d, _long(i)) for s, d, i in _GATHERS] + [call(leaf((3, 2)), dim=1, index=_long([[0, 0]]))]
+
+
+@samples("scatter_add")
+def _scatter_add():  # repeated places add up
+    return [Sample((leaf(s), d, _ix(i), leaf(np.shape(i))), function=False) for s, d, i in _GATHERS]
+
+
+@calls("scatter_add")
+def _scatter_add_calls():
+    return [call(leaf(s), d, _long(i), leaf(np.shape(i))) for s, d, i in _GATHERS]
+
+
+@samples("scatter")
+def _scatter():
+    return [Sample((leaf(s), d, _ix(i), leaf(np.shape(i))), function=False) for s, d, i in _SCATTERS]
+
+
+@calls("scatter")
+def _scatter_calls():
+    return [call(leaf(s), d, _long(i), leaf(np.shape(i))) for s, d, i in _SCATTERS] + [
+        call(leaf((3, 2)), 1, _long([[1], [0], [1]]), 2.5, note="a number for src (ScatterBackward1)")]
+
+
+@samples("scatter_value")
+def _scatter_value():
+    return [Sample((leaf(s), d, _ix(i), 2.5)) for s, d, i in _SCATTERS]
+
+
+_SELECTS = [((3, 2), 0, [2, 0, 2]), ((2, 3, 2), 1, [1]), ((2, 3, 2), -1, [1, 0, 1, 1]), ((4,), 0, [])]
+
+
+@samples("index_select")
+def _index_select():
+    return [Sample((leaf(s), d % len(s), _ix(i)), function=False) for s, d, i in _SELECTS]
+
+
+@calls("index_select")
+def _index_select_calls():
+    return [call(leaf(s), d, _long(i)) for s, d, i in _SELECTS]

@@ -705,3 +705,64 @@ PIECES_ERRORS = {
 @pytest.mark.parametrize("case", PIECES_ERRORS)
 def test_pieces_errors_are_pytorchs(case):
     fails_as_pytorch(PIECES_ERRORS[case])
+
+
+# -- issue 24: gather, scatter, scatter_add, index_select: values, nodes, first and second gradients ---------
+
+
+def _placing(lib, make):
+    x = lib.arange(6.0, dtype=lib.float64).reshape(2, 3).requires_grad_(True)
+    s = (lib.arange(6.0, dtype=lib.float64).reshape(2, 3) * 0.5 - 1).requires_grad_(True)
+    out = make(lib, x, s)
+    total = ((out * lib.arange(1.0, out.numel() + 1, dtype=lib.float64).reshape(out.shape)) ** 2).sum()
+    g = lib.autograd.grad(total, [x, s], create_graph=True, allow_unused=True)
+    used = [t for t in g if t is not None]
+    second = lib.autograd.grad(sum((t * t).sum() for t in used), [x, s], allow_unused=True)
+    return [out.detach(), out.grad_fn.name(), [t.detach() if t is not None else None for t in g], list(second)]
+
+
+PLACING = {
+    "gather dim 1": lambda lib, x, s: x.gather(1, lib.tensor([[2, 0, 2], [1, 1, 0]])),
+    "gather dim 0, smaller": lambda lib, x, s: lib.gather(x, 0, lib.tensor([[1, 0]])),
+    "gather int32 index": lambda lib, x, s: x.gather(-1, lib.tensor([[0], [2]], dtype=lib.int32)),
+    "index_select repeats": lambda lib, x, s: x.index_select(1, lib.tensor([2, 2, 0, 1])),
+    "index_select 0-d index": lambda lib, x, s: lib.index_select(x, 0, lib.tensor(1)),
+    "scatter": lambda lib, x, s: x.scatter(1, lib.tensor([[2, 0], [1, 2]]), s[:, :2]),
+    "scatter a number": lambda lib, x, s: x.scatter(0, lib.tensor([[1, 0, 1]]), 7.5),
+    "scatter_add repeats": lambda lib, x, s: lib.scatter_add(x, 1, lib.tensor([[2, 2, 2], [0, 1, 0]]), s * 1),
+}
+
+
+@pytest.mark.parametrize("case", PLACING)
+def test_placing_is_pytorchs(case):
+    same_as_pytorch(lambda lib: _placing(lib, PLACING[case]))
+
+
+def _ones23(lib):
+    return lib.ones(2, 3)
+
+
+PLACING_ERRORS = {
+    "gather index out of range": lambda lib: _ones23(lib).gather(1, lib.tensor([[0, 5]])),
+    "gather negative index": lambda lib: _ones23(lib).gather(1, lib.tensor([[0, -1]])),
+    "gather dim out of range": lambda lib: _ones23(lib).gather(2, lib.tensor([[0]])),
+    "gather float index": lambda lib: _ones23(lib).gather(1, lib.tensor([[0.0]])),
+    "gather index dims": lambda lib: _ones23(lib).gather(1, lib.tensor([0, 1])),
+    "gather index too large": lambda lib: _ones23(lib).gather(1, lib.zeros(3, 1, dtype=lib.int64)),
+    "gather index a list": lambda lib: lib.gather(_ones23(lib), 1, [[0]]),
+    "index_select out of range": lambda lib: _ones23(lib).index_select(1, lib.tensor([0, 3])),
+    "index_select not a vector": lambda lib: _ones23(lib).index_select(1, lib.tensor([[0, 1]])),
+    "index_select float index": lambda lib: _ones23(lib).index_select(1, lib.tensor([0.0])),
+    "index_select of a number": lambda lib: lib.tensor(3.0).index_select(0, lib.tensor([0, 0])),
+    "scatter index out of range": lambda lib: _ones23(lib).scatter(1, lib.tensor([[0, 5]]), _ones23(lib)),
+    "scatter float index": lambda lib: _ones23(lib).scatter(1, lib.tensor([[0.0]]), _ones23(lib)),
+    "scatter index larger than src": lambda lib: _ones23(lib).scatter(1, lib.tensor([[0, 1]]), lib.ones(1, 1)),
+    "scatter index dims": lambda lib: _ones23(lib).scatter(1, lib.tensor([0, 1]), _ones23(lib)),
+    "scatter dtypes": lambda lib: lib.ones(2, 3, dtype=lib.float32).scatter(1, lib.tensor([[0]]), lib.ones(2, 3, dtype=lib.float64)),
+    "scatter_add index out of range": lambda lib: _ones23(lib).scatter_add(0, lib.tensor([[2]]), _ones23(lib)),
+}
+
+
+@pytest.mark.parametrize("case", PLACING_ERRORS)
+def test_placing_errors_are_pytorchs(case):
+    fails_as_pytorch(PLACING_ERRORS[case])

@@ -240,6 +240,14 @@ def test_class_indices_must_be_whole_numbers():
         run("cross_entropy(x, k)", at={"x": X, "k": [2.5, 0]})
 
 
+def test_whole_numbers_are_indices_of_gather_and_scatter():
+    at = {"x": [1.0, 2.0, 3.0]}
+    assert run("gather(x, 0, [2, 0]) + x.index_select(0, [1, 1])", at=at).output.tolist() == [5.0, 3.0]
+    assert run("scatter_add(scatter(x, 0, [0], 7), 0, [2, 2], x[:2])", at=at).output.tolist() == [7.0, 2.0, 6.0]
+    with pytest.raises(EvaluationProblem, match=r"the index must be whole numbers \(positions\), got \[0.5\]"):
+        run("gather(x, 0, [0.5])", at=at)
+
+
 def test_numbers_given_to_functions_become_tensors():
     assert run("exp(0) + sqrt(4)").output.item() == 3.0
 

@@ -363,3 +363,20 @@ def test_issue_24s_functions_derive_and_check(text):
     at = {"x": 0.7}
     d = D.derive(text, at)
     assert D.check(d, text, at).passed
+
+
+# -- issue 24: gather, scatter, scatter_add, index_select: derivatives that read back -----------------------
+
+
+@pytest.mark.parametrize("text", [
+    "sum(gather(x, 0, [1, 0]) * 2)",
+    "sum(index_select(x, 0, [2, 2, 0]) ** 2)",
+    "sum(scatter(x, 0, [1, 0], y) ** 2)",
+    "sum(scatter(x, 0, [2], 4) ** 2)",
+    "sum(scatter_add(x, 0, [1, 1], y) ** 2)",
+])
+def test_gathers_and_scatters_derived_read_back_as_grad(text):
+    at = {"x": [1.0, 2.0, 3.0], "y": [4.0, -5.0]}
+    d = D.derive(text, at)
+    assert D.check(d, text, at).passed
+    assert run_derived(d, at)  # the printed program runs under eval

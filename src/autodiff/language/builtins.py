@@ -16,7 +16,7 @@ import inspect
 import math
 from functools import lru_cache
 
-from .. import Tensor, ops, return_types
+from .. import Tensor, creation, ops, return_types
 from ..autograd import enable_grad, no_grad
 from ..nn import functional as nn_functional
 from . import ast
@@ -97,6 +97,25 @@ def _class_indices(target):
     data = target.detach()
     if not bool((data == data.floor()).all()):
         raise ValueError("class indices must be whole numbers (a target of the input's shape holds probabilities)")
+    return data.long()
+
+
+# Functions whose `index` argument is an int64 tensor in PyTorch (issue 24): a program's numbers
+# are floats, so whole ones are taken as the indices they spell.
+TAKING_INDICES = {"gather", "scatter", "scatter_add", "index_select"}
+
+
+def _whole_indices(name: str, index):
+    """`index` as int64: a float tensor (or number) of whole numbers; others refused, said plainly."""
+    if isinstance(index, bool) or not isinstance(index, (int, float, Tensor)):
+        return index
+    if not isinstance(index, Tensor):
+        index = creation.tensor(float(index))
+    if not index.dtype.is_floating_point:
+        return index
+    data = index.detach()
+    if not bool((data == data.floor()).all()):
+        raise ValueError(f"the index must be whole numbers (positions), got {data.tolist()}")
     return data.long()
 
 
@@ -212,6 +231,8 @@ def call(name: str, function, args: list, kwargs: dict, make_tensor, device=None
                                 "take its .values")
             elif not isinstance(value, Tensor):
                 raise TypeError(f"expected a tensor, got {type(value).__name__}")
+        if name in TAKING_INDICES and "index" in bound.arguments:
+            bound.arguments["index"] = _whole_indices(name, bound.arguments["index"])
         args, kwargs = bound.args, bound.kwargs
     result = function(*args, **kwargs)
     if not method and isinstance(result, (return_types.max, return_types.min)):

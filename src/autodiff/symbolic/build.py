@@ -238,3 +238,6 @@ _RULES.update({
     "split": lambda shape, x, dim, start, stop: _slice(shape, x, dim, start, stop, 1),
     "split_with_sizes": lambda shape, x, dim, start, stop: _slice(shape, x, dim, start, stop, 1),
 })
+
+# -- issue 24: scatter with a number (the gradient of scatter's input) is the language's scatter too
+_RULES["scatter_value"] = lambda shape, x, dim, index, value: E.call("scatter", (x, dim, _static(index), value), shape)
