@@ -91,3 +91,14 @@ def test_each_piece_of_a_split_has_a_node_of_its_own():
     assert a.grad_fn is not b.grad_fn and a.grad_fn.name() == b.grad_fn.name() == "SplitBackward0"
     (a.sum() * 2 + b.sum() * 3).backward()
     assert x.grad.tolist() == [2.0, 2.0, 3.0, 3.0]
+
+
+def test_scatter_from_a_larger_src_gives_its_unused_places_a_zero_gradient():
+    # PyTorch's backward fails here ("returned an invalid gradient"); autodiff pads the
+    # gathered gradient with zeros to src's shape (docs/guide.md, "Where autodiff differs")
+    x = autodiff.zeros(3, requires_grad=True)
+    src = autodiff.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = autodiff.scatter(x * 1, 0, autodiff.tensor([2, 0]), src)
+    y.sum().backward()
+    assert y.tolist() == [2.0, 0.0, 1.0]
+    assert src.grad.tolist() == [1.0, 1.0, 0.0, 0.0] and x.grad.tolist() == [0.0, 1.0, 0.0]
