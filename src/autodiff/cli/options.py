@@ -29,9 +29,6 @@ RecordFormat = choices("RecordFormat", "jsonl", "csv", "tsv")  # --points' recor
 OnError = choices("OnError", "stop", "skip", "null")
 Unused = choices("Unused", "warn", "fail", "delete")
 
-# The --format choices of the commands whose results are values and gradients.
-Format = format_choices("grad", "Format")
-
 
 def words():
     """Text whose metavar says all (FILE, PATH...): the help shows no `<str>` beside it."""
@@ -52,8 +49,17 @@ AT = typer.Option([], "--at", metavar="NAME=VALUE,...",
                   help="Input values: numbers or \\[lists], e.g. [bold]--at 'a=2,W=[[1,2],[3,4]]'[/] (quote brackets for the "
                        "shell; no space after a comma). May be repeated.")
 OUTPUT = typer.Option(None, "--output", metavar="NAME", help="Use this variable as the output, not the last statement.")
-FORMAT = typer.Option(Format.auto, "--format", "-f",
-                      help="rich (a table), plain (tab-separated lines) or json; auto is rich on a terminal.")
+
+
+def table_format(kind: str, name: str) -> tuple:
+    """(the Enum of `--format`'s choices for a kind of result, the option): the choices come from
+    the renderer table, for the commands whose results are tables (grad, eval, test)."""
+    choices = format_choices(kind, name)
+    return choices, typer.Option(choices.auto, "--format", "-f",
+                                 help="rich (a table), plain (tab-separated lines) or json; auto is rich on a "
+                                      "terminal.")
+
+
 PATHS = typer.Argument(None, metavar="PATH...", show_default=False, click_type=words(),
                        help="Expression files, their records, pending records or directories; default: .")
 

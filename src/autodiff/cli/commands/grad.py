@@ -7,10 +7,13 @@ from typing import Optional
 import typer
 
 from ..exit_codes import ExitCode
-from ..options import FORMAT, OUTPUT, Format, check_tolerances, reads_points, reads_program
+from ..options import OUTPUT, check_tolerances, reads_points, reads_program, table_format
 from ..render import emit
 from .gradients import show_gradients
 from .points import run_points
+
+GradFormat, GRAD_FORMAT = table_format("grad", "GradFormat")
+EvalFormat, EVAL_FORMAT = table_format("evaluation", "EvalFormat")
 
 GRAD_EXAMPLES = """[bold]Examples[/]
 
@@ -58,7 +61,7 @@ def grad(
                                     "is looser than autodiff test's (1e-12), which compares with exact records."),
     rtol: float = typer.Option(1e-3, "--rtol", min=0.0, metavar="TOL",
                                help="Relative tolerance of --check (autodiff test's: 1e-9, for the same reason)."),
-    format: Format = FORMAT,
+    format: GradFormat = GRAD_FORMAT,
     points=None,  # --points, --in, --out, --flatten, --no-header, --on-error (see options.reads_points)
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
 ) -> None:
@@ -83,7 +86,7 @@ def grad(
 def evaluate(
     program=None,  # FILE, -e, --at (see options.reads_program)
     output: Optional[str] = OUTPUT,
-    format: Format = FORMAT,
+    format: EvalFormat = EVAL_FORMAT,
     points=None,  # --points, --in, --out, --flatten, --no-header, --on-error (see options.reads_points)
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
 ) -> None:

@@ -12,8 +12,10 @@ import typer
 
 from ..._text import shown
 from ..exit_codes import ExitCode
-from ..options import FORMAT, PATHS, Format, Unused, bad_number, check_tolerances, words
+from ..options import PATHS, Unused, bad_number, check_tolerances, table_format, words
 from ..render import emit
+
+SuiteFormat, SUITE_FORMAT = table_format("suite", "SuiteFormat")
 
 EXAMPLES = """[bold]Examples[/]
 
@@ -101,7 +103,7 @@ def test(
                                         help="Run only the I-th of N shards (from 1); auto: from GitLab's or CircleCI's "
                                              "variables. Bazel's TEST_SHARD_INDEX is honoured without it."),
     junit: Optional[str] = typer.Option(None, "--junit", metavar="FILE", help="Also write a JUnit XML report."),
-    format: Format = FORMAT,
+    format: SuiteFormat = SUITE_FORMAT,
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
 ) -> None:
     """Compare expression files' values and gradients with their golden records (x.expr.golden.json).
