@@ -34,3 +34,31 @@ def test_an_index_key_is_a_parameter():
     part = build("zero_region", [x, (slice(1, 3),)], (4, 3))
     assert to_text(part) == "zero_region(x, (1:3,))" and part.args[1][0].as_slice() == slice(1, 3)
     assert Slice(1, 3, None) == Slice(1, 3, None) and hash(Slice(1, 3, None)) == hash(Slice(1, 3, None))
+
+
+def _pool(shape: tuple) -> list:
+    """Nodes of every kind a sum or a product meets: symbols, numbers, calls, powers, short
+    and long products and sums (longer than expr.FLATTEN), with coefficients of each sign."""
+    x, y, z = (E.symbol(n, shape) for n in "xyz")
+    t = E.call("tanh", (x,), shape)
+    long_product = E.mul(*(E.symbol(f"p{i}", shape) for i in range(E.FLATTEN + 2)))
+    long_sum = E.add(*(E.symbol(f"s{i}", shape) for i in range(E.FLATTEN + 2)))
+    return [x, y, t, E.const(2.0, shape), E.const(0.0, shape), E.power(x, 2.0), E.power(t, z), E.mul(x, y),
+            E.mul(E.const(-3.0), x, t), E.neg(x), E.neg(E.power(y, 3.0)), E.add(x, y), E.add(E.const(1.0), x),
+            E.add(E.mul(E.const(2.0), x), E.neg(t)), long_product, long_sum, E.mul(x, long_sum)]
+
+
+def test_the_fast_paths_of_sums_and_products_build_what_the_general_path_builds():
+    """add(a, b), mul(a, b) and neg(a) take shortcuts for the commonest pairs of a derivative;
+    with a third, neutral part the general path runs: the two must give the very same node."""
+    for shape in ((), (2,)):
+        pool = _pool(shape)
+        zero, one = E.const(0.0), E.const(1.0)
+        for a in pool:
+            negated = E.neg(a)
+            assert negated is E.mul(E.const(-1.0), a, one), to_text(a)
+            assert negated.symbolic == bool(E.symbols_of(negated))
+            for b in pool:
+                for made, general in ((E.add(a, b), E.add(a, b, zero)), (E.mul(a, b), E.mul(a, b, one))):
+                    assert made is general, (to_text(a), to_text(b))
+                    assert made.symbolic == bool(E.symbols_of(made)) and made.shape == shape

@@ -40,7 +40,10 @@ def build(name: str, args: list, shape: tuple, result=None) -> E.Expr:
         return _reshape(args[0], shape)
     if name in _COMPARISONS:
         return _compare(name, _number(args[0]), _number(args[1]), shape)
-    return E.call(name, tuple(_static(a) for a in args), shape)
+    for a in args:
+        if a.__class__ is not E.Expr:
+            return E.call(name, tuple(_static(a) for a in args), shape)
+    return E.call(name, tuple(args), shape)  # expressions only (exp(x), tanh(x)): nothing to convert
 
 
 def _static(value):

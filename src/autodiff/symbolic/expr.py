@@ -202,9 +202,72 @@ def _split_coefficient(e: Expr) -> tuple:
     return 1.0, e
 
 
+# Nodes a sum or a product looks inside; any other is one term or one factor as it is.
+_OPENED_BY_ADD = frozenset(("const", "mul", "add", "expand"))
+_OPENED_BY_MUL = frozenset(("const", "mul", "pow", "expand"))
+
+
+def _pair(op: str, a: Expr, b: Expr, number: float) -> Expr:
+    """`op` of two distinct plain nodes of one shape, each with coefficient or exponent 1: the
+    commonest sum and product of a derivative, made without the general path's dict and sort."""
+    if a.order > b.order:
+        a, b = b, a
+    return _intern(op, (number, ((a, 1.0), (b, 1.0))), a.shape, a.symbolic or b.symbolic)
+
+
+def _joined(pairs: tuple, pair: tuple) -> tuple:
+    """`pairs` (in their nodes' order) with `pair` in its place: most often the last."""
+    order, i = pair[0].order, len(pairs)
+    while i and pairs[i - 1][0].order > order:
+        i -= 1
+    return pairs[:i] + (pair,) + pairs[i:]
+
+
+def _add_term(total: Expr, p: Expr):
+    """total + p, where total is a short sum and p a new term of its shape; None when p's node is
+    already a term (like terms merge on the general path)."""
+    k, rest = _split_coefficient(p) if p.op == "mul" else (1.0, p)
+    number, terms = total.args
+    for t, _ in terms:
+        if t is rest:
+            return None
+    return _intern("add", (number, _joined(terms, (rest, k))), total.shape, total.symbolic or rest.symbolic)
+
+
+def _two_terms(a: Expr, b: Expr):
+    """a + b, each a product or a plain node: None when they are like terms."""
+    ka, ra = _split_coefficient(a) if a.op == "mul" else (1.0, a)
+    kb, rb = _split_coefficient(b) if b.op == "mul" else (1.0, b)
+    if ra is rb:
+        return None
+    if ra.order > rb.order:
+        ra, ka, rb, kb = rb, kb, ra, ka
+    return _intern("add", (0.0, ((ra, ka), (rb, kb))), a.shape, ra.symbolic or rb.symbolic)
+
+
 def add(*parts: Expr) -> Expr:
     if len(parts) == 2 and parts[0].shape == parts[1].shape:
-        shape = parts[0].shape
+        a, b = parts
+        aop, bop = a.op, b.op
+        if a is not b:
+            if aop not in _OPENED_BY_ADD and bop not in _OPENED_BY_ADD:
+                return _pair("add", a, b, 0.0)
+            if (aop == "mul" or aop not in _OPENED_BY_ADD) and (bop == "mul" or bop not in _OPENED_BY_ADD):
+                fast = _two_terms(a, b)
+                if fast is not None:
+                    return fast
+            elif aop == "const" and (bop == "mul" or bop not in _OPENED_BY_ADD) and a.args[0] != 0:
+                k, rest = _split_coefficient(b) if bop == "mul" else (1.0, b)
+                return _intern("add", (a.args[0], ((rest, k),)), a.shape, rest.symbolic)
+            if aop == "add" and len(a.args[1]) <= FLATTEN and (bop == "mul" or bop not in _OPENED_BY_ADD):
+                fast = _add_term(a, b)
+                if fast is not None:
+                    return fast
+            elif bop == "add" and len(b.args[1]) <= FLATTEN and (aop == "mul" or aop not in _OPENED_BY_ADD):
+                fast = _add_term(b, a)
+                if fast is not None:
+                    return fast
+        shape = a.shape
     else:
         shape = broadcast(*[p.shape for p in parts])
     number = 0.0
@@ -239,6 +302,11 @@ def add(*parts: Expr) -> Expr:
 
 
 def neg(e: Expr) -> Expr:
+    op = e.op
+    if op == "pow" and e.args[1].__class__ is float:  # -x**2, as mul makes it, without its loop
+        return _intern("mul", (-1.0, (e.args,)), e.shape, e.symbolic)
+    if op not in _OPENED_BY_MUL:
+        return _intern("mul", (-1.0, ((e, 1.0),)), e.shape, e.symbolic)
     return mul(const(-1.0), e)
 
 
@@ -265,7 +333,23 @@ def _add_exponents(a, b):
 
 def mul(*parts: Expr) -> Expr:
     if len(parts) == 2 and parts[0].shape == parts[1].shape:
-        shape = parts[0].shape
+        a, b = parts
+        aop, bop = a.op, b.op
+        if a is b:
+            if aop not in _OPENED_BY_MUL:
+                return _pow_node(a, 2.0)
+        else:
+            if aop not in _OPENED_BY_MUL and bop not in _OPENED_BY_MUL:
+                return _pair("mul", a, b, 1.0)
+            if aop == "mul" and bop not in _OPENED_BY_MUL:
+                fast = _add_factor(a, b)
+                if fast is not None:
+                    return fast
+            elif bop == "mul" and aop not in _OPENED_BY_MUL:
+                fast = _add_factor(b, a)
+                if fast is not None:
+                    return fast
+        shape = a.shape
     else:
         shape = broadcast(*[p.shape for p in parts])
     number = 1.0
@@ -303,6 +387,18 @@ def mul(*parts: Expr) -> Expr:
     return with_shape(_product(number, factors, None), shape)
 
 
+def _add_factor(product: Expr, p: Expr):
+    """product * p, where product is a short product and p a new plain factor of its shape; None
+    when p is already a factor (exponents add on the general path)."""
+    k, factors = product.args
+    if len(factors) > FLATTEN:
+        return _pair("mul", product, p, 1.0)
+    for b, _ in factors:
+        if b is p:
+            return None
+    return _intern("mul", (k, _joined(factors, (p, 1.0))), product.shape, product.symbolic or p.symbolic)
+
+
 def _first_order(pair) -> int:
     return pair[0].order
 
@@ -320,14 +416,13 @@ def _product(number: float, factors, shape) -> Expr:
             factors = (second, first)
     else:
         factors = sorted(factors, key=_first_order)
-    shapes, symbolic = [], False
-    for b, x in factors:
-        shapes.append(b.shape)
-        symbolic = symbolic or b.symbolic
-        if x.__class__ is Expr:
-            shapes.append(x.shape)
-            symbolic = symbolic or x.symbolic
-    return _intern("mul", (number, tuple(factors)), broadcast(*shapes), symbolic)
+    common, mixed, symbolic = factors[0][0].shape, False, False
+    for b, x in factors:  # the shapes are most often all one: no list, no broadcast then
+        mixed = mixed or b.shape != common or (x.__class__ is Expr and x.shape != common)
+        symbolic = symbolic or b.symbolic or (x.__class__ is Expr and x.symbolic)
+    if mixed:
+        common = broadcast(*[s for b, x in factors for s in ((b.shape, x.shape) if x.__class__ is Expr else (b.shape,))])
+    return _intern("mul", (number, tuple(factors)), common, symbolic)
 
 
 def _pow_node(base: Expr, exponent) -> Expr:
