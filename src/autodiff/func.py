@@ -5,20 +5,23 @@ jacfwd, hessian.
 one example, and every operation maps onto the stacked examples by its batching rule, declared
 beside it in the op registry (ops/batching.py). `grad(f)` differentiates a function returning
 one number per example, so `vmap(grad(f))(x)` gives every example's gradient from one backward
-pass. `jacfwd` is computed in reverse mode here (the same numbers as forward mode).
+pass. `jvp` and `jacfwd` run in forward mode (autograd/forward_ad.py): `hessian`, jacfwd of
+jacrev, is forward over reverse.
 """
 
 from __future__ import annotations
 
 import functools
+from contextlib import nullcontext
 
 from .autograd.engine import grad as _autograd_grad
-from .autograd.grad_mode import enable_grad
+from .autograd.forward_ad import dual_level, is_dual, make_dual, requiring_grad, unpack_dual
+from .autograd.grad_mode import FORWARD_AD, enable_grad
 from .ops.batching import Batched, DataDependent
 from .ops.shape import stack
 from .tensor import Tensor
 
-__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jacrev", "jacfwd", "hessian", "DataDependent"]
+__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "DataDependent"]
 
 
 # -- vmap ------------------------------------------------------------------------------------------------
@@ -117,6 +120,8 @@ def _differentiable(value: Tensor) -> Tensor:
     alias of the value, so that outer transforms can differentiate through this one."""
     if isinstance(value, Batched):
         return Batched(_differentiable(value.physical))
+    if is_dual(value):  # inside jacfwd: the tangent goes along (forward over reverse)
+        return requiring_grad(value)
     if value.requires_grad:
         return value.view_as(value)
     return value.detach().requires_grad_(True)
@@ -140,7 +145,7 @@ def _differentiated_call(func, args, kwargs, argnums, has_aux: bool, name: str):
     Returns (the positions, whether an outer transform differentiates through this one, the
     arguments as func got them, its output, its aux)."""
     nums = _argnums(argnums, len(args))
-    outer = any(_physical(args[n]).requires_grad for n in nums)
+    outer = any(_physical(args[n]).requires_grad or is_dual(args[n]) for n in nums)
     args = list(args)
     for n in nums:
         args[n] = _differentiable(args[n])
@@ -202,7 +207,7 @@ def grad(func, argnums=0, has_aux: bool = False):
 
 def vjp(func, *primals, has_aux: bool = False):
     """(func(*primals), vjp_fn): vjp_fn(cotangent) gives the vector-Jacobian product per primal."""
-    outer = any(_physical(p).requires_grad for p in primals if isinstance(p, Tensor))
+    outer = any(_physical(p).requires_grad or is_dual(p) for p in primals if isinstance(p, Tensor))
     with enable_grad():
         inputs = [_differentiable(p) for p in primals]
         output = func(*inputs)
@@ -270,9 +275,135 @@ def _like(reference, physical: Tensor):
     return Batched(physical) if isinstance(reference, Batched) else physical
 
 
+# -- forward mode ------------------------------------------------------------------------------------------
+
+
+def _structure(value) -> str:
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_structure(v) for v in value)
+        return f"({inner},)" if isinstance(value, tuple) and len(value) == 1 else f"({inner})"
+    return "*"
+
+
+def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
+    """(func(*primals), the Jacobian-vector product along `tangents`), in one forward pass
+    (forward mode, autograd/forward_ad.py)."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
+                           "call f(*primals).")
+    if not isinstance(tangents, tuple) or len(tangents) != len(primals):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+                           "structure. For example, if primals is a tuple of 3 tensors, tangents also must be. Got "
+                           f"primals with structure {_structure(primals)} and tangents with structure "
+                           f"{_structure(tangents)}")
+    for kind, values in (("primals", primals), ("tangents", tangents)):
+        if not all(isinstance(v, Tensor) for v in values):
+            raise RuntimeError(f"jvp(f, primals, tangents): Expected {kind} to only contain Tensors")
+    if any(isinstance(v, Batched) for v in (*primals, *tangents)) or FORWARD_AD.token is not None:
+        output, pushed, aux = _jvp_in_reverse(func, primals, tangents, has_aux)
+    else:
+        output, pushed, aux = _push(func, primals, {}, dict(enumerate(tangents)), has_aux, "jvp")
+    return (output, pushed, aux) if has_aux else (output, pushed)
+
+
+def _jvp_in_reverse(func, primals, tangents, has_aux: bool):
+    """jvp under vmap or inside a forward-mode level (levels do not nest): the vector-Jacobian
+    product is linear in its vector u, so J t is its gradient along t with respect to u."""
+    with enable_grad():
+        nums, outer, args, output, aux = _differentiated_call(func, primals, {}, tuple(range(len(primals))), has_aux,
+                                                              "jvp")
+        outputs = output if isinstance(output, tuple) else (output,)
+        physical = [_physical(o) for o in outputs]
+        probes = [p.new_zeros(tuple(p.shape)).requires_grad_(True) for p in physical]
+        wanted = [(o, u) for o, u in zip(physical, probes) if o.requires_grad]
+        vjps = _autograd_grad([o for o, _ in wanted], [_physical(a) for a in args], [u for _, u in wanted],
+                              create_graph=True, allow_unused=True) if wanted else [None] * len(args)
+        # a tangent the same for every example (not batched) meets the batch of the vjp
+        used = [(v, _physical(t).expand(tuple(v.shape))) for v, t in zip(vjps, tangents)
+                if v is not None and v.requires_grad]
+        pushed = _autograd_grad([v for v, _ in used], probes, [t for _, t in used], create_graph=outer,
+                                allow_unused=True) if used else [None] * len(probes)
+    pushed = [_like(o, j if j is not None else p.new_zeros(tuple(p.shape)))
+              for o, p, j in zip(outputs, physical, pushed)]
+    values = list(outputs)
+    if not outer:
+        pushed, values = [_detached(j) for j in pushed], [_detached(v) for v in values]
+    if not isinstance(output, tuple):
+        return values[0], pushed[0], (aux if outer else _detached(aux))
+    return tuple(values), tuple(pushed), (aux if outer else _detached(aux))
+
+
+def _push(func, args, kwargs, tangents: dict, has_aux: bool, name: str):
+    """func at `args` with tangents on the positions of `tangents`: (its output, the output's
+    tangents (zeros where it has none), aux); values detached unless an input requires grad."""
+    outer = any(args[n].requires_grad or t.requires_grad for n, t in tangents.items())
+    with enable_grad() if outer else nullcontext(), dual_level():
+        args = list(args)
+        for n, t in tangents.items():
+            args[n] = make_dual(args[n], t)
+        output = func(*args, **kwargs)
+        aux = None
+        if has_aux:
+            if not (isinstance(output, tuple) and len(output) == 2):
+                raise RuntimeError(f"{name}(f, ...): output of function f should be a tuple: (output, aux) if "
+                                   "has_aux is True")
+            output, aux = output
+        outputs = output if isinstance(output, tuple) else (output,)
+        for o in outputs:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(f"{name}(f, ...): Expected f(*primals) to return only tensors, got "
+                                   f"unsupported type {type(o).__name__}")
+        unpacked = [unpack_dual(o) for o in outputs]
+    values = tuple(u.primal if outer else u.primal.detach() for u in unpacked)
+    pushed = tuple((u.tangent if outer else u.tangent.detach()) if u.tangent is not None
+                   else u.primal.new_zeros(tuple(u.primal.shape)) for u in unpacked)
+    if not isinstance(output, tuple):
+        values, pushed = values[0], pushed[0]
+    return values, pushed, (aux if outer else _detached(aux))
+
+
 def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
-    """The Jacobian, as jacrev computes it: autodiff has no forward mode, the numbers are the same."""
-    return jacrev(func, argnums, has_aux=has_aux)
+    """The Jacobian of func with respect to its `argnums` inputs, column by column in forward
+    mode (one pass per input element): for an output of shape O and an input of shape I, a
+    tensor of shape O + I. Under vmap, or inside another forward-mode level, it is computed in
+    reverse mode instead (the same numbers)."""
+
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        nums = _argnums(argnums, len(args))
+        if any(isinstance(a, Batched) for a in _flat(args)) or FORWARD_AD.token is not None:
+            return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
+        blocks, output, aux = [], None, None
+        for n in nums:
+            x = args[n]
+            columns = []
+            for k in range(x.numel()):  # one forward pass per element of x: the column J e_k
+                direction = x.new_zeros((x.numel(),))
+                direction[k] = 1.0
+                output, pushed, aux = _push(func, args, kwargs, {n: direction.reshape(tuple(x.shape))}, has_aux,
+                                            "jacfwd")
+                if isinstance(pushed, tuple):
+                    raise RuntimeError("jacfwd: a function returning several tensors is not supported yet; "
+                                       "return one tensor (stack them)")
+                columns.append(pushed)
+            if not columns:  # an empty input: its Jacobian is empty
+                output, _, aux = _push(func, args, kwargs, {}, has_aux, "jacfwd")
+                blocks.append(output.new_zeros(tuple(output.shape) + tuple(x.shape)))
+                continue
+            block = stack(columns, dim=-1) if columns[0].ndim else stack(columns)
+            blocks.append(block.reshape(tuple(columns[0].shape) + tuple(x.shape)))
+        result = tuple(blocks) if isinstance(argnums, tuple) else blocks[0]
+        return (result, aux) if has_aux else result
+
+    return run
+
+
+def _flat(values):
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            yield from _flat(v)
+        else:
+            yield v
 
 
 def hessian(func, argnums=0):

@@ -152,6 +152,18 @@ class Tensor(TensorMethods):
             self._backward_hooks = {}
         return RemovableHandle(self._backward_hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call `hook(tensor)` after backward has added into this leaf's `.grad` (an optimizer
+        step per parameter, as the gradient arrives); autograd.grad, which sets no `.grad`,
+        does not call it."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        node = accumulator_of(self)
+        self._accumulator = _Held(node)  # the hooks live on the node: the tensor keeps it alive now
+        return RemovableHandle(node._hook_table().setdefault("post_accumulate", {}), hook)
+
     @property
     def output_nr(self) -> int:
         return self._output_nr
@@ -333,6 +345,9 @@ class Tensor(TensorMethods):
         # The operation sees an alias of the current version, so what it saves for backward
         # is not the tensor rebound below.
         result = operation(_alias(self), *args, **kwargs)
+        if result.__class__ is not Tensor and self.__class__ is Tensor and getattr(result, "tangent", None) is not None:
+            raise RuntimeError("an in-place operation cannot give a forward-mode tangent to a tensor without one: "
+                               "write the out-of-place form (x = x + d), or make x dual first")
         if result._data.shape != self._data.shape:
             raise RuntimeError(
                 f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}"
@@ -454,6 +469,19 @@ _LEGACY_TYPE_NAMES = {
     "uint8": "ByteTensor",
     "bool": "BoolTensor",
 }
+
+
+class _Held:
+    """A strong reference with weakref's interface (`ref()`), for a leaf's AccumulateGrad node
+    that carries hooks of the tensor's own."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node) -> None:
+        self.node = node
+
+    def __call__(self):
+        return self.node
 
 
 def legacy_type_name(t: Tensor) -> str:

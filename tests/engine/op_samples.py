@@ -787,6 +787,15 @@ def _function_of_two():
     return [call(leaf((3,)), leaf((3,)))]
 
 
+@calls("isclose", "allclose")
+def _closeness():
+    x = leaf((3,))
+    near = autodiff.tensor(x.detach().numpy() + np.array([0.0, 1e-9, 1e-3]))
+    nan = autodiff.tensor([1.0, math.nan, math.inf])
+    return [call(x, near), call(x, near, rtol=1e-2), call(x, near, atol=1e-2), call(nan, nan),
+            call(nan, nan, equal_nan=True), call(leaf((2, 3)), leaf((3,)))]
+
+
 @calls("ne", "le", "ge")
 def _compared_to_a_number():
     return [call(leaf((3,)), 0.0)]

@@ -28,6 +28,7 @@ _LAZY = {
     "functional": ("functional", None),
     "function": ("function", None),
     "graph": ("node", None),
+    "forward_ad": ("forward_ad", None),
 }
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "gradgradcheck",
     "GradcheckError",
     "functional",
+    "forward_ad",
     "no_grad",
     "enable_grad",
     "set_grad_enabled",

@@ -27,6 +27,7 @@ from ..creation import zeros_like
 from ..ops.shape import SUM_TO, TO_DTYPE
 from ..tensor import InplaceClock, Tensor, _alias, _make, as_array
 from .anomaly import ANOMALY, warn_forward_trace
+from .grad_mode import FORWARD_AD
 from .grad_mode import STATE as GRAD_MODE
 from .node import AccumulateGrad, Node, edge
 
@@ -243,7 +244,8 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
     """
     root_nodes = list(dict.fromkeys(node for node, _ in roots))
     order, leaf_edges = _schedule(root_nodes)
-    as_tensors = create_graph
+    # Inside a forward-mode level the formulas run on tensors, so that they carry tangents.
+    as_tensors = create_graph or FORWARD_AD.token is not None
 
     capture_at: dict = {}
     captured: list = []
@@ -549,6 +551,10 @@ def _accumulate_with_node_hooks(leaf: AccumulateGrad, g, as_tensors: bool) -> No
         _store_grad(variable, _as_tensor(g, as_tensors), as_tensors)
     for hook in list(leaf._hooks.get("post", {}).values()):
         hook((), (_as_tensor(g, as_tensors),))
+    for hook in list(leaf._hooks.get("post_accumulate", {}).values()):
+        returned = hook(variable)
+        if returned is not None:
+            raise TypeError(f"expected Variable, but hook returned '{type(returned).__name__}'")
 
 
 def _store_grad(tensor: Tensor, g: Tensor, create_graph: bool) -> None:

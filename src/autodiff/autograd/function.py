@@ -22,6 +22,7 @@ import functools
 
 from ..creation import zeros
 from ..tensor import Tensor, _make
+from .grad_mode import FORWARD_AD
 from .grad_mode import STATE as GRAD_MODE
 from .grad_mode import no_grad
 from .node import Node, _sequence, edge
@@ -68,6 +69,8 @@ class BackwardCFunction(Node, FunctionCtx):
 
     @property
     def saved_tensors(self) -> tuple:
+        if self.__dict__.get("_in_jvp"):  # jvp reads what forward saved for it (save_for_forward)
+            return tuple(self.__dict__.get("_to_save_forward", ()))
         saved = self.__dict__.get("_saved", ())
         if saved is None:
             raise RuntimeError(_FREED_ERROR)
@@ -149,6 +152,20 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if FORWARD_AD.token is not None:  # a forward-mode level is open: dual inputs take `jvp`
+            from .forward_ad import apply_function
+
+            return apply_function(cls, args, kwargs)
+        return cls._apply(args, kwargs)[0]
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
+    @classmethod
+    def _apply(cls, args, kwargs) -> tuple:
+        """(what apply returns, the ctx forward was given)."""
         ctx = cls._backward_cls()
         ctx._hooks = None
         ctx._trace = None
@@ -164,7 +181,7 @@ class Function(metaclass=FunctionMeta):
         raw = (outputs,) if single else outputs
         dirty = _check_dirty(ctx, raw)
         if not (GRAD_MODE.enabled and any(ctx.needs_input_grad)):
-            return outputs
+            return outputs, ctx
         tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.next_functions = tuple(edge(args[i]) for i in tensor_positions)
         ctx._tensor_positions = tensor_positions
@@ -204,7 +221,7 @@ class Function(metaclass=FunctionMeta):
             made[id(out)] = result
             wrapped.append(result)
         ctx._shape, ctx._dtype = ctx._metadata[0] if ctx._metadata else ((), None)
-        return wrapped[0] if single else tuple(wrapped)
+        return (wrapped[0] if single else tuple(wrapped)), ctx
 
 
 def _check_dirty(ctx, outputs: tuple) -> set:

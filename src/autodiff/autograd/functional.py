@@ -1,16 +1,22 @@
 """Derivatives of whole functions: jacobian, hessian, vjp, jvp, hvp, vhp (PyTorch's API).
 
-Forward-mode products (jvp, hvp) use the double-backward trick: the vector-Jacobian product
-is linear in its vector, so differentiating it with respect to that vector gives J v.
+jvp runs in forward mode (one pass with dual inputs, autograd/forward_ad.py) and hvp forward
+over reverse (the gradient's tangent along v is H v). Inside a forward-mode level that is
+already open (levels do not nest), both use the double-backward trick instead: the
+vector-Jacobian product is linear in its vector, so differentiating it with respect to that
+vector gives J v.
 """
 
 from __future__ import annotations
+
+from contextlib import nullcontext
 
 from ..creation import ones_like, zeros, zeros_like
 from ..ops import reshape, stack
 from ..tensor import Tensor
 from .engine import grad as _grad
-from .grad_mode import enable_grad
+from .forward_ad import dual_level, make_dual, unpack_dual
+from .grad_mode import FORWARD_AD, enable_grad
 
 
 def _as_tuple(value, arg_name: str, fn_name: str):
@@ -106,7 +112,25 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """(func(inputs), J v): the Jacobian-vector product."""
+    """(func(inputs), J v): the Jacobian-vector product, in one forward pass."""
+    if FORWARD_AD.token is not None:
+        return _jvp_by_double_backward(func, inputs, v, create_graph, strict)
+    with enable_grad() if create_graph else nullcontext():
+        is_in_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        inputs = _prepare(inputs, create_graph) if create_graph else tuple(x.detach() for x in inputs)
+        v = _check_vector(v, inputs, "jvp", "input to the user-provided function")
+        with dual_level():
+            duals = [make_dual(x, t) for x, t in zip(inputs, v)]
+            is_out_tuple, outputs = _as_tuple(func(*duals), "outputs of the user-provided function", "jvp")
+            unpacked = [unpack_dual(o) for o in outputs]
+    outputs = tuple(u.primal for u in unpacked)
+    products = _fill_zeros(tuple(u.tangent for u in unpacked), outputs, strict, "")
+    return _result(_detach_unless(outputs, create_graph), is_out_tuple), _result(
+        _detach_unless(products, create_graph), is_out_tuple
+    )
+
+
+def _jvp_by_double_backward(func, inputs, v, create_graph: bool, strict: bool):
     with enable_grad():
         is_in_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph)
@@ -198,7 +222,25 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 
 
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """(func(inputs), H v) for a scalar function."""
+    """(func(inputs), H v) for a scalar function: forward over reverse, the tangent of the
+    gradient along v."""
+    if FORWARD_AD.token is not None:
+        return _hvp_by_double_backward(func, inputs, v, create_graph, strict)
+    with enable_grad():
+        is_in_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
+        inputs = _prepare(inputs, create_graph)
+        v = _check_vector(v, inputs, "jvp", "input to the user-provided function")
+        with dual_level():
+            duals = tuple(make_dual(x, t) for x, t in zip(inputs, v))
+            output = _single_output("hvp", func(*duals))
+            first = _grads((output,), duals, create_graph=create_graph)
+            products = tuple(None if g is None else unpack_dual(g).tangent for g in first)
+            output = unpack_dual(output).primal
+    products = _fill_zeros(products, inputs, strict, "")
+    return (output if create_graph else output.detach()), _result(_detach_unless(products, create_graph), is_in_tuple)
+
+
+def _hvp_by_double_backward(func, inputs, v, create_graph: bool, strict: bool):
     with enable_grad():
         is_in_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
         inputs = _prepare(inputs, create_graph)
@@ -211,3 +253,4 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         products = _grads([g for g, _ in used], cotangents, [x for _, x in used], create_graph=create_graph)
     products = _fill_zeros(products, inputs, strict, "")
     return (output if create_graph else output.detach()), _result(_detach_unless(products, create_graph), is_in_tuple)
+

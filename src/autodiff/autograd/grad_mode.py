@@ -17,6 +17,18 @@ class _GradState(threading.local):
 STATE = _GradState()
 
 
+class _ForwardState:
+    """Forward-mode AD (autograd/forward_ad.py): the open level's token (None: no level), and
+    the dual results that backward formulas may read again."""
+
+    def __init__(self) -> None:
+        self.token = None
+        self.results: dict = {}
+
+
+FORWARD_AD = _ForwardState()
+
+
 def is_grad_enabled() -> bool:
     return STATE.enabled
 

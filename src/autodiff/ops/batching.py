@@ -180,12 +180,16 @@ def _batch_size(args, kwargs) -> int:
 # tensors, and while symbolic/trace.py traces, traced ones (it sets TRACER to take them).
 INTERCEPTED = {Batched}
 TRACER = None
+# Set while a forward-mode level is open (autograd/forward_ad.py), which adds dual tensors.
+FORWARD = None
 
 
 def dispatch(rule, function, args, kwargs):
     """Run `function` on batched arguments by its rule (example by example when it has none)."""
     if TRACER is not None and not has_batched(args, kwargs):
         return TRACER(function, args, kwargs)
+    if FORWARD is not None and not has_batched(args, kwargs):
+        return FORWARD(function, args, kwargs)
     if rule is None:
         return by_example(function, args, kwargs)
     return rule(function, args, kwargs)
@@ -210,7 +214,9 @@ def by_example(function, args, kwargs):
     if isinstance(first, tuple):
         parts = [stack([r[j] for r in results]) for j in range(len(first))]
         return _result(type(first)(*parts) if hasattr(first, "_fields") else tuple(parts))
-    if not isinstance(first, Tensor):
+    if not isinstance(first, Tensor):  # a Python value (allclose): the batch's, if every example has it
+        if isinstance(first, (bool, int, float)) and all(type(r) is type(first) and r == first for r in results):
+            return first
         raise DataDependent([r for r in results])
     return _result(stack(results))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .batching import ELEMENTWISE
 from .registry import nondiff
-from .surface import bind_operators
+from .surface import bind_operators, public
 
 eq = nondiff("eq", lambda xp, input, other: xp.equal(input, other), doc="input == other, elementwise.",
              method=True, operators=("__eq__",), batch=ELEMENTWISE)
@@ -55,3 +55,43 @@ def _reflected_floor_divide(input, other):
 
 
 bind_operators(_reflected_floor_divide, ("__rfloordiv__",), batch=ELEMENTWISE)
+
+
+# -- closeness (issue 24) -----------------------------------------------------------------------------------
+
+_TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long", "int32": "Int",
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _close(xp, input, other, rtol, atol, equal_nan):
+    """PyTorch's rule: |input - other| <= atol + rtol * |other|; infinities close only to themselves."""
+    with xp.errstate(invalid="ignore", over="ignore"):
+        return xp.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+_isclose = nondiff("isclose", _close, batch=ELEMENTWISE)
+
+
+def _checked_pair(input, other, name: str):
+    from ..tensor import Tensor
+
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{_TYPE_NAMES.get(input.dtype.name, input.dtype.name)} did not match "
+                           f"{_TYPE_NAMES.get(other.dtype.name, other.dtype.name)}")
+
+
+@public(method=True, batch=ELEMENTWISE)
+def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+    """True where input and other are close: |input - other| <= atol + rtol * |other| (nan is
+    close to nan only with equal_nan); they must have one dtype, as in PyTorch."""
+    _checked_pair(input, other, "isclose")
+    return _isclose(input, other, float(rtol), float(atol), bool(equal_nan))
+
+
+@public(method=True)
+def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """Whether every element of input is close to other's (see isclose): a Python bool."""
+    _checked_pair(input, other, "allclose")
+    return bool(_all(_isclose(input, other, float(rtol), float(atol), bool(equal_nan))).item())
