@@ -46,7 +46,7 @@ ENGINE_RANKS = [
     ("tensor", ("tensor.py",)),
     ("creation", ("creation.py", "return_types.py")),
     ("ops", ("ops/*.py",)),
-    ("backward", ("autograd/engine.py", "autograd/function.py")),
+    ("backward", ("autograd/engine.py", "autograd/function.py", "autograd/forward_ad.py")),
     ("transforms", ("autograd/functional.py", "autograd/gradcheck.py", "func.py", "nn/*.py", "symbolic/*.py")),
     ("explain", ("autograd/explain.py",)),
     ("face", ("__init__.py",)),
