@@ -38,6 +38,17 @@ def test_grad_json_has_the_keys_of_the_spec_in_a_stable_order(autodiff):
     assert list(json.loads(result.stdout))[:4] == ["output", "value", "shape", "grads"]
 
 
+def test_grad_in_forward_mode_gives_what_reverse_mode_gives(autodiff):
+    ok(autodiff("grad", *TUTORIAL, "--mode", "forward", "--format", "json"), TUTORIAL_JSON)
+    matrix = ["-e", "sum(tanh(W @ x))", "--at", "W=[[1,2],[3,4]],x=[0.1,0.2]", "--format", "json"]
+    forward, reverse = autodiff("grad", *matrix, "--mode", "forward"), autodiff("grad", *matrix)
+    assert forward.code == reverse.code == 0
+    for name, values in json.loads(reverse.stdout)["grads"].items():
+        assert json.loads(forward.stdout)["grads"][name] == pytest.approx(values, rel=1e-12)
+    refused = autodiff("grad", *TUTORIAL, "--mode", "forward", "--order", "2")
+    assert refused.code == 2 and "--order 2 needs reverse mode" in refused.stderr
+
+
 def test_grad_rich_shows_every_input_and_variable(autodiff):
     ok(autodiff("grad", *TUTORIAL, "-f", "rich"), """\
 e = 17.51292546   shape []   float64   grad_fn AddBackward0   (examples/tutorial.expr)

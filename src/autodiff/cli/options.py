@@ -27,6 +27,7 @@ Device = choices("Device", "cpu", "cuda")
 EdgeLabels = choices("EdgeLabels", "none", "local")
 RecordFormat = choices("RecordFormat", "jsonl", "csv", "tsv")  # --points' records, read (--in) or written (--out)
 OnError = choices("OnError", "stop", "skip", "null")
+Mode = choices("Mode", "reverse", "forward")
 Unused = choices("Unused", "warn", "fail", "delete")
 
 

@@ -10,6 +10,7 @@ Nothing here prints.
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -153,7 +154,7 @@ def _quantity(name: str, role: str, value, note: str = "") -> Quantity:
 def differentiate(source: Source | str, at: dict | None = None, *, program: Program | None = None, wrt=None,
                   retain=None, output: str | None = None, grad_output=None, order: int = 1, graph: bool = False,
                   options: Options | None = None, keep_graph: bool = False, analysis=None,
-                  named: bool = True) -> Differentiation:
+                  named: bool = True, mode: str = "reverse") -> Differentiation:
     """Run `source` (its text or Source; `program` when already parsed) at the point `at`
     ({name: number, list or tensor}) and differentiate its output.
 
@@ -164,11 +165,15 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     nodes' formulas again (explain). analysis: the program's language.analysis.analyze(), when
     the caller has it (with `program`), so that it is not worked out again. named=False leaves
     the constants and variables out (empty lists), for callers that keep only the output and the
-    gradients (autodiff test).
+    gradients (autodiff test). mode="forward" computes the gradients in forward mode, one pass per
+    input element (_forward_gradients); it takes neither order 2 nor retain.
     Raises ProgramError, UsageProblem, GradientProblem (the engine's RuntimeError included).
     """
     if order not in (1, 2):
         raise UsageProblem(f"{option('order')} takes 1 or 2, not {order}")
+    if mode == "forward" and (order == 2 or retain):
+        raise UsageProblem(f"{option('mode')} forward computes the inputs' gradients only: "
+                           f"{option('order') + ' 2' if order == 2 else option('retain')} needs reverse mode")
     options = Options() if options is None else options
     if graph:
         options.keep_tensors = True
@@ -186,7 +191,9 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     retained = _retain(evaluation, retain)
     seed = _seed(result, grad_output, evaluation.output_name)
     differentiable = result.requires_grad
-    if differentiable:
+    if differentiable and mode == "forward":
+        _forward_gradients(program, source, at, evaluation, seed, output, options)
+    elif differentiable:
         try:
             result.backward(seed, create_graph=order == 2, retain_graph=order == 2 or keep_graph)
         except RuntimeError as exc:
@@ -228,6 +235,53 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     if graph:
         run.graph = build_graph(evaluation, result)
     return run
+
+
+class _Direction:
+    """The evaluator's watcher (Options.trace) for one forward pass: input `name` becomes a dual
+    tensor whose tangent is 1 at element `k` and 0 elsewhere."""
+
+    located = None
+
+    def __init__(self, name: str, k: int) -> None:
+        self.name, self.k = name, k
+
+    def input(self, name: str, leaf: Tensor) -> Tensor:
+        if name != self.name:
+            return leaf
+        from ..autograd.forward_ad import make_dual
+
+        direction = np.zeros(leaf.numel(), dtype=leaf._data.dtype)
+        direction[self.k] = 1.0
+        value = leaf.detach()
+        return make_dual(value, value.new_tensor(direction.reshape(tuple(leaf.shape))))
+
+
+def _forward_gradients(program, source, at, evaluation: Evaluation, seed, output, options: Options) -> None:
+    """Each input's gradient in forward mode: the program run again with one input element as
+    a dual tensor, the output's tangent (J e_k) dotted with the seed, element by element. The
+    gradients land in the inputs' `.grad`, where backward puts them."""
+    from .. import tensor
+    from ..autograd.forward_ad import dual_level, unpack_dual
+
+    weights = None if seed is None else host(seed)
+    for name, leaf in evaluation.inputs.items():
+        if not leaf.requires_grad:
+            continue
+        column = np.zeros(leaf.numel(), dtype=leaf._data.dtype)
+        reached = False  # an output with no tangent does not depend on the input: no gradient (None)
+        for k in range(leaf.numel()):
+            run_options = dataclasses.replace(options, trace=_Direction(name, k), check_finite=False)
+            with no_grad(), dual_level():
+                again = evaluate(program, source, at=at, output=output, options=run_options,
+                                 analysis=evaluation.analysis)
+                tangent = unpack_dual(again.output).tangent if isinstance(again.output, Tensor) else None
+            if tangent is not None:
+                reached = True
+                pushed = host(tangent)
+                column[k] = pushed.sum() if weights is None else (pushed * weights).sum()
+        if reached:
+            leaf._grad = tensor(column.reshape(tuple(leaf.shape)), dtype=leaf.dtype)
 
 
 def refuse_non_tensor(result, name: str) -> None:

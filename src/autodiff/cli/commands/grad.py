@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from ..exit_codes import ExitCode
-from ..options import OUTPUT, check_tolerances, reads_points, reads_program, table_format
+from ..options import OUTPUT, Mode, check_tolerances, reads_points, reads_program, table_format
 from ..render import emit
 from .gradients import show_gradients
 from .points import run_points
@@ -56,6 +56,9 @@ def grad(
     check: bool = typer.Option(False, "--check",
                                help="Compare every gradient with central finite differences (exit 1 if one differs)."),
     order: int = typer.Option(1, "--order", metavar="1|2", help="2 also computes the Hessian of a scalar output."),
+    mode: Mode = typer.Option(Mode.reverse, "--mode", case_sensitive=False,
+                              help="reverse: one backward pass; forward: one forward pass per input element (dual "
+                                   "tensors), which pays for few input numbers and a large output."),
     atol: float = typer.Option(1e-5, "--atol", min=0.0, metavar="TOL",
                                help="Absolute tolerance of --check. Finite differences are approximate, so the default "
                                     "is looser than autodiff test's (1e-12), which compares with exact records."),
@@ -75,7 +78,8 @@ def grad(
         return run_points(source, values, points, format, wrt=parse_names(wrt, "--wrt"), output=output,
                           gradients=True, options=options)
     result = show_gradients(source, values, wrt=wrt, retain=retain, output=output, grad_output=grad_output,
-                            tree=tree, check=check, order=order, atol=atol, rtol=rtol, chosen=format, options=options)
+                            tree=tree, check=check, order=order, atol=atol, rtol=rtol, chosen=format, options=options,
+                            mode=mode.value)
     if result.check is not None and not result.check.passed:
         raise typer.Exit(ExitCode.CHECK_FAILED)
 

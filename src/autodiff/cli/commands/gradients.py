@@ -7,7 +7,7 @@ from ..render import emit
 
 
 def show_gradients(source, values, *, wrt, retain, output, grad_output, tree, check, order, atol, rtol, chosen,
-                   options):
+                   options, mode: str = "reverse"):
     """`autodiff grad` at one point: run forward and backward, check if asked, show the result
     (cli/quick.py runs it too, without Typer)."""
     from ...program import check as check_gradients
@@ -15,7 +15,8 @@ def show_gradients(source, values, *, wrt, retain, output, grad_output, tree, ch
     from ..program_input import parse_names
 
     result = differentiate(source, values, wrt=parse_names(wrt, "--wrt"), retain=parse_names(retain, "--retain"),
-                           output=output, grad_output=grad_output, order=order, graph=tree, options=options)
+                           output=output, grad_output=grad_output, order=order, graph=tree, options=options,
+                           mode=mode)
     if check and result.differentiable:
         check_gradients(result, atol=atol, rtol=rtol)
     emit("grad", result, chosen)
