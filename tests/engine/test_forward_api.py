@@ -174,8 +174,18 @@ def test_func_jvp_refuses_with_pytorchs_words():
     x = _t([1.0, 2.0])
     with pytest.raises(RuntimeError, match=r"^jvp\(f, primals, tangents\): Expected primals to be a tuple"):
         func.jvp(autodiff.sin, x, (x,))
-    with pytest.raises(RuntimeError, match="Expected primals and tangents to have the same python structure"):
-        func.jvp(autodiff.sin, (x,), (x, x))
+    with pytest.raises(RuntimeError, match=r"same python structure.*Got primals with structure \(\*,\) and "
+                                           r"tangents with structure \(\*, \*\)$"):
+        func.jvp(autodiff.sin, (x,), (x, x))  # PyTorch spells the structures as TreeSpecs (the guide)
+
+
+def test_an_unpacked_primal_stands_where_its_dual_stands():
+    """The guide's difference: PyTorch shows a view node for the primal; autodiff the dual's own."""
+    x = _t([1.0, 2.0], requires_grad=True)
+    with fw.dual_level():
+        y = fw.make_dual(x, _t([1.0, 1.0])).sin()
+        primal = fw.unpack_dual(y).primal
+        assert primal.grad_fn is y.grad_fn and primal.grad_fn.name() == "SinBackward0"
 
 
 def test_jvp_under_vmap_and_inside_a_level_gives_the_same_numbers():
