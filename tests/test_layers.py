@@ -47,7 +47,8 @@ ENGINE_RANKS = [
     ("creation", ("creation.py", "return_types.py")),
     ("ops", ("ops/*.py",)),
     ("backward", ("autograd/engine.py", "autograd/function.py", "autograd/forward_ad.py")),
-    ("transforms", ("autograd/functional.py", "autograd/gradcheck.py", "func.py", "nn/*.py", "symbolic/*.py")),
+    ("transforms", ("autograd/functional.py", "autograd/gradcheck.py", "func.py", "linalg.py", "nn/*.py",
+                    "symbolic/*.py")),
     ("explain", ("autograd/explain.py",)),
     ("face", ("__init__.py",)),
 ]

@@ -86,9 +86,9 @@ def load_ipython_extension(ipython) -> None:
 
 
 def __getattr__(name: str):
-    """`autodiff.nn`, `autodiff.func`, `autodiff.explain` and `autodiff.derive` load on first use: importing autodiff
+    """`autodiff.nn`, `autodiff.func`, `autodiff.linalg`, `autodiff.explain` and `autodiff.derive` load on first use: importing autodiff
     stays as quick as it was."""
-    if name in ("nn", "func"):
+    if name in ("nn", "func", "linalg"):
         from importlib import import_module
 
         module = import_module(f".{name}", __name__)
