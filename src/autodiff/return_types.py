@@ -1,4 +1,5 @@
-"""Named results, as PyTorch's `torch.return_types`: `x.max(dim)` gives `(values, indices)`."""
+"""Named results, as PyTorch's `torch.return_types`: `x.max(dim)` gives `(values, indices)`,
+and so do sort, topk, cummax, cummin, median and kthvalue (issue 24)."""
 
 from __future__ import annotations
 
@@ -21,3 +22,11 @@ def _make(name: str):
 
 max = _make("max")
 min = _make("min")
+sort = _make("sort")
+topk = _make("topk")
+cummax = _make("cummax")
+cummin = _make("cummin")
+median = _make("median")
+kthvalue = _make("kthvalue")
+
+PAIRS = _ValuesIndices  # every (values, indices) result: isinstance(value, PAIRS)
