@@ -1,5 +1,6 @@
 """Named results, as PyTorch's `torch.return_types`: `x.max(dim)` gives `(values, indices)`,
-`linalg.eigh(A)` gives `(eigenvalues, eigenvectors)`."""
+`linalg.eigh(A)` gives `(eigenvalues, eigenvectors)`, and sort, topk, cummax, cummin, median and
+kthvalue give (values, indices) (issue 24)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,14 @@ def _make(name: str):
 
 max = _make("max")
 min = _make("min")
+sort = _make("sort")
+topk = _make("topk")
+cummax = _make("cummax")
+cummin = _make("cummin")
+median = _make("median")
+kthvalue = _make("kthvalue")
+
+PAIRS = _ValuesIndices  # every (values, indices) result: isinstance(value, PAIRS)
 
 
 def _named(name: str, fields: str):

@@ -1243,3 +1243,174 @@ def _index_select():
 @calls("index_select")
 def _index_select_calls():
     return [call(leaf(s), d, _long(i)) for s, d, i in _SELECTS]
+
+
+# == issue 24: ordering (ops/ordering.py) ===========================================================
+# The ops are the input gathered at indices the functions find: their samples give the indices (int64
+# arrays) that the function would; values are distinct, so that finite differences keep the order.
+
+
+def _found(find, x, *args) -> np.ndarray:
+    """The indices `find` (autodiff.argsort...) gives for x's values, as the op takes them."""
+    return np.asarray(find(x.detach(), *args).numpy(), dtype=np.int64)
+
+
+def _tied(shape) -> autodiff.Tensor:
+    """Values with many ties (and a nan-free spread), for the functions' choice among equal values."""
+    return autodiff.tensor(_rng.integers(0, 3, size=shape) / 2.0, requires_grad=True)
+
+
+def _kept_indices(function, x, dim, *args) -> np.ndarray:
+    return _found(lambda t, *a: function(t, *a, dim=dim, keepdim=True).indices, x, *args)
+
+
+@samples("sort_values", "sort_values_stable")
+def _sort_values():
+    cases = [((3, 2), 0, False), ((2, 3, 2), 1, True), ((4,), 0, True), ((), 0, False)]
+    out = []
+    for shape, dim, descending in cases:
+        x = distinct(shape)
+        out.append(Sample((x, dim, _found(autodiff.argsort, x, dim, descending)), function=False))
+    return out
+
+
+@samples("topk_values")
+def _topk_values():
+    out = []
+    for shape, k, dim in [((3, 2), 2, 0), ((2, 3, 2), 1, 1), ((5,), 3, 0), ((), 1, 0)]:
+        x = distinct(shape)
+        out.append(Sample((x, dim, _found(lambda t: autodiff.topk(t, k, dim).indices, x)), function=False))
+    return out
+
+
+@samples("cummax_values", "cummin_values")
+def _running_values():
+    out = []
+    for shape, dim in [((4,), 0), ((3, 2), 0), ((2, 3, 2), 1), ((), 0)]:
+        x = distinct(shape)
+        out.append(Sample((x, dim, _found(lambda t: autodiff.cummax(t, dim).indices, x)), function=False))
+    return out
+
+
+@samples("median_dim")
+def _median_dim():
+    out = []
+    for shape, dim, keepdim in [((3, 2), 0, False), ((2, 4, 2), 1, True), ((5,), 0, False), ((), 0, True)]:
+        x = distinct(shape)
+        out.append(Sample((x, dim, _kept_indices(autodiff.median, x, dim), keepdim), function=False))
+    return out
+
+
+@samples("kthvalue_values")
+def _kthvalue_values():
+    out = []
+    for shape, k, dim, keepdim in [((3, 2), 2, 0, False), ((2, 4, 2), 3, 1, True), ((5,), 1, 0, False)]:
+        x = distinct(shape)
+        out.append(Sample((x, dim, _kept_indices(autodiff.kthvalue, x, dim, k), keepdim), function=False))
+    return out
+
+
+@samples("median")
+def _median():
+    return [Sample((distinct(s),)) for s in SHAPES] + [Sample((distinct((4,)),), note="an even count: the lower")]
+
+
+@calls("median")
+def _median_calls():
+    return [
+        call(distinct((3, 2)), 0), call(distinct((2, 4, 2)), 1, True), call(distinct((4,)), dim=-1),
+        call(_tied((3, 5)), 1, note="ties: the one a stable sort puts in the middle"),
+        call(_tied((4, 3)), note="ties share the gradient"), call(distinct(()), 0),
+    ]
+
+
+@calls("sort")
+def _sort_calls():
+    return [
+        call(distinct((3, 2))), call(distinct((2, 3, 2)), 1, True), call(distinct(())),
+        call(distinct((4,)), dim=0, descending=True, stable=True, note="SortBackward1"),
+        call(_tied((3, 6)), note="ties keep their order"), call(_tied((5, 2)), 0, True, note="and descending"),
+    ]
+
+
+@calls("argsort")
+def _argsort_calls():
+    return [call(distinct((3, 2))), call(distinct((3, 2)), 0, True), call(_tied((2, 7)), stable=True)]
+
+
+@calls("msort")
+def _msort_calls():
+    return [call(distinct((3, 2))), call(distinct((4,))), call(_tied((5, 2)))]
+
+
+@calls("topk")
+def _topk_calls():
+    return [
+        call(distinct((3, 4)), 2), call(distinct((2, 3, 2)), 1, 1, False), call(distinct((5,)), 3, largest=False),
+        call(distinct((3, 2)), 0, dim=0, note="k = 0"), call(distinct(()), 1),
+    ]
+
+
+@calls("cummax", "cummin")
+def _running_calls():
+    return [
+        call(distinct((3, 2)), 0), call(distinct((2, 3, 2)), dim=-1), call(distinct(()), 0),
+        call(_tied((3, 6)), 1, note="ties: the latest"),
+    ]
+
+
+@calls("kthvalue")
+def _kthvalue_calls():
+    return [
+        call(distinct((3, 4)), 2), call(distinct((2, 3, 2)), 1, 0, True), call(distinct(()), 1),
+        call(_tied((4, 7)), 3, note="ties: PyTorch's quickselect decides"), call(_tied((6, 2)), 2, dim=0),
+    ]
+
+
+# == issue 24: vectors into matrices and back, kron, cross (ops/matrices.py) ========================================
+
+
+@samples("diag_embed")
+def _diag_embed():
+    return [Sample((leaf((3,)), 0, 0, 1)), Sample((leaf((2, 3)), 1, 0, 2)), Sample((leaf((2, 3)), -1, 2, 0))]
+
+
+@calls("diag_embed")
+def _diag_embed_calls():
+    return [call(leaf((2, 3))), call(leaf((3,)), 1, dim1=-1, dim2=0)]
+
+
+@samples("diagonal_copy")
+def _diagonal_copy():
+    return [Sample((leaf((3, 3)), 0, 0, 1)), Sample((leaf((3, 4)), 1, 0, 1)), Sample((leaf((3, 4)), -2, 0, 1))]
+
+
+@calls("diag")
+def _diag_calls():
+    return [
+        call(leaf((3,))), call(leaf((3,)), 1), call(leaf((2,)), diagonal=-2),
+        call(leaf((3, 4))), call(leaf((3, 4)), -1), call(leaf((2, 2)), 3, note="past the corner: empty"),
+    ]
+
+
+@calls("kron")
+def _kron_calls():
+    return [
+        call(leaf((2, 3)), leaf((4,))), call(leaf((2,)), leaf((2, 1, 3))), call(leaf(()), leaf((3,))),
+        call(leaf((2, 2)), leaf((2, 2))),
+    ]
+
+
+@samples("cross")
+def _cross():
+    return [
+        Sample((leaf((3,)), leaf((3,)), 0)),
+        Sample((leaf((3, 2)), leaf((3, 1)), 0), note="broadcast"),
+        Sample((leaf((4, 3)), leaf((1, 3)), 1)),
+        Sample((leaf((2, 3, 3)), leaf((2, 3, 3)), 2)),
+    ]
+
+
+@calls("cross")
+def _cross_calls():
+    return [call(leaf((4, 3)), leaf((4, 3)), note="no dim: the first of size 3"), call(leaf((3, 2)), leaf((3, 2)), dim=-2)]

@@ -33,8 +33,10 @@ def _key(xp, index, dim: int) -> tuple:
 
 
 def _positions(xp, index):
-    """The index on the input's device, as integers (a derivation's constants come back as floats)."""
-    index = xp.asarray(index)
+    """The index on the input's device, as integers (a derivation's constants come back as floats).
+
+    It may be an index tensor (sort's indices, kept as a tensor so that derive traces them)."""
+    index = xp.asarray(array_of(index))
     return index if index.dtype.kind in "iu" else index.astype("int64")
 
 
@@ -116,7 +118,7 @@ def _along_rule(function, args, kwargs):
             a[name] = value.unsqueeze(0).expand((size,) + tuple(value.shape))
         elif hasattr(value, "shape"):
             a[name] = backend.array_module(value).broadcast_to(value, (size,) + value.shape)
-    index = a["index"]
+    index = array_of(a["index"])
     a["index"] = backend.array_module(index).broadcast_to(index, (size,) + index.shape)
     a["dim"] = _shift(a["dim"], ndim)
     return _result(function(*bound.args, **bound.kwargs))
