@@ -337,3 +337,21 @@ def test_a_variable_holding_a_tuple_is_shown_not_an_internal_error(autodiff):
     result = autodiff("eval", "-e", "p = x.max(0)\nq = split(x, 2)\ny = p[0] * 2", "--at", "x=[1,3,2]", "-f", "plain")
     assert result.code == 0, result.stderr
     assert "p\t[3.0, 1]\n" in result.stdout and "q\t[[1.0, 3.0], [2.0]]\n" in result.stdout
+
+
+def test_linear_algebra_in_a_program(autodiff):
+    # torch.linalg's functions as linalg_<name>, their named results by field; PyTorch's error texts
+    program = "r = linalg_eigh(S)\nsum(r.eigenvalues * [1, 3]) + det(S)"
+    result = autodiff("grad", "-e", program, "--at", "S=[[2,1],[1,2]]", "-f", "json")
+    assert result.code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["value"] == pytest.approx(13.0) and out["grad_fn"] == "AddBackward0"
+    assert sum(out["grads"]["S"], []) == pytest.approx([4.0, 0.0, 0.0, 4.0], abs=1e-12)  # PyTorch's, to rounding
+    result = autodiff("eval", "-e", "s = linalg_slogdet(S)\ny = s.logabsdet * 2", "--at", "S=[[2,1],[1,2]]", "-f", "plain")
+    assert result.code == 0 and "s\t[1.0, 1.0986122886681096]\n" in result.stdout
+    result = autodiff("grad", "-e", "sum(linalg_inv(A))", "--at", "A=[[1,2],[2,4]]")
+    assert result.code == 4
+    assert "linalg.inv: The diagonal element 2 is zero, the inversion could not be completed because the input " \
+           "matrix is singular." in result.stderr
+    result = autodiff("grad", "-e", "torch.linalg.solve(A, b)", "--at", "A=[[2,1],[1,2]]", "--at", "b=[1,2]")
+    assert "write linalg_solve(A, b): the language names torch.linalg's functions linalg_<name>" in result.stderr

@@ -151,6 +151,9 @@ MISTAKES = [
     ("math.log(x)", 3, "write log(x)"),
     ("np.pi * x", 3, "write pi"),
     ("torch.nn.functional.relu(x)", 3, "write relu(x)"),
+    ("torch.linalg.solve(x, x)", 3, "write linalg_solve(x, x): the language names torch.linalg's functions "
+                                    "linalg_<name>"),
+    ("linalg.inv(x)", 3, "write linalg_inv(x)"),
     ("with torch.no_grad():\n    y = x\ny = x", 3, "write `with no_grad:`"),
     ("while x < 3:\n    x = x + 1", 3, "'while' loops are not part of the language: use a bounded loop"),
     ("import numpy", 3, "'import' is not part of the language"),

@@ -49,6 +49,7 @@ class Sample:
     op: bool = True  # a sample of the registry op of its name (where there is one)
     function: bool = True  # a call of the public function of its name (where there is one)
     batching_bug: str = ""  # a known bug: the function's batching check is expected to fail, for this reason
+    wrap: object = None  # the gradient checks call the op on wrap(t) for each checked tensor t (`symmetric`)
 
     @property
     def tensors(self) -> tuple:
@@ -1245,7 +1246,8 @@ def _index_select_calls():
     return [call(leaf(s), d, _long(i)) for s, d, i in _SELECTS]
 
 
-# == issue 24: ordering (ops/ordering.py) ===========================================================
+# == issue 24: ordering (ops/ordering.py) ====================================================
+
 # The ops are the input gathered at indices the functions find: their samples give the indices (int64
 # arrays) that the function would; values are distinct, so that finite differences keep the order.
 
@@ -1414,3 +1416,173 @@ def _cross():
 @calls("cross")
 def _cross_calls():
     return [call(leaf((4, 3)), leaf((4, 3)), note="no dim: the first of size 3"), call(leaf((3, 2)), leaf((3, 2)), dim=-2)]
+=======
+# -- issue 24: linear algebra (ops/decompositions.py, ops/spectral.py, autodiff.linalg) ------------------
+# Fixed, well-conditioned matrices (distinct singular values and eigenvalues), so that every
+# draw is the same and no gradient divides by a gap near zero. The functions of autodiff.linalg
+# have entries under the language's names, `linalg_<name>` (LINALG).
+
+LINALG = {f"linalg_{name}": function for name, function in autodiff.linalg.FUNCTIONS.items()}
+
+_SQUARE2 = [[1.2, -0.4], [0.7, 0.9]]
+_SQUARE3 = [[1.1, 0.3, -0.5], [0.2, 0.9, 0.4], [-0.6, 0.1, 1.3]]
+_BATCH2 = [_SQUARE2, [[0.5, 0.8], [-0.3, 1.4]]]
+_NEGATIVE2 = [[0.4, 1.2], [0.9, -0.3]]  # det < 0
+_SINGULAR2 = [[1.0, 2.0], [2.0, 4.0]]
+_TALL = [[1.0, -0.5], [0.3, 0.8], [-0.6, 0.4]]
+_WIDE = np.array(_TALL).T.tolist()
+_SPD2 = [[1.5, -0.3], [-0.3, 0.8]]
+_SPD3 = [[2.0, 0.3, -0.4], [0.3, 1.5, 0.2], [-0.4, 0.2, 1.1]]
+_SPD_BATCH = [_SPD2, [[0.9, 0.4], [0.4, 2.1]]]
+_SYMMETRIC2 = [[0.4, 1.1], [1.1, -0.7]]  # indefinite
+
+
+def matrix(values) -> autodiff.Tensor:
+    return leaf(values=values)
+
+
+def symmetric(A):
+    """PyTorch's gradcheck_wrapper_hermitian_input: cholesky and eigh read one triangle, so the
+    gradient is checked along symmetric directions."""
+    return (A + A.mT) / 2
+
+
+@samples("linalg_det", "linalg_inv", "linalg_matrix_exp")
+def _square_matrices():
+    return [Sample((matrix(m),)) for m in (_SQUARE2, _SQUARE3, _BATCH2, _NEGATIVE2)]
+
+
+@calls("linalg_det", "det")
+def _det_singular():  # PyTorch's formula there: the adjugate through the SVD (compared with PyTorch's,
+    # first and second order; finite differences of the second are not accurate beside a singular matrix)
+    return [call(matrix(_SINGULAR2), note="singular"), call(matrix([_SINGULAR2, _SQUARE2]), note="one singular")]
+
+
+@calls("det", "inverse", "matrix_exp", "slogdet")
+def _square_calls():
+    return [call(matrix(m)) for m in (_SQUARE2, _BATCH2)]
+
+
+@samples("linalg_slogdet_sign", "linalg_slogdet_logabsdet")
+def _slogdet():
+    return [Sample((matrix(m),)) for m in (_SQUARE2, _SQUARE3, _BATCH2, _NEGATIVE2)]
+
+
+@calls("logdet")
+def _logdet_calls():  # nan where det < 0
+    return [call(matrix(m)) for m in (_SQUARE2, _SPD3, _BATCH2, _NEGATIVE2)]
+
+
+@samples("linalg_solve")
+def _solve():
+    return [Sample((matrix(_SQUARE2), leaf(values=[0.3, -1.2]), True), function=False),
+            Sample((matrix(_SQUARE3), leaf(values=[[0.3, -1.2], [0.5, 0.1], [-0.7, 0.9]]), True), function=False),
+            Sample((matrix(_BATCH2), leaf(values=[0.3, -1.2]), True), function=False, note="B broadcast"),
+            Sample((matrix(_SQUARE2), leaf(values=[[0.3, -1.2], [0.5, 0.1], [-0.7, 0.9]]), False), function=False,
+                   note="left=False")]
+
+
+@calls("linalg_solve")
+def _solve_calls():
+    return [call(matrix(_SQUARE2), leaf(values=[0.3, -1.2])),
+            call(matrix(_BATCH2), leaf(values=[[0.3, -1.2], [0.5, 0.1]])),  # a batch of vectors
+            call(matrix(_SQUARE2), leaf(values=[[0.3, -1.2], [0.5, 0.1], [-0.7, 0.9]]), left=False)]
+
+
+def _cholesky(function: bool):
+    return [Sample((matrix(m), upper), wrap=symmetric, function=function) for m in (_SPD2, _SPD3, _SPD_BATCH)
+            for upper in (False, True)]
+
+
+samples("cholesky")(lambda: _cholesky(True))  # torch.cholesky(input, upper)
+samples("linalg_cholesky")(lambda: _cholesky(False))  # upper is keyword-only in linalg.cholesky
+
+
+@calls("linalg_cholesky")
+def _cholesky_calls():
+    return [call(matrix(_SPD3)), call(matrix(_SPD_BATCH), upper=True)]
+
+
+@samples("linalg_eigvalsh", "linalg_eigh_eigenvectors")
+def _eigh():
+    return [Sample((matrix(m),), wrap=symmetric) for m in (_SPD2, _SPD3, _SPD_BATCH, _SYMMETRIC2)]
+
+
+@calls("linalg_eigh")
+def _eigh_calls():
+    return [call(matrix(_SPD3)), call(matrix(_SYMMETRIC2), UPLO="U")]
+
+
+@samples("linalg_svdvals")
+def _svdvals():
+    return [Sample((matrix(m),)) for m in (_SQUARE2, _SQUARE3, _TALL, _WIDE, _BATCH2)]
+
+
+@samples("linalg_svd_u", "linalg_svd_vh")
+def _singular_vectors():  # full_matrices=True only where it adds no vectors: theirs have no gradient
+    return [Sample((matrix(_SQUARE2), True)), Sample((matrix(_SQUARE3), False)), Sample((matrix(_TALL), False)),
+            Sample((matrix(_WIDE), False)), Sample((matrix(_BATCH2), True))]
+
+
+@calls("linalg_svd")
+def _svd_calls():
+    return [call(matrix(_SQUARE3)), call(matrix(_TALL), full_matrices=False), call(matrix(_WIDE), False)]
+
+
+@calls("svd")
+def _torch_svd_calls():
+    return [call(matrix(_SQUARE3)), call(matrix(_TALL)), call(matrix(_WIDE), compute_uv=False)]
+
+
+@samples("linalg_qr_q", "linalg_qr_r")
+def _qr():
+    return [Sample((matrix(m), "reduced")) for m in (_SQUARE2, _SQUARE3, _TALL, _WIDE, _BATCH2)]
+
+
+@calls("linalg_qr", "qr")
+def _qr_calls():
+    return [call(matrix(_SQUARE3)), call(matrix(_TALL)), call(matrix(_WIDE))]
+
+
+@samples("linalg_pinv")
+def _pinv():
+    return [Sample((matrix(m), None, None, False), function=False) for m in (_SQUARE2, _TALL, _WIDE, _BATCH2)] + [
+        Sample((matrix(_SYMMETRIC2), None, None, True), function=False, wrap=symmetric, note="hermitian")]
+
+
+@calls("linalg_pinv")
+def _pinv_calls():
+    return [call(matrix(_TALL)), call(matrix(_SINGULAR2), atol=0.5), call(matrix(_SYMMETRIC2), hermitian=True)]
+
+
+@calls("pinverse")
+def _pinverse_calls():
+    return [call(matrix(_WIDE)), call(matrix(_SQUARE2), 1e-3)]
+
+
+@calls("linalg_eigvalsh", "linalg_svdvals", "linalg_det", "linalg_inv", "linalg_matrix_exp", "linalg_slogdet")
+def _linalg_square_calls():
+    return [call(matrix(_SPD3))]
+
+
+@calls("linalg_matrix_norm")
+def _matrix_norm_calls():
+    return [call(matrix(_TALL)), call(matrix(_TALL), "nuc"), call(matrix(_WIDE), 2), call(matrix(_BATCH2), -2),
+            call(matrix(_TALL), 1, keepdim=True), call(matrix(_TALL), -1), call(matrix(_WIDE), float("inf")),
+            call(matrix(_TALL), -float("inf"), (1, 0)), call(matrix(_BATCH2), "nuc", (0, 2), True)]
+
+
+@calls("linalg_norm")
+def _linalg_norm_calls():
+    return [call(matrix(_TALL)), call(matrix(_TALL), "nuc"), call(matrix(_WIDE), 2), call(leaf(values=[1.0, -2.0, 0.5]), 3),
+            call(matrix(_BATCH2), dim=(1, 2)), call(matrix(_BATCH2), float("inf"), dim=(1, 2))]
+
+
+@calls("linalg_vector_norm")
+def _vector_norm_calls():
+    return [call(matrix(_TALL)), call(matrix(_TALL), 1, dim=1), call(matrix(_BATCH2), float("inf"), (0, 2), True)]
+
+
+@calls("linalg_matmul")
+def _linalg_matmul_calls():
+    return [call(matrix(_SQUARE2), matrix(_WIDE))]

@@ -14,7 +14,10 @@ from autodiff.ops import FUNCTIONS
 from autodiff.ops.batching import Batched, DataDependent
 from autodiff.ops.registry import REGISTRY
 
-from .op_samples import ALIASES, SAMPLES, function_samples, op_samples
+from .op_samples import ALIASES, LINALG, SAMPLES, function_samples, op_samples
+
+# Every public function: the catalogue's and autodiff.linalg's (by the language's names, linalg_det...).
+CALLABLE = {**FUNCTIONS, **LINALG}
 
 BATCH = 3
 _rng = np.random.default_rng(7)
@@ -135,14 +138,14 @@ def test_every_registered_op_batches_like_each_example_alone(name, index):
 
 def test_every_public_function_has_samples():
     """Every function of the catalogue has an entry in the sample table, or is another name of one."""
-    assert sorted(set(FUNCTIONS) - set(SAMPLES) - set(ALIASES)) == []
+    assert sorted(set(CALLABLE) - set(SAMPLES) - set(ALIASES)) == []
     assert sorted(set(ALIASES) - set(FUNCTIONS)) == []
     assert {alias: name for alias, name in ALIASES.items() if FUNCTIONS[alias] is not FUNCTIONS[name]} == {}
     assert sorted(set(ALIASES) & set(SAMPLES)) == []
 
 
 def _public_cases():
-    for name in sorted(set(SAMPLES) & set(FUNCTIONS)):
+    for name in sorted(set(SAMPLES) & set(CALLABLE)):
         for index, sample in enumerate(function_samples(name)):
             marks = [pytest.mark.xfail(reason=sample.batching_bug, strict=True)] if sample.batching_bug else []
             yield pytest.param(name, index, id=f"{name}-{index}", marks=marks)
@@ -153,9 +156,9 @@ def test_every_public_function_batches_like_each_example_alone(name, index):
     sample = function_samples(name)[index]
     args, kwargs = sample.args, sample.kwargs
     positions = [i for i, a in enumerate(args) if isinstance(a, (autodiff.Tensor, list))]
-    _agrees(FUNCTIONS[name], args, set(positions), kwargs)
+    _agrees(CALLABLE[name], args, set(positions), kwargs)
     if len(positions) > 1:
-        _agrees(FUNCTIONS[name], args, {positions[-1]}, kwargs)
+        _agrees(CALLABLE[name], args, {positions[-1]}, kwargs)
 
 
 def test_an_example_looks_like_one_example():

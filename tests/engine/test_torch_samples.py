@@ -1,6 +1,7 @@
 """Every public function that PyTorch has, on every sample of the one table (op_samples.py),
-against PyTorch (`autodiff.X` against `torch.X`, and `autodiff.nn.functional.X` against
-`torch.nn.functional.X` for the activations that live only there): the value, the grad_fn name, the gradient for a random output gradient, and
+against PyTorch (`autodiff.X` against `torch.X`, `autodiff.nn.functional.X` against
+`torch.nn.functional.X` for the activations that live only there, and `autodiff.linalg.X`, named
+`linalg_X` as in the language, against `torch.linalg.X`): the value, the grad_fn name, the gradient for a random output gradient, and
 the second derivative along a random direction. A function added with its samples is checked
 here with nothing more to write. Skipped when PyTorch is not installed."""
 
@@ -15,7 +16,7 @@ import autodiff
 import autodiff.nn.functional as F
 from autodiff.ops import FUNCTIONS
 
-from .op_samples import SAMPLES, function_samples
+from .op_samples import LINALG, SAMPLES, function_samples
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -26,14 +27,32 @@ NOT_COMPARED = {
     "floor_divide": "PyTorch's grad_fn is its C++ name, torch::autograd::NotImplemented; ours is NotImplemented",
     "logsumexp": "dim may be left out in autodiff (all dimensions); PyTorch requires it",
     "softmax": "dim may be left out in autodiff (the last); PyTorch requires it",
+    # The first result is U, whose columns' signs LAPACK builds choose differently (NumPy's
+    # OpenBLAS, PyTorch's MKL): compared through losses that do not read the signs, in test_linalg.py.
+    "svd": "U's signs are LAPACK's choice (tests/engine/test_linalg.py compares sign-free losses)",
+    "linalg_svd": "U's signs are LAPACK's choice (tests/engine/test_linalg.py compares sign-free losses)",
 }
+
+
+class _Prefixed:
+    """torch.linalg's functions by the language's names: `linalg_det` is torch.linalg.det."""
+
+    def __init__(self, module, prefix: str) -> None:
+        self.module, self.prefix = module, prefix
+
+    def __getattr__(self, name: str):
+        if not name.startswith(self.prefix):
+            raise AttributeError(name)
+        return getattr(self.module, name[len(self.prefix):])
+
 
 
 # Where each function is found: autodiff's and PyTorch's namespaces. Of nn.functional, the
 # activations: the losses' samples are calls of their registry ops (tests/engine/test_nn_functional.py
 # compares the losses themselves).
 SPACES = {"torch": (FUNCTIONS, torch), "nn.functional": ({name: getattr(F, name) for name in F.ACTIVATIONS},
-                                                         torch.nn.functional)}
+                                                         torch.nn.functional),
+          "linalg": (LINALG, _Prefixed(torch.linalg, "linalg_"))}
 
 
 def _cases():

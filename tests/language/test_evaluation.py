@@ -248,6 +248,19 @@ def test_whole_numbers_are_indices_of_gather_and_scatter():
         run("gather(x, 0, [0.5])", at=at)
 
 
+def test_torch_linalgs_functions_are_linalg_names_with_words_for_their_strings():
+    at = {"S": [[2.0, 1.0], [1.0, 2.0]], "T": [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]}
+    assert run("linalg_eigh(S).eigenvalues", at=at).output.tolist() == pytest.approx([1.0, 3.0])
+    assert run("linalg_eigh(S, UPLO=U)[0]", at=at).output.tolist() == pytest.approx([1.0, 3.0])
+    assert run("linalg_slogdet(S).logabsdet", at=at).output.item() == pytest.approx(math.log(3.0))
+    assert tuple(run("linalg_qr(T, mode=complete).Q", at=at).output.shape) == (3, 3)
+    nuclear = np.linalg.svd(np.array(at["T"]), compute_uv=False).sum()
+    assert run("linalg_matrix_norm(T, ord=nuc)", at=at).output.item() == pytest.approx(nuclear)
+    assert run("det(S) + linalg_det(S)", at=at).output.item() == pytest.approx(6.0)
+    with pytest.raises(NameProblem, match="unknown attribute 'values'"):
+        run("linalg_eigh(S).values", at=at)
+
+
 def test_numbers_given_to_functions_become_tensors():
     assert run("exp(0) + sqrt(4)").output.item() == 3.0
 

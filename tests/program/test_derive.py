@@ -380,3 +380,41 @@ def test_gathers_and_scatters_derived_read_back_as_grad(text):
     d = D.derive(text, at)
     assert D.check(d, text, at).passed
     assert run_derived(d, at)  # the printed program runs under eval
+
+
+# -- issue 24: linear algebra (linalg_<name>, torch.linalg's functions): derivatives that read back ------------
+
+LINALG_AT = {"A": [[2.0, 0.5], [0.3, 1.0]], "S": [[2.0, 0.5], [0.5, 1.0]], "b": [1.0, -2.0],
+             "B": [[1.0, 2.0], [3.0, -4.0], [0.5, 6.0]], "T": [[1.0, -0.5], [0.3, 0.8], [-0.6, 0.4]]}
+
+
+@pytest.mark.parametrize("text", [
+    "det(A)", "linalg_slogdet(A).logabsdet", "logdet(A)", "sum(linalg_inv(A) ** 2)",
+    "sum(linalg_solve(A, b) ** 2)", "sum(linalg_solve(A, B, left=False) ** 2)",
+    "sum(linalg_cholesky(S) * [[1, 2], [3, 4]])", "sum(linalg_cholesky(S, upper=True) ** 2)",
+    "sum(linalg_eigh(S).eigenvalues * [1, 3])", "sum(linalg_eigh(S)[1] ** 2 * [[1, 2], [3, 4]])",
+    "sum(linalg_svd(T, full_matrices=False).U ** 2 * [[1, 2], [3, 4], [5, 6]])", "linalg_matrix_norm(T, ord=nuc)",
+    "sum(linalg_qr(T)[0] * [[1, 2], [3, 4], [5, 6]]) + sum(linalg_qr(T).R)",
+    "sum(linalg_pinv(T) ** 2)", "sum(linalg_matrix_exp(A) * [[1, 2], [3, 4]])",
+])
+def test_linear_algebra_derived_reads_back_as_grad(text):
+    d = D.derive(text, LINALG_AT)
+    assert D.check(d, text, LINALG_AT).passed
+    assert run_derived(d, LINALG_AT)  # the printed program runs under eval
+
+
+def test_linear_algebra_derived_as_numpy_agrees_with_grad(tmp_path):
+    text = ("det(A) + linalg_slogdet(A)[1] + sum(linalg_solve(A, b)) + sum(linalg_eigh(S)[1] ** 2 * [[1, 2], [3, 4]])"
+            " + sum(linalg_svd(T, full_matrices=False)[2] ** 2) + sum(linalg_qr(T).R) + sum(linalg_cholesky(S, upper=True))")
+    at = {k: v for k, v in LINALG_AT.items() if k in ("A", "S", "b", "T")}
+    d = D.derive(text, at)
+    assert "np.linalg.eigh(S)[1]" in D.python_module(d)
+    assert_module_agrees_with_grad(D.python_module(d), text, at, tmp_path)
+
+
+def test_a_result_of_several_is_written_as_the_call_indexed():
+    found, d = formulas("sum(linalg_eigh(S).eigenvalues * [1, 3])", at=LINALG_AT)
+    assert ("t1", "linalg_eigh(S)[1]") in d.statements
+    assert found["S"] == "t1 * [[1, 3]] @ transpose(t1, -2, -1)"
+    found, _ = formulas("sum(linalg_svdvals(T))", at=LINALG_AT)
+    assert found["T"] == "linalg_svd(T, full_matrices=False)[0] @ linalg_svd(T, full_matrices=False)[2]"

@@ -417,3 +417,20 @@ def test_an_operand_is_parenthesized_only_where_the_operators_around_it_need():
     formulas = {e.formula for p in result.inputs["x"].paths for e in p.edges}
     assert {"∂sqrt(x + 1)/∂(x + 1) = 0.5 / sqrt(x + 1)", "∂tanh(x * 2)/∂(x * 2) = 1 - tanh(x * 2) ** 2",
             "∂log(x - 1)/∂(x - 1) = 1 / (x - 1)"} <= formulas
+
+
+# -- issue 24: linear algebra, its formulas written as the language writes them ----------------------------------
+
+
+def test_linear_algebra_edges_read_as_formulas_and_add_up_to_the_gradient():
+    at = {"A": [[2.0, 0.5], [0.3, 1.0]], "S": [[2.0, 1.0], [1.0, 2.0]]}
+    result = explain("d = det(A)\nr = linalg_eigh(S)\ny = d * 2 + sum(r.eigenvalues * [1, 3])", at)
+    A, S = result.inputs["A"], result.inputs["S"]
+    np.testing.assert_allclose(A.grad, 2 * np.linalg.det(at["A"]) * np.linalg.inv(at["A"]).T, rtol=1e-12)
+    np.testing.assert_allclose(S.grad, [[2.0, 1.0], [1.0, 2.0]], rtol=1e-12)  # V diag(1, 3) V^T
+    assert A.paths[0].edges[-1].formula == ("∂d/∂A = g ↦ linalg_solve(transpose(A, -2, -1), reshape(linalg_det(A) * g, "
+                                           "(1, 1)) * [[1, 0], [0, 1]])")
+    assert S.paths[0].edges[-1].op == "LinalgEighBackward0"
+    assert S.paths[0].edges[-1].formula.endswith("linalg_eigh(S)[1] * reshape(g, (1, 2)) @ "
+                                                 "transpose(linalg_eigh(S)[1], -2, -1)")
+    np.testing.assert_allclose(S.paths[0].product, S.grad, rtol=1e-12)

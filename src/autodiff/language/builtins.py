@@ -16,7 +16,7 @@ import inspect
 import math
 from functools import lru_cache
 
-from .. import Tensor, creation, ops, return_types
+from .. import Tensor, creation, linalg, ops, return_types
 from ..autograd import enable_grad, no_grad
 from ..nn import functional as nn_functional
 from . import ast
@@ -140,7 +140,14 @@ FUNCTIONS.update(LOSSES)
 FUNCTIONS["linear"] = nn_functional.linear
 ACTIVATIONS = {name: getattr(nn_functional, name) for name in nn_functional.ACTIVATIONS}
 FUNCTIONS.update(ACTIVATIONS)
-WORD_ARGUMENTS = {"reduction": (REDUCTION_WORDS, LOSSES), "approximate": (APPROXIMATE_WORDS, ("gelu",))}
+# torch.linalg's functions, by ATen's names for them (the language has no dotted names): linalg_det(A)
+# is torch.linalg.det(A); its string arguments are words, as reduction's: linalg_qr(A, mode=complete).
+LINALG = {f"linalg_{name}": function for name, function in linalg.FUNCTIONS.items()}
+FUNCTIONS.update(LINALG)
+WORD_ARGUMENTS = {"reduction": (REDUCTION_WORDS, LOSSES), "approximate": (APPROXIMATE_WORDS, ("gelu",)),
+                  "mode": (("reduced", "complete", "r"), ("linalg_qr",)),
+                  "UPLO": (("L", "U"), ("linalg_eigh", "linalg_eigvalsh")),
+                  "ord": (("fro", "nuc"), ("linalg_matrix_norm", "linalg_norm"))}
 
 KNOWN_NAMES = sorted(set(FUNCTIONS) | set(WORDS) | set(CONSTANTS))
 

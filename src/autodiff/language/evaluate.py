@@ -710,6 +710,11 @@ class _Runner:
         if isinstance(result, _PAIRS):  # x.max(0): the values carry the graph
             self._recorded(result.values, node, inputs)
             return result
+        if isinstance(result, tuple) and hasattr(result, "_fields"):  # linalg_eigh(A): each result its node
+            for part in result:
+                if isinstance(part, Tensor):
+                    self._recorded(part, node, inputs)
+            return result
         return self._recorded(result, node, inputs)
 
     def _warn_at(self, node, messages: list) -> None:
@@ -802,7 +807,7 @@ class _Runner:
         return value[index]
 
     def _attribute(self, node: ast.Attribute, value):
-        if isinstance(value, _PAIRS) and node.name in value._fields:
+        if isinstance(value, tuple) and node.name in getattr(value, "_fields", ()):  # .values, .eigenvectors
             return getattr(value, node.name)
         if node.name not in _ATTRIBUTES:
             raise NameProblem(f"unknown attribute {node.name!r}{suggestion(node.name, _ATTRIBUTES)}", self.source,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 # Prefixes of other libraries: autodiff's functions are called by their names alone.
 MODULES = frozenset({"torch", "np", "numpy", "math", "cmath", "F", "nn", "functional", "jnp", "jax", "tf",
-                     "scipy", "sp", "sympy", "autodiff"})
+                     "scipy", "sp", "sympy", "autodiff", "linalg"})
 
 # Functions of other tools -> what to write in autodiff (a `{x}` stands for the arguments' text).
 FOREIGN_FUNCTIONS = {
@@ -72,6 +72,10 @@ def module_advice(module: str, attribute: str, arguments: str, called: bool) -> 
     from .builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS, suggestion
 
     without = f"without {module + '.'!r}"
+    if module.split(".")[-1] == "linalg" and f"linalg_{attribute}" in FUNCTIONS:  # torch.linalg.solve(A, b)
+        name = f"linalg_{attribute}"
+        return f"write {name}({arguments}): the language names torch.linalg's functions linalg_<name>" \
+            if called else f"write {name}(...): the language names torch.linalg's functions linalg_<name>"
     if attribute in ("no_grad", "enable_grad"):
         return f"write `with {attribute}:`, {without}"
     if attribute in FUNCTIONS or attribute in WORDS:

@@ -272,8 +272,9 @@ def _solve_B_grad(grad, A, left):
     return LINALG_SOLVE.apply(mT(A), grad, left)
 
 
-def _solve_A_grad(grad, A, left, result):
-    """-gB X^T (X^T gB for left=False), gB the gradient of B: PyTorch's linalg_solve_backward."""
+def _solve_A_grad(grad, A, B, left, result):
+    """-gB X^T (X^T gB for left=False), gB the gradient of B: PyTorch's linalg_solve_backward
+    (B is not in it: taken so that explain writes the result as the call, B a constant too)."""
     gB = LINALG_SOLVE.apply(mT(A), grad, left)
     if _is_vector(array_of(A).shape, array_of(grad).shape):
         return -(column(gB) * row(result))

@@ -231,8 +231,9 @@ def _pinv(xp, A, atol, rtol, hermitian):
     return xp.ascontiguousarray((xp.swapaxes(Vh, -2, -1) * inverse[..., None, :]) @ xp.swapaxes(U, -2, -1))
 
 
-def _pinv_grad(grad, A, result):
-    """PyTorch's pinv_backward, in the order it multiplies (the smaller matrices first)."""
+def _pinv_grad(grad, A, atol, rtol, hermitian, result):
+    """PyTorch's pinv_backward, in the order it multiplies (the smaller matrices first); the
+    tolerances are not in it (taken only so that explain writes the result as the call)."""
     m, n = array_of(A).shape[-2:]
     pinvA, pinvAh, gradh = result, mT(result), mT(grad)
     if m <= n:

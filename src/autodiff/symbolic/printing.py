@@ -25,8 +25,18 @@ _REDUCTIONS = {"sum_dim": "sum", "mean_dim": "mean", "prod_dim": "prod", "max_di
 # What the printer writes other than by the op's own name (a call of the language's function).
 # issue 24: var and std, whose ops take `correction` where the functions take `unbiased`: by keyword
 _SPREADS = {"var_correction": "var", "std_correction": "std"}
+# issue 24: linear algebra. A result of a function that gives several is that function's call,
+# indexed (`linalg_eigh(A)[1]`); the parameters the function takes by keyword are written so, where
+# they differ from its defaults (strings as the language's words: `mode=complete`).
+_LINALG_PARTS = {"linalg_slogdet_sign": ("linalg_slogdet", 0), "linalg_slogdet_logabsdet": ("linalg_slogdet", 1),
+                 "linalg_eigh_eigenvectors": ("linalg_eigh", 1), "linalg_svd_u": ("linalg_svd", 0),
+                 "linalg_svd_vh": ("linalg_svd", 2), "linalg_qr_q": ("linalg_qr", 0), "linalg_qr_r": ("linalg_qr", 1)}
+_LINALG_KEYWORDS = {"linalg_solve": {"left": True}, "linalg_cholesky": {"upper": False},
+                    "linalg_svd_u": {"full_matrices": True}, "linalg_svd_vh": {"full_matrices": True},
+                    "linalg_qr_q": {"mode": "reduced"}, "linalg_qr_r": {"mode": "reduced"},
+                    "linalg_pinv": {"atol": None, "rtol": None, "hermitian": False}}
 SPELLED = {"sym", "const", "tensor", "add", "mul", "pow", "reshape", "addmm", "cat", "stack", "logsumexp",
-           *_OPERATORS, *_BINARY, *_REDUCTIONS, *_SPREADS}
+           *_OPERATORS, *_BINARY, *_REDUCTIONS, *_SPREADS, *_LINALG_PARTS, *_LINALG_KEYWORDS}
 
 
 def number_text(value: float) -> str:
@@ -122,8 +132,21 @@ class Printer:
             x, dim, correction, keepdim = args
             keep = ", keepdim=True" if keepdim else ""
             return f"{_SPREADS[op]}({self.text(x)}, dim={_static_text(dim)}, correction={_static_text(correction)}{keep})"
+        if op in _LINALG_KEYWORDS or op in _LINALG_PARTS:
+            return self._linalg(op, args)
         parts = [self.text(a) if isinstance(a, E.Expr) else _static_text(a) for a in args]
         return f"{op}({', '.join(parts)})"
+
+    def _linalg(self, op: str, args) -> str:
+        keywords = _LINALG_KEYWORDS.get(op, {})
+        count = len(args) - len(keywords)
+        parts = [self.text(a) if isinstance(a, E.Expr) else _static_text(a) for a in args[:count]]
+        for (name, default), value in zip(keywords.items(), args[count:]):
+            if value != default:
+                parts.append(f"{name}={value if isinstance(value, str) else _static_text(value)}")
+        name, index = _LINALG_PARTS.get(op, (op, None))
+        call = f"{name}({', '.join(parts)})"
+        return call if index is None else f"{call}[{index}]"
 
     def _sum(self, e: E.Expr) -> str:
         number, terms = e.args
@@ -426,7 +449,32 @@ HELPERS["norm"] = (
     "    if p == 0:\n        return np.sum(a != 0, axis=dim, keepdims=keepdim).astype(x.dtype)\n"
     "    return np.sum(a ** p, axis=dim, keepdims=keepdim) ** (1 / p)\n")
 
-_HELPED = {"erf", "erfc", "lgamma", "norm"}  # issue 24: ops written as a call of their helper
+# issue 24: linear algebra, where NumPy's function is the op's forward (the same LAPACK calls)
+_NUMPY_TEMPLATES.update({
+    "tril": "np.tril({0}, {1})", "triu": "np.triu({0}, {1})",
+    "linalg_det": "np.linalg.det({0})", "linalg_inv": "np.linalg.inv({0})",
+    "linalg_slogdet_sign": "np.linalg.slogdet({0})[0]", "linalg_slogdet_logabsdet": "np.linalg.slogdet({0})[1]",
+    "linalg_eigvalsh": "np.linalg.eigh({0})[0]", "linalg_eigh_eigenvectors": "np.linalg.eigh({0})[1]",
+    "linalg_svdvals": "np.linalg.svd({0}, compute_uv=False)",
+    "linalg_svd_u": "np.linalg.svd({0}, full_matrices={1})[0]", "linalg_svd_vh": "np.linalg.svd({0}, full_matrices={1})[2]",
+    "linalg_qr_q": "np.linalg.qr({0}, mode={1})[0]", "linalg_qr_r": "np.linalg.qr({0}, mode={1})[1]",
+})
+HELPERS["linalg_cholesky"] = HELPERS["cholesky"] = (
+    "def _cholesky(x, upper):\n"
+    "    if upper:\n        return np.swapaxes(np.linalg.cholesky(np.swapaxes(x, -2, -1)), -2, -1)\n"
+    "    return np.linalg.cholesky(x)\n")
+
+HELPERS["linalg_solve"] = (  # PyTorch's rule for a vector B, and left=False
+    "def _linalg_solve(a, b, left):\n"
+    "    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])\n"
+    "    b = b[..., None] if vector else b\n"
+    "    if not left:\n"
+    "        a, b = np.swapaxes(a, -2, -1), np.swapaxes(b, -2, -1)\n"
+    "    x = np.linalg.solve(a, b)\n"
+    "    x = x if left else np.swapaxes(x, -2, -1)\n"
+    "    return x[..., 0] if vector else x\n")
+
+_HELPED = {"erf", "erfc", "lgamma", "norm", "linalg_solve"}  # issue 24: ops written as a call of their helper
 
 
 class UnsupportedOperation(Exception):
@@ -483,6 +531,9 @@ class NumpyPrinter(Printer):
                 return f"_norm({t(x)}, {'np.inf' if p == math.inf else '-np.inf' if p == -math.inf else t(p)}, " \
                        f"{t(dim)}, {keepdim})"
             return f"_{op}({', '.join(t(a) for a in args)})"
+        if op in ("linalg_cholesky", "cholesky"):  # one helper for both
+            self.helpers.add(op)
+            return f"_cholesky({t(args[0])}, {args[1]})"
         template = _NUMPY_TEMPLATES.get(op)
         if template is not None:
             return template.format(*(t(a) for a in args))
