@@ -200,7 +200,7 @@ def _put_back_reduced(grad, input_shape, dim, index, keepdim):
 
 
 def _picking(name: str, grad_fn: str):
-    return defop(name, _gather, grad_fn=grad_fn, frees=True, batch=_along_rule, input=_put_back)
+    return defop(name, _gather, grad_fn=grad_fn, frees=True, carries=("index",), batch=_along_rule, input=_put_back)
 
 
 SORT = _picking("sort_values", "SortBackward0")
@@ -208,10 +208,10 @@ SORT_STABLE = _picking("sort_values_stable", "SortBackward1")
 TOPK = _picking("topk_values", "TopkBackward0")
 CUMMAX = _picking("cummax_values", "CummaxBackward0")
 CUMMIN = _picking("cummin_values", "CumminBackward0")
-MEDIAN_DIM = defop("median_dim", _picked, grad_fn="MedianBackward1", frees=True, batch=_along_rule,
-                   input=_put_back_reduced)
-KTHVALUE = defop("kthvalue_values", _picked, grad_fn="KthvalueBackward0", frees=True, batch=_along_rule,
-                 input=_put_back_reduced)
+MEDIAN_DIM = defop("median_dim", _picked, grad_fn="MedianBackward1", frees=True, carries=("index",),
+                   batch=_along_rule, input=_put_back_reduced)
+KTHVALUE = defop("kthvalue_values", _picked, grad_fn="KthvalueBackward0", frees=True, carries=("index",),
+                 batch=_along_rule, input=_put_back_reduced)
 
 
 def _median(xp, input):

@@ -25,8 +25,11 @@ _REDUCTIONS = {"sum_dim": "sum", "mean_dim": "mean", "prod_dim": "prod", "max_di
 # What the printer writes other than by the op's own name (a call of the language's function).
 # issue 24: var and std, whose ops take `correction` where the functions take `unbiased`: by keyword
 _SPREADS = {"var_correction": "var", "std_correction": "std"}
+# issue 24: the indices sort, topk... find (ops/ordering.py), as the call that returns them
+_INDICES = {"topk_indices": "topk", "cummax_indices": "cummax", "cummin_indices": "cummin",
+            "median_indices": "median", "kthvalue_indices": "kthvalue"}
 SPELLED = {"sym", "const", "tensor", "add", "mul", "pow", "reshape", "addmm", "cat", "stack", "logsumexp",
-           *_OPERATORS, *_BINARY, *_REDUCTIONS, *_SPREADS}
+           *_OPERATORS, *_BINARY, *_REDUCTIONS, *_SPREADS, *_INDICES}
 
 
 def number_text(value: float) -> str:
@@ -123,6 +126,10 @@ class Printer:
             keep = ", keepdim=True" if keepdim else ""
             return f"{_SPREADS[op]}({self.text(x)}, dim={_static_text(dim)}, correction={_static_text(correction)}{keep})"
         parts = [self.text(a) if isinstance(a, E.Expr) else _static_text(a) for a in args]
+        if op in _INDICES:
+            return f"{_INDICES[op]}({', '.join(parts)}).indices"
+        if op == "argsort":  # stable is keyword-only, as PyTorch's
+            return f"argsort({', '.join(parts[:3])}{', stable=True' if args[3] else ''})"
         return f"{op}({', '.join(parts)})"
 
     def _sum(self, e: E.Expr) -> str:
