@@ -102,3 +102,32 @@ def test_scatter_from_a_larger_src_gives_its_unused_places_a_zero_gradient():
     y.sum().backward()
     assert y.tolist() == [2.0, 0.0, 1.0]
     assert src.grad.tolist() == [1.0, 1.0, 0.0, 0.0] and x.grad.tolist() == [0.0, 1.0, 0.0]
+
+
+def test_sort_takes_dim_by_position_with_stable():
+    # PyTorch's sort.stable overload wants dim and descending by keyword once stable= is given (a
+    # TypeError); autodiff takes them either way (docs/guide.md, "Where autodiff differs")
+    x = autodiff.tensor([[2.0, 1.0], [1.0, 1.0], [2.0, 0.0]])
+    assert autodiff.sort(x, 0, True, stable=True).indices.tolist() == [[0, 0], [2, 1], [1, 2]]
+    assert x.argsort(0, stable=True).tolist() == autodiff.argsort(x, dim=0, stable=True).tolist()
+
+
+def test_a_second_derivative_through_sort_records_a_scatter_add():
+    # PyTorch's SortBackward0 scatters into zeros (ScatterBackward0 in a second derivative's graph);
+    # autodiff adds into zeros (ScatterAddBackward0): the indices are distinct, the values the same
+    # (docs/guide.md, "Where autodiff differs")
+    x = autodiff.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    (g,) = autodiff.autograd.grad((autodiff.sort(x).values ** 2 * autodiff.tensor([1.0, 2.0, 3.0])).sum(), [x],
+                                  create_graph=True)
+    assert g.tolist() == [18.0, 2.0, 8.0] and g.grad_fn.name() == "ScatterAddBackward0"
+
+
+def test_cross_without_dim_warns_in_its_own_words():
+    # PyTorch warns once per process, pointing to torch.linalg.cross; autodiff warns as Python's
+    # warnings do (once per place by default) and has no linalg.cross to point to
+    # (docs/guide.md, "Where autodiff differs")
+    x = autodiff.tensor([1.0, 0.0, 0.0])
+    with pytest.warns(UserWarning, match=r"Using autodiff\.cross without specifying the dim arg is deprecated\."
+                                         r"\nPlease pass the dim explicitly\.") as caught:
+        autodiff.cross(x, x)
+    assert "torch.linalg.cross" not in str(caught[0].message)

@@ -766,3 +766,138 @@ PLACING_ERRORS = {
 @pytest.mark.parametrize("case", PLACING_ERRORS)
 def test_placing_errors_are_pytorchs(case):
     fails_as_pytorch(PLACING_ERRORS[case])
+
+
+# -- issue 24: ordering: values, indices, nodes and gradients at ties and nan, and the errors ----------------
+
+
+def _ordered(lib, make, values):
+    """The result's kind, values, indices and grad_fn, and the input's first and second gradient (each
+    value weighted differently, so that a gradient sent to another of equal elements shows)."""
+    x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+    out = make(lib, x)
+    kind = type(out).__name__
+    picked, indices = (out[0], out[1]) if isinstance(out, tuple) else (out, None)
+    weights = lib.arange(1.0, picked.numel() + 1, dtype=lib.float64).reshape(picked.shape)
+    (g,) = lib.autograd.grad(((picked * weights) ** 2).sum(), [x], create_graph=True)
+    (second,) = lib.autograd.grad((g * g).sum(), [x])
+    return [kind, picked.detach(), indices, picked.grad_fn.name(), g.detach(), second]
+
+
+NAN = float("nan")
+TIES = [[2.0, 1.0, 2.0, 1.0, 2.0, 3.0, 2.0], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], [0.0, NAN, 2.0, NAN, 1.0, 0.0, 2.0]]
+SIXTEEN = [float(v % 3) for v in range(16)]  # PyTorch's unstable sort is stable up to 16 elements
+TWENTY = [[float((3 * i) % 4), float(i % 2)] for i in range(20)]
+
+ORDERING = {
+    "sort ties and nan": (lambda lib, x: lib.sort(x), TIES),
+    "sort descending, ties keep their order": (lambda lib, x: x.sort(1, True), TIES),
+    "sort stable dim 0 of 20": (lambda lib, x: lib.sort(x, dim=0, descending=True, stable=True), TWENTY),
+    "sort 16 ties": (lambda lib, x: lib.sort(x, descending=True), SIXTEEN),
+    "sort a number": (lambda lib, x: lib.sort(x, 0), 2.5),
+    "msort": (lambda lib, x: lib.msort(x), TWENTY),
+    "topk with nan": (lambda lib, x: lib.topk(x, 2), [1.0, NAN, 3.0, 0.5]),
+    "topk smallest": (lambda lib, x: x.topk(3, 0, largest=False), [[4.0, 1.0], [2.0, 5.0], [0.5, 3.0], [6.0, 2.5]]),
+    "topk ties": (lambda lib, x: lib.topk(x, 4), TIES),
+    "topk ties, unsorted": (lambda lib, x: x.topk(5, largest=False, sorted=False), TIES),
+    "topk ties dim 0": (lambda lib, x: lib.topk(x, 6, 0), TWENTY),
+    "sort unstable ties of 20": (lambda lib, x: lib.sort(x, 0), TWENTY),
+    "cummax ties and nan": (lambda lib, x: lib.cummax(x, 1), TIES),
+    "cummin ties and nan": (lambda lib, x: x.cummin(-1), TIES),
+    "cummax dim 0": (lambda lib, x: lib.cummax(x, 0), TWENTY),
+    "median ties along a dim": (lambda lib, x: lib.median(x, 1), TIES),
+    "median ties dim 0 keepdim": (lambda lib, x: x.median(0, keepdim=True), TWENTY),
+    "median even count": (lambda lib, x: lib.median(x, -1), [[4.0, 1.0, 3.0, 2.0], [1.0, 1.0, 2.0, 2.0]]),
+    "median ties share": (lambda lib, x: lib.median(x), [[2.0, 1.0], [2.0, 3.0]]),
+    "median of nan": (lambda lib, x: x.median(), [2.0, NAN, 2.0, NAN]),
+    "median of a number": (lambda lib, x: lib.median(x, 0), 2.5),
+    "kthvalue ties": (lambda lib, x: lib.kthvalue(x, 3, 1), TIES),
+    "kthvalue ties dim 0 keepdim": (lambda lib, x: x.kthvalue(7, 0, True), TWENTY),
+    "kthvalue the largest": (lambda lib, x: lib.kthvalue(x, 7), TIES),
+}
+
+
+@pytest.mark.parametrize("case", ORDERING)
+def test_ordering_is_pytorchs(case):
+    make, values = ORDERING[case]
+    same_as_pytorch(lambda lib: _ordered(lib, make, values))
+
+
+def test_argsort_and_an_empty_median_are_pytorchs():
+    same_as_pytorch(lambda lib: [lib.argsort(lib.tensor(TIES), 1, True), lib.tensor(TIES).argsort(stable=True),
+                                 lib.median(lib.ones(0)), lib.topk(lib.ones(2, 3), 0).values])
+
+
+def _ones(lib, *shape):
+    return lib.ones(*shape, dtype=lib.float64)
+
+
+ORDERING_ERRORS = {
+    "sort dim out of range": lambda lib: lib.sort(_ones(lib, 2, 3), 2),
+    "topk k too large": lambda lib: lib.topk(_ones(lib, 3), 4),
+    "topk k negative": lambda lib: lib.topk(_ones(lib, 3), -1),
+    "topk k a float": lambda lib: lib.topk(_ones(lib, 3), 2.0),
+    "topk of a number": lambda lib: lib.topk(lib.tensor(2.0), 2),
+    "topk dim out of range": lambda lib: _ones(lib, 2, 3).topk(1, 2),
+    "cummax dim out of range": lambda lib: lib.cummax(_ones(lib, 2, 3), 2),
+    "median of an empty dim": lambda lib: lib.median(_ones(lib, 2, 0), 1),
+    "median keepdim without dim": lambda lib: lib.median(_ones(lib, 3), keepdim=True),
+    "kthvalue k 0": lambda lib: lib.kthvalue(_ones(lib, 3), 0),
+    "kthvalue k too large": lambda lib: _ones(lib, 2, 3).kthvalue(4),
+    "kthvalue of an empty dim": lambda lib: lib.kthvalue(_ones(lib, 2, 0), 1, 1),
+    "kthvalue of a number": lambda lib: lib.kthvalue(lib.tensor(2.0), 2),
+    "diag of 3 dims": lambda lib: lib.diag(_ones(lib, 2, 3, 4)),
+    "diag of a number": lambda lib: lib.diag(lib.tensor(2.0)),
+    "diag_embed identical dims": lambda lib: lib.diag_embed(_ones(lib, 2, 3), 1, 0, 0),
+    "diag_embed of a number": lambda lib: lib.diag_embed(lib.tensor(2.0)),
+    "cross without a dim of size 3": lambda lib: lib.cross(_ones(lib, 4, 2), _ones(lib, 4, 2)),
+    "cross dim of size 4": lambda lib: lib.cross(_ones(lib, 3, 4), _ones(lib, 3, 4), dim=1),
+    "cross dim -1 of size 4": lambda lib: lib.cross(_ones(lib, 3, 4), _ones(lib, 3, 4), -1),
+    "cross of different dims": lambda lib: lib.cross(_ones(lib, 4, 3), _ones(lib, 3), dim=-1),
+    "cross shapes that do not broadcast": lambda lib: lib.cross(_ones(lib, 4, 3), _ones(lib, 5, 3), dim=1),
+    "cross dim out of range": lambda lib: lib.cross(_ones(lib, 4, 3), _ones(lib, 4, 3), dim=2),
+    "cross of numbers": lambda lib: lib.cross(lib.tensor(1.0), lib.tensor(1.0)),
+}
+
+
+@pytest.mark.parametrize("case", ORDERING_ERRORS)
+def test_ordering_errors_are_pytorchs(case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # cross's warning without a dim
+        fails_as_pytorch(ORDERING_ERRORS[case])
+
+
+def test_cross_without_dim_warns_that_the_default_will_change():
+    x = autodiff.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    with pytest.warns(UserWarning, match="Using autodiff.cross without specifying the dim arg is deprecated"):
+        assert autodiff.cross(x, x.flip(0)).tolist() == [[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]
+
+
+def _tie_cases():
+    """Random rows of few distinct values (and some nan), short and long, for every function that
+    chooses among equal values: each must choose as PyTorch's CPU kernels do."""
+    import numpy as np
+
+    rng = np.random.default_rng(24)
+    for n in (3, 7, 16, 17, 40, 130):
+        for distinct in (2, 5):
+            values = rng.integers(0, distinct, size=(3, n)).astype(float)
+            values[0, rng.integers(0, n, size=2)] = NAN
+            k = int(rng.integers(1, n + 1))
+            yield n, values.tolist(), k, min(k, max(n // 64, 1))
+
+
+TIE_CASES = list(_tie_cases())
+
+
+@pytest.mark.parametrize("n, values, k, small_k", TIE_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(TIE_CASES)])
+def test_equal_values_are_chosen_as_pytorchs_kernels_choose(n, values, k, small_k):
+    def chosen(lib):
+        x = lib.tensor(values, dtype=lib.float64)
+        return [lib.sort(x).indices, x.sort(1, True).indices, lib.argsort(x.t(), 0), lib.msort(x.t()),
+                lib.topk(x, k).indices, lib.topk(x, k, largest=False, sorted=False).indices,
+                lib.topk(x, small_k).indices, x.topk(small_k, sorted=False).indices,
+                lib.kthvalue(x, k).indices, lib.median(x, 1).indices, lib.cummax(x, 1).indices,
+                lib.cummin(x, 1).indices]
+
+    same_as_pytorch(chosen)

@@ -108,6 +108,17 @@ GOLDEN = [
     ('y == x*2\nz = y + 1', {'x': 1}, 2,  # `=` meant
      "expr.txt:1:1: error: no value for input 'y': give one with --at y=VALUE; `y == x*2` is a comparison, "
      "not an assignment; did you mean `y = x*2`?\n    y == x*2\n    ^"),
+    # issue 24: unpacking into names, as Python's
+    ('a, 2 = x', {'x': [1.0, 2.0]}, 3,
+     "expr.txt:1:4: error: unexpected number 2; expected '=' or a name\n    a, 2 = x\n       ^"),
+    ('a, b = x', {'x': [1.0, 2.0, 3.0]}, 4,
+     "expr.txt:1:1: error: too many values to unpack (expected 2, got 3)\n    a, b = x\n    ^~~~~~~~"),
+    ('a, b, c = sort(x)', {'x': [1.0, 2.0]}, 4,
+     "expr.txt:1:1: error: not enough values to unpack (expected 3, got 2)\n    a, b, c = sort(x)\n    ^~~~~~~~~~~~~~~~~"),
+    ('a, b = sum(x)', {'x': [1.0, 2.0]}, 4,
+     "expr.txt:1:8: error: cannot unpack a 0-d tensor\n    a, b = sum(x)\n           ^~~~~~"),
+    ('a, b = 2', {}, 4,
+     "expr.txt:1:8: error: cannot unpack int (a tuple or a tensor's rows can be unpacked)\n    a, b = 2\n           ^"),
 ]
 
 

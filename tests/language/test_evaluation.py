@@ -414,3 +414,61 @@ def test_max_method_pair_is_not_a_number():
         run("sum(x.min(0))", at={"x": [[1.0, 2.0]]})
     with pytest.raises(EvaluationProblem, match="out of range"):
         run("x.max(0)[2]", at={"x": [[1.0, 2.0]]})
+
+
+# -- issue 24: functions giving (values, indices), unpacking, methods with several sizes ----------------
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("text, reference", [
+    ("sort(x).values", lambda torch, x: torch.sort(x).values),
+    ("sort(x, 0, True)[0]", lambda torch, x: torch.sort(x, 0, True)[0]),
+    ("x.topk(2).values", lambda torch, x: x.topk(2).values),
+    ("cummax(x, 1)[0]", lambda torch, x: torch.cummax(x, 1)[0]),
+    ("median(x, 0).values", lambda torch, x: torch.median(x, 0).values),
+    ("x.kthvalue(2, 1, True).values", lambda torch, x: x.kthvalue(2, 1, True).values),
+])
+def test_a_pair_gives_its_values_by_name_or_place(text, reference, torch_in_float64):
+    import torch
+
+    x = [[3.0, -1.0, 2.5], [0.5, 4.0, -2.0]]
+    ev = run(f"sum({text} ** 2)", at={"x": x})
+    ev.output.backward()
+    expected_x = torch.tensor(x, requires_grad=True)
+    (reference(torch, expected_x) ** 2).sum().backward()
+    assert ev.inputs["x"].grad.tolist() == expected_x.grad.tolist()
+
+
+def test_a_pair_gives_its_indices_and_is_not_a_tensor():
+    at = {"x": [3.0, 1.0, 2.0]}
+    assert run("sort(x).indices", at=at).output.tolist() == [1, 2, 0]
+    assert run("argsort(x, descending=True) + topk(x, 1)[1]", at=at).output.tolist() == [0, 2, 1]
+    with pytest.raises(EvaluationProblem, match=r"got the \(values, indices\) pair of sort\(\): take its \.values"):
+        run("exp(sort(x))", at=at)
+
+
+def test_unpacking_a_pair_names_its_values_and_indices():
+    ev = run("v, i = sort(x, descending=True)\nloss = sum(v * [1, 2, 3])", at={"x": [3.0, 1.0, 2.0]})
+    assert ev.variables["v"].tolist() == [3.0, 2.0, 1.0] and ev.variables["i"].tolist() == [0, 2, 1]
+    assert grads(ev) == {"x": [1.0, 3.0, 2.0]}
+
+
+def test_unpacking_a_tensor_gives_its_rows_and_works_in_functions():
+    ev = run("def f(y):\n    a, b, = y\n    return a * b\ntotal = sum(f(x))", at={"x": [[1.0, 2.0], [3.0, 4.0]]})
+    assert ev.output.item() == 11.0
+    assert grads(ev) == {"x": [[3.0, 4.0], [1.0, 2.0]]}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("x.repeat(2, 1)", [[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [3.0, 4.0]]),
+    ("x.repeat((1, 2))", [[1.0, 2.0, 1.0, 2.0], [3.0, 4.0, 3.0, 4.0]]),
+    ("x.view(4)", [1.0, 2.0, 3.0, 4.0]),
+    ("x.reshape(1, 4)", [[1.0, 2.0, 3.0, 4.0]]),
+    ("x.permute(1, 0)", [[1.0, 3.0], [2.0, 4.0]]),
+    ("x.flip(0, 1)", [[4.0, 3.0], [2.0, 1.0]]),
+    ("x.tile(1, 2)[0]", [1.0, 2.0, 1.0, 2.0]),
+    ("x[0].expand(2, 2)", [[1.0, 2.0], [1.0, 2.0]]),
+    ("x.where(x > 2, 0)", [[0.0, 0.0], [3.0, 4.0]]),  # PyTorch's Tensor.where(condition, other)
+])
+def test_a_method_takes_the_methods_arguments(text, expected):
+    assert run(text, at={"x": [[1.0, 2.0], [3.0, 4.0]]}).output.tolist() == expected

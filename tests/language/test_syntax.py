@@ -87,6 +87,13 @@ GOLDEN = [
      "Program(body=[Assign(target='y', value=BinOp(op='+', left=Name(id='a'), right=Name(id='b')))])"),
     ('y = a + \\\n    b',
      "Program(body=[Assign(target='y', value=BinOp(op='+', left=Name(id='a'), right=Name(id='b')))])"),
+    # issue 24: a tuple unpacked into names, as Python's (a trailing comma too)
+    ('v, i = x.max(0)',
+     "Program(body=[Unpack(targets=['v', 'i'], value=Call(func=Attribute(value=Name(id='x'), name='max'), args=[Number(value=0, text='0')], keywords=[]))])"),
+    ('a, b, c, = x',
+     "Program(body=[Unpack(targets=['a', 'b', 'c'], value=Name(id='x'))])"),
+    ('a, = x',
+     "Program(body=[Unpack(targets=['a'], value=Name(id='x'))])"),
 ]
 
 

@@ -418,3 +418,39 @@ def test_a_result_of_several_is_written_as_the_call_indexed():
     assert found["S"] == "t1 * [[1, 3]] @ transpose(t1, -2, -1)"
     found, _ = formulas("sum(linalg_svdvals(T))", at=LINALG_AT)
     assert found["T"] == "linalg_svd(T, full_matrices=False)[0] @ linalg_svd(T, full_matrices=False)[2]"
+
+
+# -- issue 24: ordering: values gathered at the indices found, the indices as the call that finds them --------
+
+ORDERING_AT = {"x": [3.0, 1.0, 2.0], "y": [4.0, -5.0, 0.5], "X": [[1.0, 5.0, 2.0], [4.0, 0.0, 6.0]]}
+ELSEWHERE = {"x": [1.5, 2.5, -1.0], "y": [0.5, 2.0, -3.0], "X": [[6.0, -1.0, 0.5], [2.0, 3.0, 1.0]]}  # other orders
+
+
+@pytest.mark.parametrize("text", [
+    "sum(sort(x).values * y)",
+    "v, i = sort(x, descending=True, stable=True)\nloss = sum(v ** 2 * y)",
+    "sum(msort(X) * X)",
+    "sum(topk(x, 2).values * y[:2])",
+    "sum(cummax(x, 0).values * y) + sum(cummin(x, 0)[0] ** 2)",
+    "sum(median(X, 1).values ** 2) + median(x) * sum(y)",
+    "sum(kthvalue(X, 2, 0, True).values) + sum(kthvalue(X, 1, 1).values * y[:2])",
+    "sum(cross(x, y, 0) ** 2) + sum(kron(x, y) * 2) + sum(diag(x) ** 2)",
+])
+def test_ordering_derived_holds_where_the_order_differs(text):
+    used = {n: v for n, v in ORDERING_AT.items() if n in text}
+    d = D.derive(text, used)
+    assert D.check(d, text, used).passed
+    assert D.check(d, text, {n: ELSEWHERE[n] for n in used}).passed  # the indices are found again there
+    assert run_derived(d, used)
+
+
+def test_sorts_derivative_is_written_with_argsort():
+    f, _ = formulas("sum(sort(x).values * y)", at={"x": [3.0, 1.0, 2.0], "y": [1.0, 2.0, 3.0]})
+    assert f == {"x": "scatter_add(zeros(3), 0, t1, y)", "y": "gather(x, 0, t1)"}
+    _, d = formulas("sum(sort(x).values * y)", at={"x": [3.0, 1.0, 2.0], "y": [1.0, 2.0, 3.0]})
+    assert "t1 = argsort(x, 0, False)" in d.program
+
+
+def test_the_diagonal_of_a_matrix_is_refused_not_written():
+    with pytest.raises(GradientProblem, match="cannot yet write diagonal_backward"):
+        D.derive("sum(diag(X) * y[:2])", {"X": ORDERING_AT["X"], "y": ORDERING_AT["y"]})

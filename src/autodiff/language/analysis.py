@@ -42,6 +42,8 @@ def _collect_top_level(body, result: Analysis, source: Source) -> None:
         node = stack.pop()
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.For)):
             result.assigned.add(node.target)
+        elif isinstance(node, ast.Unpack):
+            result.assigned.update(node.targets)
         elif isinstance(node, ast.FunctionDef):
             result.assigned.add(node.name)
             result.functions[node.name] = node
@@ -193,6 +195,8 @@ def bound_in(function: ast.FunctionDef) -> frozenset:
         node = stack.pop()
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.For)):
             names.add(node.target)
+        elif isinstance(node, ast.Unpack):
+            names.update(node.targets)
         elif isinstance(node, ast.FunctionDef):
             names.add(node.name)
             continue

@@ -209,6 +209,16 @@ class Assign(Node):
 
 
 @_node
+class Unpack(Node):
+    """`a, b = value`: a tuple (`x.max(0)`, split's pieces) or a tensor's rows, a name each."""
+
+    targets: tuple  # the names, in order
+    value: Node
+    start: int
+    end: int
+
+
+@_node
 class AugAssign(Node):
     target: str
     op: str  # the binary operator: + for +=

@@ -233,7 +233,7 @@ def call(name: str, function, args: list, kwargs: dict, make_tensor, device=None
             value = bound.arguments["input"]
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 bound.arguments["input"] = make_tensor(value)
-            elif isinstance(value, (return_types.max, return_types.min)):  # x.max(0) passed on whole
+            elif isinstance(value, return_types.PAIRS):  # x.max(0), sort(x) passed on whole
                 raise TypeError(f"expected a tensor, got the (values, indices) pair of {type(value).__name__}(): "
                                 "take its .values")
             elif not isinstance(value, Tensor):

@@ -23,6 +23,7 @@ import numpy as np
 from .. import Tensor, creation, dtypes, return_types
 from ..ops.batching import Batched, DataDependent
 from ..ops.registry import ShapeError
+from ..ops.surface import METHOD_FORMS
 from . import ast, numbers
 from ._gc import collector_paused
 from .analysis import Analysis, analyze, bound_in, equality_advice, input_advice
@@ -113,7 +114,7 @@ _COMPARE = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operato
             "!=": operator.ne}
 _ATTRIBUTES = {"T": lambda t: t.T, "mT": lambda t: t.mT, "shape": lambda t: tuple(t.shape), "ndim": lambda t: t.ndim}
 _NUMBER_TYPES = (int, float)
-_PAIRS = (return_types.max, return_types.min)  # what x.max(dim) gives: .values, .indices, [0], [1]
+_PAIRS = return_types.PAIRS  # what x.max(dim), sort(x)... give: .values, .indices, [0], [1]
 
 
 def evaluate(program: ast.Program, source: Source, at: dict | None = None, wrt=None, output: str | None = None,
@@ -310,6 +311,30 @@ class _Runner:
         if env is self.globals:
             self._assigned(node.target, value, node)
 
+    def _exec_unpack(self, node: ast.Unpack, env: dict) -> None:
+        """`a, b = value`, as Python unpacks: a tuple's elements, or a tensor's rows."""
+        value = self._evaluate(node.value, env)
+        where = node.value
+        if isinstance(value, Tensor):
+            if value.ndim == 0:
+                raise EvaluationProblem("cannot unpack a 0-d tensor", self.source, where.start, where.end,
+                                        python_class="TypeError")
+            items = [self._recorded(value[i], node, (value,)) for i in range(len(value))]
+        elif isinstance(value, tuple):
+            items = list(value)
+        else:
+            raise EvaluationProblem(f"cannot unpack {_describe(value)} (a tuple or a tensor's rows can be unpacked)",
+                                    self.source, where.start, where.end, python_class="TypeError")
+        expected = len(node.targets)
+        if len(items) != expected:
+            few = "not enough" if len(items) < expected else "too many"
+            raise EvaluationProblem(f"{few} values to unpack (expected {expected}, got {len(items)})", self.source,
+                                    node.start, node.end, python_class="ValueError")
+        for name, item in zip(node.targets, items):
+            env[name] = item
+            if env is self.globals:
+                self._assigned(name, item, node)
+
     def _exec_augassign(self, node: ast.AugAssign, env: dict) -> None:
         current = self._lookup(ast.Name(node.target, node.start, node.start + len(node.target)), env)
         value = self._binary(node.op, current, self._evaluate(node.value, env), node, node.op_start)
@@ -384,7 +409,8 @@ class _Runner:
         pass
 
     _STATEMENT_STEPS = {
-        ast.Assign: _exec_assign, ast.AugAssign: _exec_augassign, ast.ExprStatement: _exec_expression,
+        ast.Assign: _exec_assign, ast.Unpack: _exec_unpack, ast.AugAssign: _exec_augassign,
+        ast.ExprStatement: _exec_expression,
         ast.Declare: _exec_declare, ast.If: _exec_if, ast.For: _exec_for, ast.With: _exec_with,
         ast.FunctionDef: _exec_def, ast.Return: _exec_return, ast.Pass: _exec_pass,
     }
@@ -668,7 +694,7 @@ class _Runner:
             raise NameProblem("a keyword argument is repeated", self.source, node.start, node.end)
         if method:
             name = node.func.name
-            function = FUNCTIONS[name]
+            function = METHOD_FORMS.get(name) or FUNCTIONS[name]  # x.repeat(2, 1): the method's own arguments
         else:
             name = node.func.id
             function = env[name] if name in env else self._resolve(name, env, node.func)
@@ -707,7 +733,7 @@ class _Runner:
                                     python_class="TypeError") from None
         if isinstance(result, np.ndarray) or isinstance(result, np.generic):
             result = self._tensor(result, node)
-        if isinstance(result, _PAIRS):  # x.max(0): the values carry the graph
+        if isinstance(result, _PAIRS):  # x.max(0), sort(x): the values carry the graph
             self._recorded(result.values, node, inputs)
             return result
         if isinstance(result, tuple) and hasattr(result, "_fields"):  # linalg_eigh(A): each result its node

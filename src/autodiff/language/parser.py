@@ -304,6 +304,11 @@ def _compare(children, start, end):
     )
 
 
+def _names(tokens) -> tuple:
+    """The texts of NAME tokens (`a, b = ...`'s targets)."""
+    return tuple(_text_and_start(token)[0] for token in tokens)
+
+
 def _text_and_start(token) -> tuple:
     """An operator token's text and start: a tuple here, a Token in Lark's reference tree."""
     return (token[1], token[2]) if type(token) is tuple else (token.value, token.start)
@@ -329,6 +334,7 @@ BUILDERS = {
     "simple_statements": "_statement_list(c, s, e)",
     "suite": "_statements(c)",
     "assign": "Assign(c[0].value, c[1], s, e)",
+    "unpack": "Unpack(_names(c[:-1]), c[-1], s, e)",
     "augassign": "AugAssign(c[0].value, c[1].value[:-1], c[2], c[1].start, s, e)",
     "declare": "Declare(c[0].value, c[1].value, c[2], c[1].start, s, e)",
     "expression": "ExprStatement(c[0], s, e)",
@@ -375,7 +381,8 @@ def _scope() -> dict:
         _SCOPE.update({name: value.make for name, value in vars(ast).items()
                        if isinstance(value, type) and issubclass(value, ast.Node) and value is not ast.Node})
         _SCOPE.update(Node=ast.Node, _Splice=_Splice, _span=_span, _Elif=_Elif, _statements=_statements,
-                      _statement_list=_statement_list, _number=_number, _if=_if, _call=_call, _compare=_compare)
+                      _statement_list=_statement_list, _number=_number, _if=_if, _call=_call, _compare=_compare,
+                      _names=_names)
     return _SCOPE
 
 

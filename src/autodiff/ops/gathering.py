@@ -125,21 +125,21 @@ def _along_rule(function, args, kwargs):
 
 
 GATHER = defop(
-    "gather", _gather, frees=True, batch=_along_rule,
+    "gather", _gather, frees=True, carries=("index",), batch=_along_rule,
     input=lambda grad, input_shape, dim, index: SCATTER_ADD.apply(_zeros(grad, input_shape), dim, index, grad),
 )
 SCATTER_ADD = defop(
-    "scatter_add", _scatter_add, frees=True, batch=_along_rule,
+    "scatter_add", _scatter_add, frees=True, carries=("index",), batch=_along_rule,
     input=lambda grad: grad,
     src=lambda grad, dim, index, src_shape: _to_shape(GATHER.apply(grad, dim, index), src_shape),
 )
 SCATTER = defop(
-    "scatter", _scatter, frees=True, batch=_along_rule,
+    "scatter", _scatter, frees=True, carries=("index",), batch=_along_rule,
     input=lambda grad, dim, index: SCATTER_VALUE.apply(grad, dim, index, 0.0),
     src=lambda grad, dim, index, src_shape: _to_shape(GATHER.apply(grad, dim, index), src_shape),
 )
 SCATTER_VALUE = defop(
-    "scatter_value", _scatter_value, grad_fn="ScatterBackward1", frees=True, batch=_along_rule,
+    "scatter_value", _scatter_value, grad_fn="ScatterBackward1", frees=True, carries=("index",), batch=_along_rule,
     input=lambda grad, dim, index, value: SCATTER_VALUE.apply(grad, dim, index, 0.0),
 )
 INDEX_SELECT = defop(

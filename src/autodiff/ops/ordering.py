@@ -9,11 +9,14 @@ place picked twice, as cummax picks it, adds up). The indices are kept as a tens
 derive writes them as the call that found them, never as constants of one point.
 
 Ties and nan, as PyTorch's CPU kernels (checked against them, tests/engine/test_torch_agreement.py):
-nan sorts as the largest value; sorts are stable (PyTorch's unstable sort is too, along a dim of
-at most 16); cummax and cummin move to the latest of equal values and stay at nan; median along
-a dim picks the lower middle value and, among equal ones, the one a stable sort puts there (the
-first nan where there is one); kthvalue picks what PyTorch's own quickselect picks. The full
-`median(x)` shares its gradient among the elements equal to it (`MedianBackward0`), as `max(x)`.
+nan sorts as the largest value. `stable=True` keeps equal values in order; without it PyTorch
+runs std::sort, stable up to 16 elements, and along longer rows with equal values a copy of it
+(_cpu_orders.py) puts them where PyTorch does; topk likewise (partial_sort or nth_element, whose
+order `sorted=False` returns). cummax and cummin move to the latest of equal values and stay
+at nan; median along a dim picks the lower middle value and, among equal ones, the one a stable
+sort puts there (the first nan where there is one); kthvalue picks what PyTorch's quickselect
+picks. The full `median(x)` shares its gradient among the elements equal to it
+(`MedianBackward0`), as `max(x)`.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import math
 import numpy as np
 
 from .. import backend, return_types
+from . import _cpu_orders
 from ..tensor import Tensor
 from .batching import dims
 from .dims import normalize_dim
@@ -43,16 +47,93 @@ def _is_nan(xp, a):
     return xp.isnan(a) if a.dtype.kind in "fc" else xp.zeros(a.shape, dtype=bool)
 
 
-def _order(xp, input, dim: int, descending: bool):
-    """The indices that sort `input` along `dim`, stably, nan the largest value (as NumPy puts it
-    last). Descending: the reversed input sorted and the order reversed back, so ties keep their
-    order and nan comes first."""
+def _ascending(a, b) -> bool:
+    """PyTorch's order: nan above every number (and equal to nan)."""
+    return (a == a and b != b) or a < b
+
+
+def _descending(a, b) -> bool:
+    return (a != a and b == b) or a > b
+
+
+def _order(xp, input, dim: int, descending: bool, stable: bool = True):
+    """The indices that sort `input` along `dim`, nan the largest value. Stable: NumPy's stable
+    sort (nan last, as PyTorch's), descending as the reversed input sorted and the order
+    reversed back, so that equal values keep their order. Unstable, as PyTorch's std::sort,
+    which is stable up to 16 elements: along longer rows with equal values, its copy decides."""
     if input.ndim == 0:
         return xp.zeros((), dtype=_INT64)
     if not descending:
-        return xp.argsort(input, axis=dim, kind="stable")
-    last = input.shape[dim] - 1
-    return xp.flip(last - xp.argsort(xp.flip(input, axis=dim), axis=dim, kind="stable"), axis=dim)
+        order = xp.argsort(input, axis=dim, kind="stable")
+    else:
+        last = input.shape[dim] - 1
+        order = xp.flip(last - xp.argsort(xp.flip(input, axis=dim), axis=dim, kind="stable"), axis=dim)
+    if stable or input.shape[dim] <= 16:
+        return order
+    before = _descending if descending else _ascending
+
+    def arrange(items):
+        _cpu_orders.sort(items, before)
+        return [i for _, i in items]
+
+    return _as_pytorch(xp, input, order, dim, _tied(xp, input, order, dim), arrange)
+
+
+def _tied(xp, input, order, dim: int):
+    """Which rows along `dim` hold equal values (nan counts as equal to nan)."""
+    ordered = xp.take_along_axis(input, order, axis=dim)
+    n = ordered.shape[dim]
+    key = [slice(None)] * ordered.ndim
+    key[dim] = slice(1, n)
+    later = ordered[tuple(key)]
+    key[dim] = slice(0, n - 1)
+    earlier = ordered[tuple(key)]
+    return xp.any((later == earlier) | (_is_nan(xp, later) & _is_nan(xp, earlier)), axis=dim)
+
+
+def _as_pytorch(xp, input, index, dim: int, rows, arrange):
+    """`index` (positions along `dim`), with each row where `rows` holds replaced by `arrange`'s
+    positions for that row's (value, position) pairs: PyTorch's kernel's order, on the host."""
+    rows = rows if xp is np else xp.asnumpy(rows)
+    if not rows.any():
+        return index
+    values = xp.moveaxis(input, dim, -1)
+    values = values if xp is np else xp.asnumpy(values)
+    n = values.shape[-1]
+    fixed = xp.moveaxis(index, dim, -1)
+    fixed = (fixed if xp is np else xp.asnumpy(fixed)).copy()
+    for row in zip(*np.nonzero(rows)):
+        fixed[row] = arrange(list(zip(values[row].tolist(), range(n))))[: fixed.shape[-1]]
+    fixed = np.moveaxis(fixed, -1, dim)
+    return backend.contiguous(xp, fixed if xp is np else xp.asarray(fixed))
+
+
+def _topk_indices(xp, input, k: int, dim: int, largest: bool, sorted: bool):
+    """The first k of the order, except along rows with equal values, or all rows for an unsorted
+    result: there PyTorch's partial_sort (k * 64 <= n), or nth_element and then std::sort of the
+    first k - 1 (only when sorted) decide, as its CPU kernel does."""
+    if input.ndim == 0:
+        return xp.zeros((), dtype=_INT64)
+    order = _order(xp, input, dim, largest)
+    top = _first(xp, order, dim, k)
+    n = input.shape[dim]
+    if k == 0:
+        return top
+    rows = _tied(xp, input, order, dim)
+    if not sorted and k * 64 > n:  # the order nth_element leaves is the order returned
+        rows = xp.ones(rows.shape, dtype=bool)
+    before = _descending if largest else _ascending
+
+    def arrange(items):
+        if k * 64 <= n:
+            _cpu_orders.partial_sort(items, k, before)
+        else:
+            _cpu_orders.nth_element(items, k - 1, before)
+            if sorted:
+                _cpu_orders.sort(items, before, 0, k - 1)
+        return [i for _, i in items[:k]]
+
+    return _as_pytorch(xp, input, top, dim, rows, arrange)
 
 
 def _first(xp, order, dim: int, k: int):
@@ -104,76 +185,27 @@ def _median_indices(xp, input, dim: int, keepdim: bool):
 
 
 def _kthvalue_indices(xp, input, k: int, dim: int, keepdim: bool):
-    """The k-th smallest along `dim`: a stable sort's choice, except along rows where it ties,
-    which PyTorch's quickselect settles its own way (_quickselect, run on those rows alone)."""
+    """The k-th smallest along `dim`: the stable order's, except along rows where it ties with
+    another, where PyTorch's quickselect decides which of them."""
     if input.ndim == 0:
         return xp.zeros((), dtype=_INT64)
-    a = xp.moveaxis(input, dim, -1)
-    index = _order(xp, a, -1, False)[..., k - 1 : k]
-    kth = xp.take_along_axis(a, index, axis=-1)
-    tied = ((a == kth) | (_is_nan(xp, a) & _is_nan(xp, kth))).sum(axis=-1) > 1
-    if bool(tied.any()):
-        host = a if xp is np else xp.asnumpy(a)
-        rows = np.nonzero(tied if xp is np else xp.asnumpy(tied))
-        fixed = index if xp is np else xp.asnumpy(index)
-        fixed = fixed.copy()
-        for row in zip(*rows):
-            fixed[row + (0,)] = _quickselect(host[row].tolist(), k - 1)
-        index = fixed if xp is np else xp.asarray(fixed)
-    index = xp.moveaxis(index, -1, dim)
+    key = [slice(None)] * input.ndim
+    key[dim] = slice(k - 1, k)
+    index = _order(xp, input, dim, False)[tuple(key)]
+    kth = xp.take_along_axis(input, index, axis=dim)
+    tied = xp.sum((input == kth) | (_is_nan(xp, input) & _is_nan(xp, kth)), axis=dim) > 1
+
+    def arrange(items):
+        _cpu_orders.quickselect(items, k - 1, _ascending)
+        return [items[k - 1][1]]
+
+    index = _as_pytorch(xp, input, index, dim, tied, arrange)
     return backend.contiguous(xp, index if keepdim else xp.squeeze(index, axis=dim))
 
 
-def _above(x, y) -> bool:
-    """PyTorch's order for kthvalue: nan above everything, then >."""
-    return (x != x and y == y) or x > y
-
-
-def _quickselect(values: list, k: int) -> int:
-    """The index PyTorch's quick_select_template (ATen's SortingUtils.h) leaves at position k: a
-    median-of-three quickselect whose swaps decide which of equal values is chosen."""
-    arr, idx = values, list(range(len(values)))
-
-    def swap(i, j):
-        arr[i], arr[j] = arr[j], arr[i]
-        idx[i], idx[j] = idx[j], idx[i]
-
-    low, high = 0, len(arr) - 1
-    while high > low:
-        if high == low + 1:
-            if _above(arr[low], arr[high]):
-                swap(low, high)
-            break
-        swap(low + (high - low) // 2, low + 1)
-        if _above(arr[low + 1], arr[high]):
-            swap(low + 1, high)
-        if _above(arr[low], arr[high]):
-            swap(low, high)
-        if _above(arr[low + 1], arr[low]):
-            swap(low + 1, low)
-        i, j, pivot = low + 1, high, arr[low]
-        while True:
-            i += 1
-            while _above(pivot, arr[i]):
-                i += 1
-            j -= 1
-            while _above(arr[j], pivot):
-                j -= 1
-            if j < i:
-                break
-            swap(i, j)
-        swap(low, j)
-        if j <= k:
-            low = i
-        if j >= k:
-            high = j - 1
-    return idx[k]
-
-
 # Without a gradient; derive writes each as the call whose indices it is (symbolic/printing.py).
-ARGSORT = nondiff("argsort", lambda xp, input, dim, descending, stable: _order(xp, input, dim, descending))
-TOPK_INDICES = nondiff("topk_indices", lambda xp, input, k, dim, largest, sorted:
-                       _first(xp, _order(xp, input, dim, largest), dim, k) if input.ndim else _order(xp, input, 0, 0))
+ARGSORT = nondiff("argsort", _order)
+TOPK_INDICES = nondiff("topk_indices", _topk_indices)
 CUMMAX_INDICES = nondiff("cummax_indices", lambda xp, input, dim: _running_indices(xp, input, dim, True))
 CUMMIN_INDICES = nondiff("cummin_indices", lambda xp, input, dim: _running_indices(xp, input, dim, False))
 MEDIAN_INDICES = nondiff("median_indices", _median_indices)
@@ -200,7 +232,7 @@ def _put_back_reduced(grad, input_shape, dim, index, keepdim):
 
 
 def _picking(name: str, grad_fn: str):
-    return defop(name, _gather, grad_fn=grad_fn, frees=True, batch=_along_rule, input=_put_back)
+    return defop(name, _gather, grad_fn=grad_fn, frees=True, carries=("index",), batch=_along_rule, input=_put_back)
 
 
 SORT = _picking("sort_values", "SortBackward0")
@@ -208,10 +240,10 @@ SORT_STABLE = _picking("sort_values_stable", "SortBackward1")
 TOPK = _picking("topk_values", "TopkBackward0")
 CUMMAX = _picking("cummax_values", "CummaxBackward0")
 CUMMIN = _picking("cummin_values", "CumminBackward0")
-MEDIAN_DIM = defop("median_dim", _picked, grad_fn="MedianBackward1", frees=True, batch=_along_rule,
-                   input=_put_back_reduced)
-KTHVALUE = defop("kthvalue_values", _picked, grad_fn="KthvalueBackward0", frees=True, batch=_along_rule,
-                 input=_put_back_reduced)
+MEDIAN_DIM = defop("median_dim", _picked, grad_fn="MedianBackward1", frees=True, carries=("index",),
+                   batch=_along_rule, input=_put_back_reduced)
+KTHVALUE = defop("kthvalue_values", _picked, grad_fn="KthvalueBackward0", frees=True, carries=("index",),
+                 batch=_along_rule, input=_put_back_reduced)
 
 
 def _median(xp, input):
@@ -237,7 +269,8 @@ def _int(value, function: str, argument: str, position: int) -> int:
 
 
 def _dim(function: str, input: Tensor, dim, position: int = 2) -> int:
-    return normalize_dim(_int(dim, function, "dim", position), input.ndim)
+    """A dim in range, non-negative (0 for a 0-d input, which takes 0 and -1)."""
+    return normalize_dim(_int(dim, function, "dim", position), input.ndim) if input.ndim else 0
 
 
 def _kept(indices, dim: int, keepdim: bool):

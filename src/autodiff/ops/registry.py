@@ -8,6 +8,8 @@ An op is one `defop(...)` call, the way PyTorch's `derivatives.yaml` has one ent
 
 - the forward takes the array module `xp` and the op's arguments (arrays for tensors);
 - `nondiff` names tensor inputs that get no gradient (where's condition);
+- `carries` names parameters that may be given as a tensor without being an input (sort's
+  indices, kept as a tensor for derive): a batched or traced one sends the op to its rule;
 - each other keyword names a differentiable input and gives its derivative formula: it receives
   `grad` and any of the names it lists, which the op then saves for backward: an argument
   (`other`), `result`, or an argument's `_shape`, `_dtype` or `_device` (`input_shape`);
@@ -153,7 +155,7 @@ class OpDef:
     """One operation: forward, derivative formulas, and the plan for what to save."""
 
     def __init__(self, name, grad_fn, forward, derivatives, *, nondiff=(), domain=False, variadic=False, batch=None,
-                 frees=False):
+                 frees=False, carries=()):
         self.name = name
         self.batch = batch
         self.grad_fn_name = grad_fn or backward_name(name)
@@ -171,6 +173,7 @@ class OpDef:
         self.tensor_positions = tuple(
             i for i, n in enumerate(self.arg_names) if n in derivatives or n in nondiff
         )
+        self.carried = tuple(i for i, n in enumerate(self.arg_names) if n in carries)
         formulas = [derivatives[self.arg_names[i]] for i in self.diff_positions]
         self.formulas = tuple(formulas)
         self.saved_names, self.save_plan = self._plan_saves(formulas)
@@ -252,14 +255,14 @@ def backward_name(op_name: str) -> str:
 
 def defop(name: str, forward, *, grad_fn: str | None = None, doc: str | None = None, method=False,
           inplace: bool = False, operators=(), aliases=(), nondiff=(), domain=False, variadic=False, batch=None,
-          frees=False, **derivatives) -> OpDef:
+          frees=False, carries=(), **derivatives) -> OpDef:
     """Declare an operation; returns its OpDef, whose `apply` runs it and records it.
 
     With `doc`, `apply` is also the public function of that name (see surface.py)."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is declared twice")
     op = OpDef(name, grad_fn, forward, derivatives, nondiff=nondiff, domain=domain, variadic=variadic, batch=batch,
-               frees=frees)
+               frees=frees, carries=carries)
     REGISTRY[name] = op
     if doc is not None:
         function = _public_function(op, doc)
@@ -494,6 +497,8 @@ def _compile_apply(op: OpDef):
     """The function that runs `op` and records it when a gradient is needed."""
     if op.variadic:
         return _variadic_apply(op)
+    if op.carried:
+        return _general_apply(op)
     if op.tensor_positions == (0,):
         return _unary_apply(op)
     if op.tensor_positions == (0, 1) and op.diff_positions == (0, 1) and len(op.arg_names) == 2:
@@ -610,12 +615,17 @@ def _binary_apply(op: OpDef):
 
 
 def _general_apply(op: OpDef):
-    tensor_positions, diff_positions = op.tensor_positions, op.diff_positions
+    tensor_positions, diff_positions, carried = op.tensor_positions, op.diff_positions, op.carried
     limits = _limits.STATE
     checked = len(tensor_positions) >= 2 or op.name in _limits.GROWING_UNARY
 
     def apply(*args):
         arrays = list(args)
+        for i in carried:  # the forward takes the array; the node keeps the tensor
+            if isinstance(args[i], Tensor):
+                if args[i].__class__ in INTERCEPTED:
+                    return dispatch(op.batch, apply, args, {})
+                arrays[i] = args[i]._data
         needs = False
         any_tensor = False
         for i in tensor_positions:

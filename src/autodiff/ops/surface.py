@@ -27,6 +27,9 @@ from ..tensor import TensorMethods
 from .batching import Batched, dispatch, has_batched
 
 PUBLIC: dict = {}  # name -> the function users call
+# name -> the Tensor method, where it takes other arguments than the function (`x.repeat(2, 1)`,
+# `x.where(condition, other)`): the expression language calls it for `x.name(...)`.
+METHOD_FORMS: dict = {}
 
 
 def declare(function, *, name: str | None = None, method=False, inplace: bool = False, operators=(), aliases=(),
@@ -47,6 +50,8 @@ def declare(function, *, name: str | None = None, method=False, inplace: bool = 
         bound = function if method is True else _named(accepting_numpy_names(method), name, function.__doc__)
         for method_name in (name, *aliases):
             setattr(TensorMethods, method_name, bound)
+            if method is not True:
+                METHOD_FORMS[method_name] = bound
     if inplace:
         setattr(TensorMethods, name + "_", _inplace(function, name + "_"))
     bind_operators(function, operators, batches_itself=True)

@@ -289,7 +289,7 @@ def refuse_non_tensor(result, name: str) -> None:
     if isinstance(result, (Tensor, bool, int, float)):
         return
     kind = type(result).__name__
-    if isinstance(result, (return_types.max, return_types.min)):  # x.max(0), as PyTorch returns it
+    if isinstance(result, return_types.PAIRS):  # x.max(0), sort(x), as PyTorch returns them
         raise NotATensor(f"{the_output(name)} is the (values, indices) pair of {kind}(), not a tensor: "
                          "take its .values", kind)
     raise NotATensor(f"{the_output(name)} is {kind}, not a tensor: there is nothing to differentiate", kind)

@@ -244,3 +244,12 @@ _RULES.update({
 
 # -- issue 24: scatter with a number (the gradient of scatter's input) is the language's scatter too
 _RULES["scatter_value"] = lambda shape, x, dim, index, value: E.call("scatter", (x, dim, _static(index), value), shape)
+
+# -- issue 24: ordering's values are the input gathered at the indices found (ops/ordering.py); the
+# indices stay the call that found them (argsort(x, ...), topk(x, ...).indices: symbolic/printing.py)
+_RULES.update({name: lambda shape, x, dim, index: E.call("gather", (x, dim, _static(index)), shape)
+               for name in ("sort_values", "sort_values_stable", "topk_values", "cummax_values", "cummin_values")})
+_RULES.update({name: lambda shape, x, dim, index, keepdim: _reshape(
+    E.call("gather", (x, dim, _static(index)), tuple(index.shape)), shape) for name in ("median_dim", "kthvalue_values")})
+# diag of a matrix copies its diagonal: the language's diagonal
+_RULES["diagonal_copy"] = lambda shape, x, offset, dim1, dim2: E.call("diagonal", (x, offset, dim1, dim2), shape)

@@ -35,8 +35,12 @@ _LINALG_KEYWORDS = {"linalg_solve": {"left": True}, "linalg_cholesky": {"upper":
                     "linalg_svd_u": {"full_matrices": True}, "linalg_svd_vh": {"full_matrices": True},
                     "linalg_qr_q": {"mode": "reduced"}, "linalg_qr_r": {"mode": "reduced"},
                     "linalg_pinv": {"atol": None, "rtol": None, "hermitian": False}}
+# issue 24: the indices sort, topk... find (ops/ordering.py), as the call that returns them
+_INDICES = {"topk_indices": "topk", "cummax_indices": "cummax", "cummin_indices": "cummin",
+            "median_indices": "median", "kthvalue_indices": "kthvalue"}
 SPELLED = {"sym", "const", "tensor", "add", "mul", "pow", "reshape", "addmm", "cat", "stack", "logsumexp",
-           *_OPERATORS, *_BINARY, *_REDUCTIONS, *_SPREADS, *_LINALG_PARTS, *_LINALG_KEYWORDS}
+           *_OPERATORS, *_BINARY, *_REDUCTIONS, *_SPREADS, *_INDICES,
+           *_LINALG_PARTS, *_LINALG_KEYWORDS}
 
 
 def number_text(value: float) -> str:
@@ -135,6 +139,10 @@ class Printer:
         if op in _LINALG_KEYWORDS or op in _LINALG_PARTS:
             return self._linalg(op, args)
         parts = [self.text(a) if isinstance(a, E.Expr) else _static_text(a) for a in args]
+        if op in _INDICES:
+            return f"{_INDICES[op]}({', '.join(parts)}).indices"
+        if op == "argsort":  # stable is keyword-only, as PyTorch's
+            return f"argsort({', '.join(parts[:3])}{', stable=True' if args[3] else ''})"
         return f"{op}({', '.join(parts)})"
 
     def _linalg(self, op: str, args) -> str:
