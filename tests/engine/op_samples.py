@@ -1416,7 +1416,8 @@ def _cross():
 @calls("cross")
 def _cross_calls():
     return [call(leaf((4, 3)), leaf((4, 3)), note="no dim: the first of size 3"), call(leaf((3, 2)), leaf((3, 2)), dim=-2)]
-=======
+
+
 # -- issue 24: linear algebra (ops/decompositions.py, ops/spectral.py, autodiff.linalg) ------------------
 # Fixed, well-conditioned matrices (distinct singular values and eigenvalues), so that every
 # draw is the same and no gradient divides by a gap near zero. The functions of autodiff.linalg

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from ..backend import np  # the host module, for the rows PyTorch's kernels order on the host
 
 from .. import backend, return_types
 from . import _cpu_orders
