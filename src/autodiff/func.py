@@ -149,14 +149,17 @@ def _differentiated_call(func, args, kwargs, argnums, has_aux: bool, name: str):
     args = list(args)
     for n in nums:
         args[n] = _differentiable(args[n])
-    output = func(*args, **kwargs)
-    aux = None
-    if has_aux:
-        if not (isinstance(output, tuple) and len(output) == 2):
-            raise RuntimeError(f"{name}(f)(*args): output of function f should be a tuple: (output, aux) if "
-                               "has_aux is True")
-        output, aux = output
+    output, aux = _split_aux(func(*args, **kwargs), has_aux, f"{name}(f)(*args)")
     return nums, outer, args, output, aux
+
+
+def _split_aux(output, has_aux: bool, where: str) -> tuple:
+    """(output, aux) of a function called with has_aux (aux None without), PyTorch's error otherwise."""
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{where}: output of function f should be a tuple: (output, aux) if has_aux is True")
+    return output
 
 
 def grad_and_value(func, argnums=0, has_aux: bool = False):
@@ -341,13 +344,7 @@ def _push(func, args, kwargs, tangents: dict, has_aux: bool, name: str):
         args = list(args)
         for n, t in tangents.items():
             args[n] = make_dual(args[n], t)
-        output = func(*args, **kwargs)
-        aux = None
-        if has_aux:
-            if not (isinstance(output, tuple) and len(output) == 2):
-                raise RuntimeError(f"{name}(f, ...): output of function f should be a tuple: (output, aux) if "
-                                   "has_aux is True")
-            output, aux = output
+        output, aux = _split_aux(func(*args, **kwargs), has_aux, f"{name}(f, ...)")
         outputs = output if isinstance(output, tuple) else (output,)
         for o in outputs:
             if not isinstance(o, Tensor):
