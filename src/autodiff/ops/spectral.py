@@ -20,7 +20,7 @@ import math
 from .. import return_types
 from ..tensor import Tensor
 from .linalg_common import (
-    LinAlgError, check_matrices, column, eye_like, mT, matrix_batches, narrow, no_half, row, scalar_name,
+    LAPACK_ERROR, LinAlgError, check_matrices, column, eye_like, mT, matrix_batches, narrow, no_half, row, scalar_name,
     zeros_shaped,
 )
 from .registry import array_of, defop
@@ -80,7 +80,7 @@ def linalg_eigh(A: Tensor, UPLO: str = "L"):
 
 def linalg_eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """The eigenvalues of each symmetric matrix, ascending (linalg.eigh's first result)."""
-    return EIGVALSH.apply(_hermitian(A, UPLO, "linalg.eigvalsh"))
+    return EIGVALSH.apply(_hermitian(A, UPLO, "linalg.eigh"))
 
 
 # -- svd -----------------------------------------------------------------------------------------------
@@ -89,7 +89,7 @@ def linalg_eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
 def _svd_call(xp, A, **options):
     try:
         return xp.linalg.svd(A, **options)
-    except xp.linalg.LinAlgError:
+    except LAPACK_ERROR:
         cause = "contained non-finite values" if not xp.isfinite(A).all() else \
             "is ill-conditioned or has too many repeated singular values"
         raise LinAlgError(f"linalg.svd: The algorithm failed to converge because the input matrix {cause}.") from None
@@ -391,7 +391,7 @@ def linalg_vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dty
     from .statistics import norm
 
     if isinstance(ord, str):
-        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not str")
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
     return norm(x, ord, dim, keepdim, dtype)
 
 
