@@ -229,6 +229,8 @@ ERRORS = {
     "matrix_norm, a string order": lambda lib: lib.linalg.matrix_norm(lib.ones(2, 3), "abc"),
     "matrix_norm, dims": lambda lib: lib.linalg.matrix_norm(lib.ones(2, 2), "nuc", dim=(0, 0)),
     "norm, three dims": lambda lib: lib.linalg.norm(lib.ones(2, 2, 2), "fro"),
+    "torch.norm, nuc of three dims": lambda lib: lib.norm(lib.ones(2, 2, 2), "nuc"),
+    "torch.norm, an unknown order": lambda lib: lib.norm(lib.ones(2, 2), "abc"),
 }
 
 
