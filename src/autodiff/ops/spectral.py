@@ -60,9 +60,9 @@ EIGH_VECTORS = defop("linalg_eigh_eigenvectors", _eigh(1), grad_fn="LinalgEighBa
                      A=_eigenvectors_grad)
 
 
-def _hermitian(A: Tensor, UPLO: str, name: str) -> Tensor:
+def _hermitian(A: Tensor, UPLO: str) -> Tensor:
     """The matrix whose lower triangle is the one UPLO names: A, or (for 'U') its transpose."""
-    check_matrices(A, name, floating=False)
+    check_matrices(A, "linalg.eigh", floating=False)
     if not A.dtype.is_floating_point or A.dtype.name == "float16":
         raise NotImplementedError(f'"linalg_eigh_cpu" not implemented for \'{scalar_name(A.dtype)}\'')
     if UPLO not in ("L", "U"):
@@ -74,13 +74,13 @@ def linalg_eigh(A: Tensor, UPLO: str = "L"):
     """(eigenvalues, eigenvectors) of each symmetric matrix, read from its lower triangle (UPLO='U':
     the upper); eigenvalues ascending, eigenvectors the columns. LinalgEighBackward0; the
     gradient is symmetric, and nan where a loss reads eigenvectors of repeated eigenvalues."""
-    A = _hermitian(A, UPLO, "linalg.eigh")
+    A = _hermitian(A, UPLO)
     return return_types.linalg_eigh(EIGVALSH.apply(A), EIGH_VECTORS.apply(A))
 
 
 def linalg_eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """The eigenvalues of each symmetric matrix, ascending (linalg.eigh's first result)."""
-    return EIGVALSH.apply(_hermitian(A, UPLO, "linalg.eigh"))
+    return EIGVALSH.apply(_hermitian(A, UPLO))
 
 
 # -- svd -----------------------------------------------------------------------------------------------
