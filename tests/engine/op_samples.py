@@ -1127,6 +1127,8 @@ def _norm_calls():
         call(_distinct_sizes((2, 3)), p=math.inf, dim=1, keepdim=True),
         call(_distinct_sizes((2, 3, 2)), "fro", (0, 1)),
         call(_distinct_sizes((3,)), 3),
+        call(_distinct_sizes((3, 2)), "nuc", note="the nuclear norm (linalg.matrix_norm)"),
+        call(_distinct_sizes((2, 3, 2)), "nuc", (2, 0), True),
     ]
 
 

@@ -20,6 +20,8 @@ from .op_samples import ALIASES, LINALG, SAMPLES, function_samples, op_samples
 CALLABLE = {**FUNCTIONS, **LINALG}
 
 BATCH = 3
+# torch.cholesky and torch.qr warn that they are deprecated, as PyTorch's do
+pytestmark = pytest.mark.filterwarnings("ignore:torch.(cholesky|qr) is deprecated")
 _rng = np.random.default_rng(7)
 
 

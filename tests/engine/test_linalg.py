@@ -212,6 +212,10 @@ ERRORS = {
     "logdet of a non-square matrix": lambda lib: lib.logdet(lib.ones(2, 3)),
     "eigh of integers": lambda lib: lib.linalg.eigh(lib.ones(2, 2, dtype=lib.int64)),
     "eigh, UPLO": lambda lib: lib.linalg.eigh(lib.eye(2), UPLO="X"),
+    "eigvalsh of a non-square matrix": lambda lib: lib.linalg.eigvalsh(lib.ones(2, 3)),
+    "vector_norm, a string order": lambda lib: lib.linalg.vector_norm(lib.ones(3), "fro"),
+    "torch.svd of a vector": lambda lib: lib.svd(lib.ones(3)),
+    "solve, a list for B": lambda lib: lib.linalg.solve(lib.eye(2), [1.0, 2.0]),
     "svd of nan": lambda lib: lib.linalg.svd(lib.tensor([[float("nan"), 1.0], [1.0, 1.0]])),
     "svd, driver": lambda lib: lib.linalg.svd(lib.eye(2), driver="gesvd"),
     "qr, mode": lambda lib: lib.linalg.qr(lib.eye(2), mode="full"),
@@ -225,6 +229,8 @@ ERRORS = {
     "matrix_norm, a string order": lambda lib: lib.linalg.matrix_norm(lib.ones(2, 3), "abc"),
     "matrix_norm, dims": lambda lib: lib.linalg.matrix_norm(lib.ones(2, 2), "nuc", dim=(0, 0)),
     "norm, three dims": lambda lib: lib.linalg.norm(lib.ones(2, 2, 2), "fro"),
+    "torch.norm, nuc of three dims": lambda lib: lib.norm(lib.ones(2, 2, 2), "nuc"),
+    "torch.norm, an unknown order": lambda lib: lib.norm(lib.ones(2, 2), "abc"),
 }
 
 

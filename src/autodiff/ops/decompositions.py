@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import warnings
 
-from .. import return_types
+from .. import backend, return_types
 from ..tensor import Tensor
 from .gathering import INDEX_SELECT
 from .linalg_common import (
-    LinAlgError, batch_prefix, check_matrices, column, eye_like, mT, matrices_of, matrix_batches, narrow, no_half, row,
-    scalar_name, zeros_shaped,
+    LAPACK_ERROR, LinAlgError, batch_prefix, check_matrices, column, eye_like, mT, matrices_of, matrix_batches, narrow,
+    no_half, row, scalar_name, zeros_shaped,
 )
 from .rearrange import TRIL, TRIU
 from .registry import array_of, defop, zeros_as
@@ -65,18 +65,16 @@ def _not_positive_definite(xp, A):
     return None
 
 
-def _each_or_nan(xp, A, solve):
-    """`solve` of each matrix, nan where one cannot be solved though it has no zero pivot (nan in
-    it): PyTorch's kernels return nan there without an error."""
-    mats = matrices_of(xp, A)
+def _each_or_nan(xp, items, solve, shape, dtype):
+    """`solve(*item)` for each item, or nan of `shape` where it fails on a matrix with no zero pivot
+    (nan in it): PyTorch's kernels return nan there without an error."""
     outs = []
-    for m in mats:
+    for item in items:
         try:
-            outs.append(solve(m))
-        except xp.linalg.LinAlgError:
-            outs.append(None)
-    shape = next((o.shape for o in outs if o is not None), None)
-    return outs, shape
+            outs.append(solve(*item))
+        except LAPACK_ERROR:
+            outs.append(xp.full(shape, xp.nan, dtype=dtype))
+    return xp.stack(outs)
 
 
 # -- det, slogdet ---------------------------------------------------------------------------------------
@@ -100,15 +98,9 @@ def _tiny(result) -> list:
     from the arrays: the choice is the engine's, not the program's, and either formula is right
     where it applies)."""
     data = array_of(result)
-    xp = _xp(data)
+    xp = backend.array_module(data)
     small = xp.abs(data) < 100 * xp.finfo(data.dtype).eps
     return small.reshape(-1).tolist()
-
-
-def _xp(data):
-    from .. import backend
-
-    return backend.array_module(data)
 
 
 def _det_regular(grad, A, det):
@@ -141,7 +133,7 @@ def _det_grad(grad, A, result):
         return _det_singular(grad, A)
     shape = tuple(array_of(A).shape)
     n = shape[-1]
-    xp = _xp(array_of(A))
+    xp = backend.array_module(array_of(A))
     on = [i for i, t in enumerate(tiny) if t]
     off = [i for i, t in enumerate(tiny) if not t]
     flat, g, d = VIEW.apply(A, (-1, n, n)), VIEW.apply(grad, (-1,)), VIEW.apply(result, (-1,))
@@ -221,14 +213,13 @@ def logdet(input: Tensor) -> Tensor:
 def _inv(xp, A):
     try:
         return xp.linalg.inv(A)
-    except xp.linalg.LinAlgError:
+    except LAPACK_ERROR:
         found = _zero_pivot(xp, A)
         if found is not None:
             b, k = found
             raise LinAlgError(f"linalg.inv: {batch_prefix(A.shape, b)}The diagonal element {k} is zero, the inversion "
                               "could not be completed because the input matrix is singular.") from None
-        outs, _ = _each_or_nan(xp, A, xp.linalg.inv)
-        return xp.stack([o if o is not None else xp.full(A.shape[-2:], xp.nan, A.dtype) for o in outs]).reshape(A.shape)
+        return _each_or_nan(xp, zip(matrices_of(xp, A)), xp.linalg.inv, A.shape[-2:], A.dtype).reshape(A.shape)
 
 
 LINALG_INV = defop(
@@ -253,15 +244,13 @@ def _solve(xp, A, B, left):
         A_, B_ = xp.swapaxes(A_, -2, -1), xp.swapaxes(B_, -2, -1)
     try:
         X = xp.linalg.solve(A_, B_)
-    except xp.linalg.LinAlgError:
+    except LAPACK_ERROR:
         found = _zero_pivot(xp, A_)
         if found is not None:
             raise LinAlgError(f"torch.linalg.solve: {batch_prefix(A_.shape, found[0])}The solver failed because the "
                               "input matrix is singular.") from None
-        mats_B = matrices_of(xp, B_)
-        pairs = iter(range(len(mats_B)))
-        outs, _ = _each_or_nan(xp, A_, lambda m: xp.linalg.solve(m, mats_B[next(pairs)]))
-        X = xp.stack([o if o is not None else xp.full(B_.shape[-2:], xp.nan, B_.dtype) for o in outs]).reshape(B_.shape)
+        pairs = zip(matrices_of(xp, A_), matrices_of(xp, B_))
+        X = _each_or_nan(xp, pairs, xp.linalg.solve, B_.shape[-2:], B_.dtype).reshape(B_.shape)
     if not left:
         X = xp.swapaxes(X, -2, -1)
     return X[..., 0] if vector else xp.ascontiguousarray(X)
@@ -335,7 +324,7 @@ def _cholesky(name):
     def checked(xp, A, upper):
         try:
             return forward(xp, A, upper)
-        except xp.linalg.LinAlgError:
+        except LAPACK_ERROR:
             found = _not_positive_definite(xp, xp.swapaxes(A, -2, -1) if upper else A)
             _raise_not_positive_definite(name, A.shape, found or (0, A.shape[-1]))
 

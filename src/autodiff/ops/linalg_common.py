@@ -19,6 +19,10 @@ from .rearrange import DIAGONAL
 from .shape import TRANSPOSE, UNSQUEEZE
 
 
+# What NumPy's LAPACK wrappers raise (CuPy's raise NumPy's): the cases to say in PyTorch's words.
+LAPACK_ERROR = backend.np.linalg.LinAlgError
+
+
 class LinAlgError(RuntimeError):
     """A matrix the factorization cannot take (singular, not positive-definite): PyTorch's
     `torch.linalg.LinAlgError`, a RuntimeError."""

@@ -20,7 +20,7 @@ import math
 from .. import return_types
 from ..tensor import Tensor
 from .linalg_common import (
-    LinAlgError, check_matrices, column, eye_like, mT, matrix_batches, narrow, no_half, row, scalar_name,
+    LAPACK_ERROR, LinAlgError, check_matrices, column, eye_like, mT, matrix_batches, narrow, no_half, row, scalar_name,
     zeros_shaped,
 )
 from .registry import array_of, defop
@@ -60,9 +60,9 @@ EIGH_VECTORS = defop("linalg_eigh_eigenvectors", _eigh(1), grad_fn="LinalgEighBa
                      A=_eigenvectors_grad)
 
 
-def _hermitian(A: Tensor, UPLO: str, name: str) -> Tensor:
+def _hermitian(A: Tensor, UPLO: str) -> Tensor:
     """The matrix whose lower triangle is the one UPLO names: A, or (for 'U') its transpose."""
-    check_matrices(A, name, floating=False)
+    check_matrices(A, "linalg.eigh", floating=False)
     if not A.dtype.is_floating_point or A.dtype.name == "float16":
         raise NotImplementedError(f'"linalg_eigh_cpu" not implemented for \'{scalar_name(A.dtype)}\'')
     if UPLO not in ("L", "U"):
@@ -74,13 +74,13 @@ def linalg_eigh(A: Tensor, UPLO: str = "L"):
     """(eigenvalues, eigenvectors) of each symmetric matrix, read from its lower triangle (UPLO='U':
     the upper); eigenvalues ascending, eigenvectors the columns. LinalgEighBackward0; the
     gradient is symmetric, and nan where a loss reads eigenvectors of repeated eigenvalues."""
-    A = _hermitian(A, UPLO, "linalg.eigh")
+    A = _hermitian(A, UPLO)
     return return_types.linalg_eigh(EIGVALSH.apply(A), EIGH_VECTORS.apply(A))
 
 
 def linalg_eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """The eigenvalues of each symmetric matrix, ascending (linalg.eigh's first result)."""
-    return EIGVALSH.apply(_hermitian(A, UPLO, "linalg.eigvalsh"))
+    return EIGVALSH.apply(_hermitian(A, UPLO))
 
 
 # -- svd -----------------------------------------------------------------------------------------------
@@ -89,7 +89,7 @@ def linalg_eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
 def _svd_call(xp, A, **options):
     try:
         return xp.linalg.svd(A, **options)
-    except xp.linalg.LinAlgError:
+    except LAPACK_ERROR:
         cause = "contained non-finite values" if not xp.isfinite(A).all() else \
             "is ill-conditioned or has too many repeated singular values"
         raise LinAlgError(f"linalg.svd: The algorithm failed to converge because the input matrix {cause}.") from None
@@ -391,7 +391,7 @@ def linalg_vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dty
     from .statistics import norm
 
     if isinstance(ord, str):
-        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not str")
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
     return norm(x, ord, dim, keepdim, dtype)
 
 

@@ -282,14 +282,16 @@ NORM = defop("norm", _vector_norm, grad_fn="LinalgVectorNormBackward0", domain=T
 def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """The vector p-norm over `dim` (every dim when None): (sum |x|**p) ** (1/p), with p = inf
     the largest |x|, -inf the smallest, 0 the count of non-zeros; "fro" (the default) is p = 2.
-    Its gradient is 0 at a zero vector."""
+    Its gradient is 0 at a zero vector. p="nuc" is the nuclear norm of the matrices over `dim`
+    (linalg.matrix_norm)."""
     if dtype is not None:
         input = input.to(dtype)
     if p is None or p == "fro":
         p = 2.0
-    elif isinstance(p, str):
-        raise RuntimeError(f"norm: p={p!r} is a matrix norm, which autodiff does not compute yet; "
-                           "a vector p-norm takes a number (or inf)")
+    elif isinstance(p, str):  # PyTorch's: a matrix norm over `dim` (every dim: there must be two)
+        from .spectral import linalg_matrix_norm
+
+        return linalg_matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim)
     if not input.dtype.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long")
     dims_ = _dims_of(input, dim)
