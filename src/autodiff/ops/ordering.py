@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .. import backend, return_types
 from . import _cpu_orders
 from ..tensor import Tensor
@@ -37,6 +35,7 @@ from .rearrange import _through
 from .shape import SQUEEZE_DIM, UNSQUEEZE
 from .surface import public
 
+np = backend.np  # for host-side work and NumPy's types; the ops compute with the `xp` they are given
 _INT64 = np.int64
 
 
@@ -281,7 +280,8 @@ def _kept(indices, dim: int, keepdim: bool):
 @public(method=True, batch=dims("dim"))
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable=None):
     """`(values, indices)`: the values along `dim` in ascending order (descending with
-    `descending=True`), nan last, and where each came from. Equal values keep their order."""
+    `descending=True`), nan last, and where each came from. Equal values keep their order with
+    `stable=True`; without, they are where PyTorch's sort puts them (in order up to 16)."""
     dim = _dim("sort", input, dim)
     indices = ARGSORT(input, dim, bool(descending), bool(stable))
     op = SORT if stable is None else SORT_STABLE  # PyTorch's sort.stable overload: another node
