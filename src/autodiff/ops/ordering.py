@@ -101,7 +101,7 @@ def _as_pytorch(xp, input, index, dim: int, rows, arrange):
     n = values.shape[-1]
     fixed = xp.moveaxis(index, dim, -1)
     fixed = (fixed if xp is np else xp.asnumpy(fixed)).copy()
-    for row in zip(*np.nonzero(rows)):
+    for row in [()] if rows.ndim == 0 else zip(*np.nonzero(rows)):  # a vector is one row
         fixed[row] = arrange(list(zip(values[row].tolist(), range(n))))[: fixed.shape[-1]]
     fixed = np.moveaxis(fixed, -1, dim)
     return backend.contiguous(xp, fixed if xp is np else xp.asarray(fixed))
