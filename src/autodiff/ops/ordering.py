@@ -22,6 +22,7 @@ picks. The full `median(x)` shares its gradient among the elements equal to it
 from __future__ import annotations
 
 import math
+import operator
 
 from .. import backend, return_types
 from . import _cpu_orders
@@ -261,10 +262,15 @@ MEDIAN = defop("median", _median, input=_evenly_distribute)
 
 
 def _int(value, function: str, argument: str, position: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{function}(): argument '{argument}' (position {position}) must be int, not "
-                        f"{type(value).__name__}")
-    return int(value)
+    """An int argument, as PyTorch's parser takes one: an int, or what has __index__ (a 0-d
+    integer tensor); a float or a bool is its TypeError."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{function}(): argument '{argument}' (position {position}) must be int, not "
+                    f"{type(value).__name__}")
 
 
 def _dim(function: str, input: Tensor, dim, position: int = 2) -> int:
