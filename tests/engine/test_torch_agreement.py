@@ -898,6 +898,15 @@ def test_equal_values_are_chosen_as_pytorchs_kernels_choose(n, values, k, small_
                 lib.topk(x, k).indices, lib.topk(x, k, largest=False, sorted=False).indices,
                 lib.topk(x, small_k).indices, x.topk(small_k, sorted=False).indices,
                 lib.kthvalue(x, k).indices, lib.median(x, 1).indices, lib.cummax(x, 1).indices,
-                lib.cummin(x, 1).indices]
+                lib.cummin(x, 1).indices,
+                lib.sort(x[1], descending=True).indices, x[0].topk(k, sorted=False).indices,  # one row
+                lib.kthvalue(x[0], k).indices]
 
     same_as_pytorch(chosen)
+
+
+def test_k_is_read_as_pytorch_reads_an_int():
+    same_as_pytorch(lambda lib: [lib.topk(lib.tensor([3.0, 1.0, 2.0]), lib.tensor(2)).values,
+                                 lib.kthvalue(lib.tensor([3.0, 1.0, 2.0]), lib.tensor(1)).values])
+    fails_as_pytorch(lambda lib: lib.topk(lib.tensor([3.0, 1.0, 2.0]), True))
+    fails_as_pytorch(lambda lib: lib.kthvalue(lib.tensor([3.0, 1.0, 2.0]), lib.tensor(1.0)))

@@ -22,8 +22,7 @@ picks. The full `median(x)` shares its gradient among the elements equal to it
 from __future__ import annotations
 
 import math
-
-from ..backend import np  # the host module, for the rows PyTorch's kernels order on the host
+import operator
 
 from .. import backend, return_types
 from . import _cpu_orders
@@ -37,6 +36,7 @@ from .rearrange import _through
 from .shape import SQUEEZE_DIM, UNSQUEEZE
 from .surface import public
 
+np = backend.np  # for host-side work and NumPy's types; the ops compute with the `xp` they are given
 _INT64 = np.int64
 
 
@@ -102,7 +102,7 @@ def _as_pytorch(xp, input, index, dim: int, rows, arrange):
     n = values.shape[-1]
     fixed = xp.moveaxis(index, dim, -1)
     fixed = (fixed if xp is np else xp.asnumpy(fixed)).copy()
-    for row in zip(*np.nonzero(rows)):
+    for row in [()] if rows.ndim == 0 else zip(*np.nonzero(rows)):  # a vector is one row
         fixed[row] = arrange(list(zip(values[row].tolist(), range(n))))[: fixed.shape[-1]]
     fixed = np.moveaxis(fixed, -1, dim)
     return backend.contiguous(xp, fixed if xp is np else xp.asarray(fixed))
@@ -262,10 +262,15 @@ MEDIAN = defop("median", _median, input=_evenly_distribute)
 
 
 def _int(value, function: str, argument: str, position: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{function}(): argument '{argument}' (position {position}) must be int, not "
-                        f"{type(value).__name__}")
-    return int(value)
+    """An int argument, as PyTorch's parser takes one: an int, or what has __index__ (a 0-d
+    integer tensor); a float or a bool is its TypeError."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{function}(): argument '{argument}' (position {position}) must be int, not "
+                    f"{type(value).__name__}")
 
 
 def _dim(function: str, input: Tensor, dim, position: int = 2) -> int:
@@ -281,7 +286,8 @@ def _kept(indices, dim: int, keepdim: bool):
 @public(method=True, batch=dims("dim"))
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable=None):
     """`(values, indices)`: the values along `dim` in ascending order (descending with
-    `descending=True`), nan last, and where each came from. Equal values keep their order."""
+    `descending=True`), nan last, and where each came from. Equal values keep their order with
+    `stable=True`; without, they are where PyTorch's sort puts them (in order up to 16)."""
     dim = _dim("sort", input, dim)
     indices = ARGSORT(input, dim, bool(descending), bool(stable))
     op = SORT if stable is None else SORT_STABLE  # PyTorch's sort.stable overload: another node
