@@ -129,9 +129,12 @@ def common_module(arrays):
 def scatter_add(target, indices, values) -> None:
     """target[indices] += values, with repeated indices adding up (NumPy's add.at).
 
-    CuPy's ufuncs have no `.at` in every version; cupyx.scatter_add is the same operation."""
+    CuPy's add has `.at` since version 13 (cupyx.scatter_add, the same operation before it, now
+    warns that it is deprecated)."""
     if isinstance(target, _NUMPY_TYPES):
         np.add.at(target, indices, values)
+    elif hasattr(_cupy.add, "at"):
+        _cupy.add.at(target, indices, values)
     else:
         import cupyx
 

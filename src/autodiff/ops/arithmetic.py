@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import math
 
+from .. import backend
+from ..backend import np  # the host module: its own shortcuts need no help
+
 from ..tensor import Tensor
 from .pointwise import LOG
 from .batching import ELEMENTWISE
@@ -109,6 +112,8 @@ def _pow_grad_by_scalar_exponent(grad, input, exponent):
     """d(x**c)/dx = c * x**(c-1), and 0 when c == 0 (also at x == 0, as PyTorch)."""
     if exponent == 0:
         return zeros_as(grad)
+    if exponent == 2 and backend.array_module(input) is not np:  # device data: x ** 1 is x (_power_by_number)
+        return grad * (2 * input)
     return grad * (exponent * input ** (exponent - 1))
 
 
@@ -130,9 +135,23 @@ def _pow_grad_scalar_base(grad, input, exponent, result):
     return grad * (result * log_base)
 
 
+def _power_by_number(xp, input, exponent):
+    """input ** exponent, with NumPy's exact shortcuts on CuPy too (as PyTorch's kernels have them):
+    x ** 1 is x and x ** 2 is x * x, where CUDA's pow(3.0, 1.0) may be an ulp off."""
+    if xp is not np and isinstance(exponent, (int, float)) and getattr(input, "dtype", None) is not None \
+            and input.dtype.kind == "f":
+        shortcut = _EXACT_POWERS.get(exponent)
+        if shortcut is not None:
+            return shortcut(xp, input)
+    return input ** exponent
+
+
+_EXACT_POWERS = {1: lambda xp, a: a.copy(), 2: lambda xp, a: a * a, 0.5: lambda xp, a: xp.sqrt(a),
+                 -1: lambda xp, a: xp.reciprocal(a)}
+
 POW = defop(  # x ** 2
     "pow",
-    lambda xp, input, exponent: input ** exponent,
+    _power_by_number,
     domain=True,
     input=_pow_grad_by_scalar_exponent,
     batch=ELEMENTWISE,

@@ -250,7 +250,8 @@ def _xlogy(xp, input, other):
     if isinstance(other, (int, float)):  # a number: its log a Python float, so float32 stays float32
         log = math.log(other) if other > 0 else -math.inf if other == 0 else math.nan
         return xp.where(input == 0, 0.0, input * log) if other == other else input * log
-    return xp.where(other != other, xp.nan, xp.where(input == 0, 0.0, input * xp.log(other)))
+    # input == 0 is a Python bool when input is a number (xlogy(2.0, y)): CuPy's where takes arrays only
+    return xp.where(other != other, xp.nan, xp.where(xp.asarray(input == 0), 0.0, input * xp.log(other)))
 
 
 def _xlogy_grad_input(grad, input, other):

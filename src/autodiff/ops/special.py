@@ -9,8 +9,10 @@ PyTorch to the last bits or nearly (tests/engine/test_special.py measures it):
 - digamma: PyTorch's (Cephes) `calc_digamma`; polygamma(1, x): its `calc_trigamma`;
   polygamma(n, x), n >= 2: (-1)^(n+1) n! zeta(n + 1, x), with Cephes' Hurwitz zeta.
 
-On CuPy arrays they are CuPy's own (`cupyx.scipy.special`, imported only then); where that is
-missing, the values are computed on the host and copied back.
+On CuPy arrays erf, erfc, erfinv and lgamma are CuPy's own (`cupyx.scipy.special`, imported only
+then). digamma and polygamma are computed on the host and copied back, as they are where CuPy's
+special functions are missing: CuPy's are some 1e-10 off PyTorch's (measured on an H100), these
+agree with the CPU to the last bits or nearly.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from .batching import ELEMENTWISE
 from .pointwise import EXP
 from .registry import defop
 
+_ACCURATE_ON_DEVICE = {"erf", "erfc", "erfinv", "lgamma"}  # CuPy's agree with the CPU's to ~1e-15
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _HALF_SQRT_PI = 0.5 * math.sqrt(math.pi)
 
@@ -29,17 +32,25 @@ _HALF_SQRT_PI = 0.5 * math.sqrt(math.pi)
 def _elementwise(xp, scalar_function, input, device_name: str, *device_args):
     """`scalar_function` on every element of `input`, as an array of its floating dtype."""
     if not backend.is_numpy(input) and hasattr(input, "shape"):  # device data
-        try:
-            import cupyx.scipy.special as device_special
-        except ImportError:
-            host = _elementwise(backend.np, scalar_function, input.get(), device_name, *device_args)
-            return xp.asarray(host)
-        return getattr(device_special, device_name)(*device_args, input)
+        device_special = _device_special() if device_name in _ACCURATE_ON_DEVICE else None
+        if device_special is not None:
+            return getattr(device_special, device_name)(*device_args, input)
+        host = _elementwise(backend.np, scalar_function, input.get(), device_name, *device_args)
+        return xp.asarray(host)
     np = backend.np
     array = np.asarray(input)
     dtype = array.dtype if array.dtype.kind == "f" else np.dtype(np.float64)
     values = np.frompyfunc(scalar_function, 1, 1)(array.astype(np.float64))
     return np.asarray(values, dtype=np.float64).astype(dtype, copy=False)
+
+
+def _device_special():
+    """cupyx.scipy.special, or None where this CuPy lacks it."""
+    try:
+        import cupyx.scipy.special
+    except ImportError:
+        return None
+    return cupyx.scipy.special
 
 
 # -- the scalar algorithms ------------------------------------------------------------------------------
