@@ -52,6 +52,37 @@ def test_grad_in_forward_mode_gives_what_reverse_mode_gives(autodiff):
     assert refused.code == 2 and "--order 2 needs reverse mode" in refused.stderr
 
 
+def test_grad_in_forward_mode_gives_the_jacobian_of_a_non_scalar_output(autodiff):
+    """Each input's Jacobian, the output's dimensions first: row i is reverse mode's gradient
+    from the one-hot --grad-output e_i; --check compares every element with finite differences."""
+    program = ["-e", "y = tanh(W @ x) * s", "--at", "W=[[1,2],[3,4],[5,6]],x=[0.1,-0.2],s=0.5"]
+    forward = autodiff("grad", *program, "--mode", "forward", "--check", "--format", "json")
+    assert forward.code == 0, forward.stderr
+    report = json.loads(forward.stdout)
+    assert report["jacobian"] is True and report["check"]["passed"]
+    jacobians = {name: np.array(value) for name, value in report["grads"].items()}
+    assert {name: j.shape for name, j in jacobians.items()} == {"W": (3, 3, 2), "x": (3, 2), "s": (3,)}
+    for i in range(3):
+        seed = [1.0 if k == i else 0.0 for k in range(3)]
+        row = autodiff("grad", *program, "--grad-output", json.dumps(seed), "--format", "json")
+        for name, gradient in json.loads(row.stdout)["grads"].items():
+            np.testing.assert_allclose(jacobians[name][i], gradient, rtol=1e-12, atol=1e-15)
+    assert "jacobian" not in json.loads(autodiff("grad", *TUTORIAL, "--format", "json").stdout)
+    reverse = autodiff("grad", *program)
+    assert reverse.code == 4 and "grad can be implicitly created only for scalar outputs" in reverse.stderr
+
+
+def test_grad_checks_a_forward_jacobian_element_by_element(autodiff):
+    kinked = autodiff("grad", "-e", "y = stack([sin(s), relu(s)])", "--at", "s=0", "--mode", "forward", "--check")
+    assert kinked.code == 1 and "relu of 0 here" in kinked.stderr  # the kink is found in output element 1
+
+
+def test_grad_points_refuse_the_options_of_one_point(autodiff):
+    for extra in (["--mode", "forward"], ["--order", "2"], ["--tree", "--check"], ["--retain", "all"]):
+        refused = autodiff("grad", "-e", "x ** 2", "--points", "-", *extra, stdin="x\n1\n")
+        assert refused.code == 2 and "for one point (--at)" in refused.stderr, extra
+
+
 def test_grad_rich_shows_every_input_and_variable(autodiff):
     ok(autodiff("grad", *TUTORIAL, "-f", "rich"), """\
 e = 17.51292546   shape []   float64   grad_fn AddBackward0   (examples/tutorial.expr)

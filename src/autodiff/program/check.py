@@ -2,7 +2,7 @@
 
 The program is run again with each input element moved by +eps and -eps (without
 recording); (f(x + eps) - f(x - eps)) / 2 eps, weighted by the output gradient, is the
-numerical gradient. It passes where |analytical - numerical| <= atol + rtol * |numerical|.
+numerical gradient (each output element's, for a Jacobian of forward mode). It passes where |analytical - numerical| <= atol + rtol * |numerical|.
 
 Where an element fails, its slopes from the right and from the left are measured too, at eps
 and at eps / 10: a curve's two slopes come together as eps shrinks, rounding drives them apart,
@@ -57,8 +57,11 @@ class CheckReport:
         return max((e.max_abs_error for e in self.entries), default=0.0)
 
 
-def check_gradients(run_at, inputs: dict, analytical: dict, weights, *, eps: float, atol: float, rtol: float) -> CheckReport:
-    """`run_at(values) -> output array` runs the program at the given input values."""
+def check_gradients(run_at, inputs: dict, analytical: dict, weights, *, eps: float, atol: float, rtol: float,
+                    jacobian: bool = False) -> CheckReport:
+    """`run_at(values) -> output array` runs the program at the given input values. With
+    `jacobian`, each analytical entry is a Jacobian (the output's dimensions first) and every
+    output element is compared, not their sum weighted by `weights`."""
     base = {name: value.copy() for name, value in inputs.items()}
     report = CheckReport(eps, atol, rtol)
     rng = np.random.default_rng(0)
@@ -66,12 +69,11 @@ def check_gradients(run_at, inputs: dict, analytical: dict, weights, *, eps: flo
         if name not in analytical:
             continue  # the input does not require grad
         grad = analytical[name]
-        grad = np.zeros(value.shape) if grad is None else np.asarray(grad, dtype=np.float64)
         indices = list(np.ndindex(value.shape))
         if len(indices) > MAX_CHECKED_ELEMENTS:
             chosen = rng.choice(len(indices), MAX_CHECKED_ELEMENTS, replace=False)
             indices = [indices[i] for i in sorted(chosen)]
-        worst = (0.0, 0.0, (), 0.0, 0.0)
+        worst = (0.0, 0.0, (), 0.0, 0.0, weights)
         passed = True
         for index in indices:
             shifted = []
@@ -81,18 +83,36 @@ def check_gradients(run_at, inputs: dict, analytical: dict, weights, *, eps: flo
                 moved[index] += sign * eps
                 point[name] = moved.astype(value.dtype)
                 shifted.append(np.asarray(run_at(point), dtype=np.float64))
-            numerical = float(np.sum(weights * (shifted[0] - shifted[1])) / (2 * eps))
-            analytic = float(grad[index])
+            if jacobian:  # this element's column of the Jacobian, element by element: the worst speaks
+                analytic, numerical, along = _worst_of_column(grad, index, (shifted[0] - shifted[1]) / (2 * eps),
+                                                              atol, rtol)
+            else:
+                numerical = float(np.sum(weights * (shifted[0] - shifted[1])) / (2 * eps))
+                analytic = 0.0 if grad is None else float(np.asarray(grad, dtype=np.float64)[index])
+                along = weights
             error = abs(analytic - numerical)
             if np.isnan(analytic) != np.isnan(numerical) or error > atol + rtol * abs(numerical):
                 passed = False
             if error > worst[0] or (np.isnan(error) and not np.isnan(worst[0])):
                 relative = error / abs(numerical) if numerical else (0.0 if error == 0 else float("inf"))
-                worst = (error, relative, index, analytic, numerical)
-        sides, jump = (None, False) if passed else _kink(run_at, base, name, worst[2], weights, eps, atol, rtol)
+                worst = (error, relative, index, analytic, numerical, along)
+        sides, jump = (None, False) if passed else _kink(run_at, base, name, worst[2], worst[5], eps, atol, rtol)
         report.entries.append(CheckEntry(name, len(indices), value.size, worst[0], worst[1], worst[2], worst[3],
                                          worst[4], passed, sides, jump))
     return report
+
+
+def _worst_of_column(jacobian, index: tuple, numerical, atol: float, rtol: float) -> tuple:
+    """(analytical, numerical, one-hot weights of the output element) where the Jacobian's column
+    for input element `index` is farthest from the difference quotients (nan counting as farthest)."""
+    analytic = np.zeros(numerical.shape) if jacobian is None else np.asarray(jacobian, np.float64)[(Ellipsis,) + index]
+    error = np.abs(analytic - numerical)
+    error = np.where(np.isnan(analytic) != np.isnan(numerical), np.inf, np.nan_to_num(error, nan=0.0))
+    error = error - (atol + rtol * np.abs(np.nan_to_num(numerical)))  # how far past its tolerance
+    at = np.unravel_index(int(np.argmax(error)), numerical.shape) if numerical.ndim else ()
+    along = np.zeros(numerical.shape)
+    along[at] = 1.0
+    return float(analytic[at]), float(numerical[at]), along
 
 
 def _kink(run_at, base: dict, name: str, index: tuple, weights, eps: float, atol: float, rtol: float):
@@ -152,7 +172,8 @@ def check(run, *, atol: float = 1e-5, rtol: float = 1e-3) -> CheckReport:
     eps = 1e-3 if low_precision else 1e-6
     if low_precision:
         atol, rtol = max(atol, 1e-3), max(rtol, 1e-2)
-    run.check = check_gradients(run_at, values, analytical, weights, eps=eps, atol=atol, rtol=rtol)
+    run.check = check_gradients(run_at, values, analytical, weights, eps=eps, atol=atol, rtol=rtol,
+                                jacobian=run.jacobian)
     if not run.check.passed:
         run.warnings.extend(gradient_cuts(run.program, evaluation.source))
         run.warnings.extend(kink_hints(run))

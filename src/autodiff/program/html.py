@@ -20,7 +20,7 @@ def _row(cells: list, head: bool = False) -> str:
 
 def differentiation_html(run) -> str:
     """`grad`'s report: the output, then each input with its gradient, then the variables kept."""
-    rows = [_row(["", "name", "value", "gradient", "shape"], head=True)]
+    rows = [_row(["", "name", "value", "Jacobian" if run.jacobian else "gradient", "shape"], head=True)]
     output = run.output
     rows.append(_row(["output", output.name, summary(output.value), "", list(output.shape)]))
     for quantity in [*run.inputs, *run.variables]:

@@ -65,6 +65,7 @@ class Differentiation:
     wrt: list | None = None
     options: Options | None = None
     retained_output: bool = False  # --retain named the output (or all): its gradient, 1 for a scalar, is shown
+    jacobian: bool = False  # forward mode, a non-scalar output and no grad_output: each input's grad is its Jacobian
 
     @property
     def retained(self) -> list:
@@ -166,7 +167,10 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     the caller has it (with `program`), so that it is not worked out again. named=False leaves
     the constants and variables out (empty lists), for callers that keep only the output and the
     gradients (autodiff test). mode="forward" computes the gradients in forward mode, one pass per
-    input element (_forward_gradients); it takes neither order 2 nor retain.
+    input element (_forward_gradients); it takes neither order 2 nor retain. There a non-scalar
+    output with no grad_output needs no seed: each input's grad is the Jacobian of the output
+    with respect to it, shaped output.shape + input.shape (autograd.functional.jacobian's layout),
+    what forward mode gives for few input numbers and many output numbers.
     Raises ProgramError, UsageProblem, GradientProblem (the engine's RuntimeError included).
     """
     if order not in (1, 2):
@@ -189,10 +193,11 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     else:
         refuse_non_tensor(result, evaluation.output_name)
     retained = _retain(evaluation, retain)
-    seed = _seed(result, grad_output, evaluation.output_name)
+    jacobian = mode == "forward" and grad_output is None and result.numel() != 1 and result.requires_grad
+    seed = None if jacobian else _seed(result, grad_output, evaluation.output_name)
     differentiable = result.requires_grad
     if differentiable and mode == "forward":
-        _forward_gradients(program, source, at, evaluation, seed, output, options)
+        _forward_gradients(program, source, at, evaluation, seed, output, options, jacobian)
     elif differentiable:
         try:
             result.backward(seed, create_graph=order == 2, retain_graph=order == 2 or keep_graph)
@@ -229,6 +234,7 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
         warnings=warnings,
         evaluation=evaluation, tensor=result, seed=seed, program=program, at=at, wrt=wrt, options=options,
         retained_output=evaluation.output_name in retained and retain != ["all"],  # all: the intermediates
+        jacobian=jacobian,
     )
     if order == 2 and differentiable:
         run.hessian = _hessian(result, evaluation)
@@ -257,18 +263,21 @@ class _Direction:
         return make_dual(value, value.new_tensor(direction.reshape(tuple(leaf.shape))))
 
 
-def _forward_gradients(program, source, at, evaluation: Evaluation, seed, output, options: Options) -> None:
+def _forward_gradients(program, source, at, evaluation: Evaluation, seed, output, options: Options,
+                       jacobian: bool = False) -> None:
     """Each input's gradient in forward mode: the program run again with one input element as
-    a dual tensor, the output's tangent (J e_k) dotted with the seed, element by element. The
-    gradients land in the inputs' `.grad`, where backward puts them."""
+    a dual tensor, the output's tangent (J e_k) dotted with the seed, element by element, or with
+    `jacobian` kept whole: the columns of the Jacobian. The results land in the inputs' `.grad`,
+    where backward puts gradients (a Jacobian there has the output's dimensions first)."""
     from .. import tensor
     from ..autograd.forward_ad import dual_level, unpack_dual
 
     weights = None if seed is None else host(seed)
+    out_shape = tuple(evaluation.output.shape)
     for name, leaf in evaluation.inputs.items():
         if not leaf.requires_grad:
             continue
-        column = np.zeros(leaf.numel(), dtype=leaf._data.dtype)
+        columns = np.zeros((leaf.numel(),) + (out_shape if jacobian else ()), dtype=leaf._data.dtype)
         reached = False  # an output with no tangent does not depend on the input: no gradient (None)
         for k in range(leaf.numel()):
             run_options = dataclasses.replace(options, trace=_Direction(name, k), check_finite=False)
@@ -279,9 +288,16 @@ def _forward_gradients(program, source, at, evaluation: Evaluation, seed, output
             if tangent is not None:
                 reached = True
                 pushed = host(tangent)
-                column[k] = pushed.sum() if weights is None else (pushed * weights).sum()
+                if jacobian:
+                    columns[k] = pushed
+                else:
+                    columns[k] = pushed.sum() if weights is None else (pushed * weights).sum()
         if reached:
-            leaf._grad = tensor(column.reshape(tuple(leaf.shape)), dtype=leaf.dtype)
+            if jacobian:  # (input element, *output) to (*output, *input)
+                grad = np.moveaxis(columns, 0, -1).reshape(out_shape + tuple(leaf.shape))
+            else:
+                grad = columns.reshape(tuple(leaf.shape))
+            leaf._grad = tensor(grad, dtype=leaf.dtype)
 
 
 def refuse_non_tensor(result, name: str) -> None:

@@ -75,6 +75,8 @@ def grad(
         check_tolerances(atol, rtol)
     source, values = program
     if points.points is not None:
+        _refuse_one_point_options(retain=retain, grad_output=grad_output, tree=tree, check=check,
+                                  order=order, mode=mode)
         return run_points(source, values, points, format, wrt=parse_names(wrt, "--wrt"), output=output,
                           gradients=True, options=options)
     result = show_gradients(source, values, wrt=wrt, retain=retain, output=output, grad_output=grad_output,
@@ -83,6 +85,19 @@ def grad(
     if result.check is not None and not result.check.passed:
         raise typer.Exit(ExitCode.CHECK_FAILED)
 
+
+
+def _refuse_one_point_options(*, retain, grad_output, tree, check, order, mode) -> None:
+    """--points writes each point's value and gradients, vectorised: the options that show more of
+    one run are refused by name, not ignored."""
+    from ...program.errors import UsageProblem
+
+    given = [name for name, asked in (("--retain", retain is not None), ("--grad-output", grad_output is not None),
+                                      ("--tree", tree), ("--check", check), ("--order 2", order != 1),
+                                      ("--mode forward", mode is Mode.forward)) if asked]
+    if given:
+        raise UsageProblem(f"--points runs every point at once, in reverse mode, and writes values and gradients: "
+                           f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for one point (--at)")
 
 
 @reads_program

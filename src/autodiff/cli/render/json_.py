@@ -31,6 +31,8 @@ def grad(report) -> str:
             for q in report.inputs
         },
     }
+    if report.jacobian:  # forward mode's answer for a non-scalar output: each "grads" entry is a Jacobian
+        obj["jacobian"] = True
     retained = {q.name: for_json(q.grad) for q in report.retained}
     if retained:
         obj["retained"] = retained

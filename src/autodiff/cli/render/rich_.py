@@ -40,13 +40,13 @@ def _gradient(quantity) -> Number:
     return Number(quantity.note or "—", "dim")
 
 
-def _inputs_table(quantities, width: int, with_gradients: bool = True):
+def _inputs_table(quantities, width: int, with_gradients: bool = True, gradient_title: str = "gradient"):
     from rich.text import Text
 
     columns = [Column("input", kind="key"), Column("value", "right", "number"), Column("shape"),
                Column("requires_grad", "center"), Column("is_leaf", "center"), Column("grad_fn", kind="label")]
     if with_gradients:
-        columns.append(Column("gradient", "right", "number"))
+        columns.append(Column(gradient_title, "right", "number"))
     rows = []
     for q in quantities:
         cells = [Text(q.name, style="bold" if q.role == "input" else "dim"), Number(q.value),
@@ -77,7 +77,8 @@ def grad(report, console) -> None:
     console.print(_heading(report.output, report.source, console.width))
     console.print()
     if report.inputs or report.constants:
-        console.print(_inputs_table(report.inputs + report.constants, console.width))
+        title = f"Jacobian ∂{report.output.name}/∂input" if report.jacobian else "gradient"
+        console.print(_inputs_table(report.inputs + report.constants, console.width, gradient_title=title))
     shown = report.variables + ([report.output] if report.retained_output else [])
     if shown:
         console.print()
