@@ -369,19 +369,12 @@ class Tensor(TensorMethods):
             old_node._unretain(old_nr)
             node._retain(output_nr, self)
 
-    def zero_(self) -> Tensor:
-        return self._fill_with(backend.zeros_like_array(self._data))
-
-    def fill_(self, value) -> Tensor:
-        return self._fill_with(backend.full_like_array(self._data, value))
-
     def _fill_with(self, array) -> Tensor:
+        """`fill_` and `zero_` where nothing is recorded (ops/shape.py): under no_grad a tensor in
+        a graph keeps its grad_fn, as PyTorch's does."""
         self._check_inplace()
         self._bump_version()
         self._set_data(array)
-        if self.grad_fn is not None:  # the new value no longer depends on the graph
-            self.grad_fn = None
-            self._requires_grad = False
         return self
 
     def __iadd__(self, other):

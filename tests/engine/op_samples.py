@@ -524,6 +524,21 @@ def _copy():
     ]
 
 
+@samples("fill")
+def _fill():
+    return [Sample((leaf((3, 2)), 2.5)), Sample((leaf(()), -1.0), note="0-d")]
+
+
+@samples("fill_tensor")
+def _fill_tensor():
+    return [Sample((leaf((3, 2)), leaf(()))), Sample((leaf((2,)), leaf(())), note="a vector")]
+
+
+@samples("zero")
+def _zero():
+    return [Sample((leaf((3, 2)),)), Sample((leaf(()),), note="0-d")]
+
+
 @samples("to_device")
 def _to_device():
     return [Sample((leaf((3, 2)), device("cpu")))]

@@ -910,3 +910,67 @@ def test_k_is_read_as_pytorch_reads_an_int():
                                  lib.kthvalue(lib.tensor([3.0, 1.0, 2.0]), lib.tensor(1)).values])
     fails_as_pytorch(lambda lib: lib.topk(lib.tensor([3.0, 1.0, 2.0]), True))
     fails_as_pytorch(lambda lib: lib.kthvalue(lib.tensor([3.0, 1.0, 2.0]), lib.tensor(1.0)))
+
+
+# -- issue 24's graph API: mark_non_differentiable, detach_, long/int/bool ----------------------------------
+
+
+def test_mark_non_differentiable_outputs_do_not_require_grad_and_get_zero_gradients():
+    def snippet(lib):
+        class ValuesAndMask(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                mask = (x > 0).double()
+                ctx.mark_non_differentiable(mask)
+                ctx.save_for_backward(mask)
+                return x * mask, mask
+
+            @staticmethod
+            def backward(ctx, grad_values, grad_mask):
+                (mask,) = ctx.saved_tensors
+                return grad_values * mask + grad_mask  # grad_mask arrives as zeros, materialized
+
+        x = lib.tensor([1.5, -2.0, 3.0], requires_grad=True)
+        values, mask = ValuesAndMask.apply(x)
+        (values * 2 + mask).sum().backward()
+        return [values.requires_grad, mask.requires_grad, mask.grad_fn is None, x.grad]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("case", ["result", "leaf", "view"])
+def test_detach_in_place(case):
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2 if case != "view" else (x * 2)[1:]
+        if case == "leaf":
+            y = x
+        same = y.detach_() is y
+        return [same, y.requires_grad, y.grad_fn is None, y.is_leaf, y]
+
+    if case != "view":
+        return same_as_pytorch(snippet)
+    # PyTorch refuses a view ("Can't detach views in-place"); autodiff's views are copies (the guide's
+    # "Where autodiff differs"), so the slice is detached as any tensor is
+    assert outcome(snippet, torch)[0] == "error"
+    assert outcome(snippet, autodiff)[:4] == [True, False, True, True]
+
+
+def test_long_int_and_bool_copies_truncate_as_pytorch():
+    def snippet(lib):
+        x = lib.tensor([1.5, -2.7, 0.0, 3.0], requires_grad=True)
+        copies = [x.long(), x.int(), x.bool()]
+        return [str(c.dtype).split(".")[-1] for c in copies] + [c.requires_grad for c in copies] + copies
+
+    same_as_pytorch(snippet)
+
+
+def test_fill_in_place_records_its_node():
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 3
+        y.fill_(2.0)
+        (y * x).sum().backward()
+        return [type(y.grad_fn).__name__, x.grad]
+
+    same_as_pytorch(snippet)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from .. import backend, dtypes
+from ..autograd.grad_mode import STATE as GRAD_MODE, no_grad
 from ..backend import contiguous
 from ..tensor import Tensor, _as_tensor, _make, _sizes
 from .dims import normalize_dim, normalize_dims
@@ -429,6 +430,47 @@ COPY = defop(
 )
 
 
+# `x.fill_(v)` and `x.zero_()` on a tensor in a graph: recorded, as PyTorch records them, with no
+# gradient for the value they overwrite (FillBackward3: a 0-d tensor value gets the gradient's sum).
+FILL = defop(
+    "fill", lambda xp, input, value: backend.full_like_array(input, value), grad_fn="FillBackward2",
+    batch=ELEMENTWISE, input=lambda grad: _zeros_for(grad),
+)
+FILL_TENSOR = defop(
+    "fill_tensor", lambda xp, input, value: backend.broadcast_to(xp, value, input.shape).astype(input.dtype),
+    grad_fn="FillBackward3", batch=ELEMENTWISE,
+    input=lambda grad: _zeros_for(grad),
+    value=lambda grad: grad,
+)
+ZERO = defop(
+    "zero", lambda xp, input: backend.zeros_like_array(input), grad_fn="ZeroBackward0", batch=ELEMENTWISE,
+    input=lambda grad: _zeros_for(grad),
+)
+
+
+@tensor_method("fill_")
+def _fill_(self: Tensor, value) -> Tensor:
+    """Set every element to `value` (a number, or a 0-d tensor), in place."""
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} "
+                               "dimensions.")
+        if GRAD_MODE.enabled and (self._requires_grad or value._requires_grad):
+            return self._apply_inplace(FILL_TENSOR.apply, value)
+        value = value.item()
+    if GRAD_MODE.enabled and self._requires_grad:
+        return self._apply_inplace(FILL.apply, value)
+    return self._fill_with(backend.full_like_array(self._data, value))  # nothing to record
+
+
+@tensor_method("zero_")
+def _zero_(self: Tensor) -> Tensor:
+    """Set every element to 0, in place."""
+    if GRAD_MODE.enabled and self._requires_grad:
+        return self._apply_inplace(ZERO.apply)
+    return self._fill_with(backend.zeros_like_array(self._data))
+
+
 @tensor_method("copy_")
 def _copy_(self: Tensor, src) -> Tensor:
     """Copy `src` (broadcast, cast) into this tensor, in place."""
@@ -439,6 +481,9 @@ def to_dtype(input: Tensor, dtype) -> Tensor:
     numpy_dtype = dtypes.to_numpy(dtype)
     if input._data.dtype == numpy_dtype:
         return input
+    if numpy_dtype.kind not in "fc":  # integers and bools carry no gradient: nothing recorded (PyTorch's)
+        with no_grad():
+            return TO_DTYPE.apply(input, numpy_dtype)
     return TO_DTYPE.apply(input, numpy_dtype)
 
 
