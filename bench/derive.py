@@ -30,21 +30,13 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import numpy as np  # noqa: E402
+from timing import median_time  # noqa: E402  (bench/, beside this script)
 import sympy  # noqa: E402
 
 from autodiff.program import derive as D  # noqa: E402
 from autodiff.program import differentiate  # noqa: E402
 from tests.differential.symbolic_programs import (as_sympy, derived_as_sympy, straight_program,  # noqa: E402
                                                   sympy_operations)
-
-
-def median_time(function, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def paired_times(first, second, pairs: int) -> tuple:

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -30,15 +28,7 @@ sys.path.insert(0, str(ROOT / "src"))
 import autodiff  # noqa: E402
 from autodiff import func  # noqa: E402
 from autodiff.program import differentiate  # noqa: E402
-
-
-def median_time(function, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from timing import median_time  # noqa: E402  (bench/, beside this script)
 
 
 def bench_command(outputs: int, repeat: int) -> None:
