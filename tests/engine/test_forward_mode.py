@@ -76,21 +76,33 @@ def _theirs(function, sample, slots, kind_args):
     return f, [leaf.detach() for leaf in leaves]
 
 
-@pytest.mark.parametrize("space, name, index", CASES, ids=[f"{n}-{i}" for _, n, i in CASES])
-def test_a_function_pushes_a_tangent_as_pytorch(space, name, index):
+def _prepared(space, name, index):
+    """The case's sample, slots and our function; PyTorch's function of the slots, its leaves and
+    its result; and our values in the slots. Skipped where the result is not floating point."""
     sample, slots, ours, theirs = _case(space, name, index)
     f, leaves = _theirs(theirs, sample, slots, torch.Tensor)
     out = f(*leaves)
     if out is None or not out.is_floating_point():
         pytest.skip("no floating-point result")
+    values = [sample.args[i] if j is None else sample.args[i][j] for i, j in slots]
+    return sample, slots, ours, f, leaves, out, values
+
+
+def _ours_at(ours, sample, slots, duals):
+    """Our function's first tensor result with `duals` in the slots, its warnings silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _first_tensor(ours(*_put(sample.args, slots, duals), **sample.kwargs), autodiff.Tensor)
+
+
+@pytest.mark.parametrize("space, name, index", CASES, ids=[f"{n}-{i}" for _, n, i in CASES])
+def test_a_function_pushes_a_tangent_as_pytorch(space, name, index):
+    sample, slots, ours, f, leaves, out, values = _prepared(space, name, index)
     directions = _directions(leaves, 11 + index)
     _, expected = torch.autograd.functional.jvp(f, tuple(leaves), tuple(torch.tensor(d) for d in directions))
-    values = [sample.args[i] if j is None else sample.args[i][j] for i, j in slots]
-    with fw.dual_level(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with fw.dual_level():
         duals = [fw.make_dual(v.detach(), autodiff.tensor(d)) for v, d in zip(values, directions)]
-        result = _first_tensor(ours(*_put(sample.args, slots, duals), **sample.kwargs), autodiff.Tensor)
-        primal, tangent = fw.unpack_dual(result)
+        primal, tangent = fw.unpack_dual(_ours_at(ours, sample, slots, duals))
     _same(_array(primal), _array(out), f"{name} value")
     _same(None if tangent is None else _array(tangent), _array(expected), f"{name} tangent")
 
@@ -98,21 +110,15 @@ def test_a_function_pushes_a_tangent_as_pytorch(space, name, index):
 @pytest.mark.parametrize("space, name, index", CASES, ids=[f"{n}-{i}" for _, n, i in CASES])
 def test_a_gradient_carries_a_tangent_as_pytorch(space, name, index):
     """Forward over reverse: the gradient of <f(x), c>, computed inside a level, has H·v as its tangent."""
-    sample, slots, ours, theirs = _case(space, name, index)
-    f, leaves = _theirs(theirs, sample, slots, torch.Tensor)
-    out = f(*leaves)
-    if out is None or not out.is_floating_point():
-        pytest.skip("no floating-point result")
+    sample, slots, ours, f, leaves, out, values = _prepared(space, name, index)
     rng = np.random.default_rng(5 + index)
     cotangent = rng.uniform(-1, 1, size=tuple(out.shape))
     directions = _directions(leaves, 13 + index)
     _, expected = torch.autograd.functional.hvp(lambda *xs: (f(*xs) * torch.tensor(cotangent)).sum(), tuple(leaves),
                                                 tuple(torch.tensor(d) for d in directions))
-    values = [sample.args[i] if j is None else sample.args[i][j] for i, j in slots]
-    with fw.dual_level(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with fw.dual_level():
         duals = [fw.make_dual(v.detach().requires_grad_(True), autodiff.tensor(d)) for v, d in zip(values, directions)]
-        result = _first_tensor(ours(*_put(sample.args, slots, duals), **sample.kwargs), autodiff.Tensor)
+        result = _ours_at(ours, sample, slots, duals)
         if not result.requires_grad:
             pytest.skip("no gradient")
         grads = autodiff.autograd.grad((result * autodiff.tensor(cotangent)).sum(), duals, allow_unused=True)
@@ -124,11 +130,7 @@ def test_a_gradient_carries_a_tangent_as_pytorch(space, name, index):
 @pytest.mark.parametrize("space, name, index", CASES, ids=[f"{n}-{i}" for _, n, i in CASES])
 def test_a_tangent_is_differentiated_as_pytorch(space, name, index):
     """Reverse over forward: the gradient, with respect to the point, of <J·t, c>."""
-    sample, slots, ours, theirs = _case(space, name, index)
-    f, leaves = _theirs(theirs, sample, slots, torch.Tensor)
-    out = f(*leaves)
-    if out is None or not out.is_floating_point():
-        pytest.skip("no floating-point result")
+    sample, slots, ours, f, leaves, out, values = _prepared(space, name, index)
     rng = np.random.default_rng(17 + index)
     cotangent = rng.uniform(-1, 1, size=tuple(out.shape))
     directions = _directions(leaves, 19 + index)
@@ -137,13 +139,10 @@ def test_a_tangent_is_differentiated_as_pytorch(space, name, index):
                                               create_graph=True)
     along = (pushed * torch.tensor(cotangent)).sum()
     expected = torch.autograd.grad(along, points, allow_unused=True) if along.requires_grad else [None] * len(points)
-    values = [sample.args[i] if j is None else sample.args[i][j] for i, j in slots]
     ours_points = [v.detach().requires_grad_(True) for v in values]
-    with fw.dual_level(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with fw.dual_level():
         duals = [fw.make_dual(p, autodiff.tensor(d)) for p, d in zip(ours_points, directions)]
-        result = _first_tensor(ours(*_put(sample.args, slots, duals), **sample.kwargs), autodiff.Tensor)
-        tangent = fw.unpack_dual(result).tangent
+        tangent = fw.unpack_dual(_ours_at(ours, sample, slots, duals)).tangent
     if tangent is None or not tangent.requires_grad:
         assert all(e is None or not e.any() for e in expected), f"{name}: no second derivative, PyTorch has one"
         return
