@@ -112,9 +112,9 @@ def _pow_grad_by_scalar_exponent(grad, input, exponent):
     """d(x**c)/dx = c * x**(c-1), and 0 when c == 0 (also at x == 0, as PyTorch)."""
     if exponent == 0:
         return zeros_as(grad)
-    if exponent == 2 and backend.array_module(input) is not np:  # device data: x ** 1 is x (_power_by_number)
-        return grad * (2 * input)
-    return grad * (exponent * input ** (exponent - 1))
+    xp = backend.array_module(input)  # NumPy for tensors and symbols: their own ** is the one to use
+    power = input ** (exponent - 1) if xp is np else _power_by_number(xp, input, exponent - 1)
+    return grad * (exponent * power)
 
 
 def _pow_grad_base(grad, input, exponent):

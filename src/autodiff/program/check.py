@@ -2,7 +2,8 @@
 
 The program is run again with each input element moved by +eps and -eps (without
 recording); (f(x + eps) - f(x - eps)) / 2 eps, weighted by the output gradient, is the
-numerical gradient (each output element's, for a Jacobian of forward mode). It passes where |analytical - numerical| <= atol + rtol * |numerical|.
+numerical gradient (each output element's, for a Jacobian of forward mode). It passes where
+|analytical - numerical| <= atol + rtol * |numerical|.
 
 Where an element fails, its slopes from the right and from the left are measured too, at eps
 and at eps / 10: a curve's two slopes come together as eps shrinks, rounding drives them apart,
@@ -68,7 +69,7 @@ def check_gradients(run_at, inputs: dict, analytical: dict, weights, *, eps: flo
     for name, value in base.items():
         if name not in analytical:
             continue  # the input does not require grad
-        grad = analytical[name]
+        grad = None if analytical[name] is None else np.asarray(analytical[name], dtype=np.float64)
         indices = list(np.ndindex(value.shape))
         if len(indices) > MAX_CHECKED_ELEMENTS:
             chosen = rng.choice(len(indices), MAX_CHECKED_ELEMENTS, replace=False)
@@ -88,7 +89,7 @@ def check_gradients(run_at, inputs: dict, analytical: dict, weights, *, eps: flo
                                                               atol, rtol)
             else:
                 numerical = float(np.sum(weights * (shifted[0] - shifted[1])) / (2 * eps))
-                analytic = 0.0 if grad is None else float(np.asarray(grad, dtype=np.float64)[index])
+                analytic = 0.0 if grad is None else float(grad[index])
                 along = weights
             error = abs(analytic - numerical)
             if np.isnan(analytic) != np.isnan(numerical) or error > atol + rtol * abs(numerical):
@@ -105,7 +106,7 @@ def check_gradients(run_at, inputs: dict, analytical: dict, weights, *, eps: flo
 def _worst_of_column(jacobian, index: tuple, numerical, atol: float, rtol: float) -> tuple:
     """(analytical, numerical, one-hot weights of the output element) where the Jacobian's column
     for input element `index` is farthest from the difference quotients (nan counting as farthest)."""
-    analytic = np.zeros(numerical.shape) if jacobian is None else np.asarray(jacobian, np.float64)[(Ellipsis,) + index]
+    analytic = np.zeros(numerical.shape) if jacobian is None else jacobian[(Ellipsis,) + index]
     error = np.abs(analytic - numerical)
     error = np.where(np.isnan(analytic) != np.isnan(numerical), np.inf, np.nan_to_num(error, nan=0.0))
     error = error - (atol + rtol * np.abs(np.nan_to_num(numerical)))  # how far past its tolerance
