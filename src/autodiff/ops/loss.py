@@ -15,8 +15,11 @@ import math
 from .. import backend
 from .pointwise import ABS, EXP, LOG, LOG1P, RELU, SIGMOID
 from .registry import array_of, defop, like
-from .selection import CLAMP
-from .shape import UNSQUEEZE
+from .comparison import ne
+from .gathering import INDEX_SELECT, SCATTER_VALUE
+from .reduction import SUM
+from .selection import CLAMP, WHERE
+from .shape import RESHAPE_ALIAS, UNSQUEEZE, VIEW
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -123,18 +126,25 @@ def _nll(xp, input, target, weight, reduction, ignore_index):
 
 
 def _nll_grad(grad, input_shape, target, weight, reduction, ignore_index):
-    target, weight = array_of(target), array_of(weight)
-    xp = backend.array_module(target)
-    dummy = xp.zeros(input_shape, dtype=array_of(grad).dtype)
-    w, onehot = _picked(xp, dummy, target, weight, ignore_index)
+    """-weight[t] at each target's class, in ops (on arrays, or recorded on tensors) so that a
+    derivation keeps the targets as they are: the one-hot is scattered at them, never read."""
     axis = 0 if len(input_shape) == 1 else 1
-    coefficients = -xp.expand_dims(w, axis) * onehot
+    kept = ne(target, ignore_index)
+    safe = WHERE.apply(kept, target, 0)
+    if not getattr(weight, "ndim", 0):  # one weight for every class (1.0 where none is given)
+        w = WHERE.apply(kept, weight, 0.0)
+    else:
+        picked = INDEX_SELECT.apply(weight, 0, RESHAPE_ALIAS.apply(safe, (-1,)))
+        w = WHERE.apply(kept, VIEW.apply(picked, tuple(safe.shape)), 0.0)
+    zeros = like(grad, backend.array_module(array_of(grad)).zeros(input_shape, dtype=array_of(grad).dtype))
+    onehot = SCATTER_VALUE.apply(zeros, axis, UNSQUEEZE.apply(safe, axis), 1.0)
+    coefficients = -UNSQUEEZE.apply(w, axis) * onehot
     if reduction == "mean":  # all ignored: the loss is nan (0 / 0), its gradient 0 (as PyTorch)
-        total = xp.sum(w)
-        coefficients = coefficients / (total if total != 0 else 1)
+        total = SUM.apply(w)
+        coefficients = coefficients / WHERE.apply(ne(total, 0), total, 1.0)
     elif reduction == "none" and len(input_shape) > 1:
         grad = UNSQUEEZE.apply(grad, 1)
-    return grad * like(grad, coefficients.astype(dummy.dtype))
+    return grad * coefficients
 
 
 NLL_LOSS = defop(

@@ -519,7 +519,7 @@ def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False, non_bl
 @public(batch=ELEMENTWISE)
 def detach(input: Tensor) -> Tensor:
     """The same values, cut from the graph: gradients do not flow through."""
-    return _make(input._data)
+    return input.detach()
 
 
 @tensor_method("view_as")

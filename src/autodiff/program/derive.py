@@ -10,12 +10,13 @@ conditions are listed as assumptions; with no value given there, derive refuses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .. import Tensor, autograd
 from ..language import InputProblem, Options, Program, Source, evaluate, parse
+from ..language.errors import Warning_
 from ..language._gc import collector_paused
 from ..language.analysis import analyze
 from ..language.spelling import given, option
@@ -30,8 +31,21 @@ DEFAULT_VALUE = 0.75  # an input's value where --at gives none: it only fixes a 
 
 @dataclass
 class Assumption:
+    """A condition the derived program holds under: a branch taken, a loop's count, a value read.
+
+    `turn` says which time its line decided (1, 2, ...) where the line decided more than once (a
+    condition tested on each turn of a loop); `test` is the expression whose value was read and
+    `value` what it was, which the python module checks at each call."""
+
     line: int
     condition: str
+    turn: int | None = None
+    test: object = field(default=None, repr=False, compare=False)
+    value: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def where(self) -> str:
+        return f"line {self.line}" + (f", turn {self.turn}" if self.turn is not None else "")
 
 
 @dataclass
@@ -70,7 +84,8 @@ class Derivation:
 
 
 class _Watcher:
-    """Told by the language's evaluator where values were read: collects the assumptions."""
+    """Told by the language's evaluator where values were read: collects the assumptions, one
+    per decision (a condition tested on each turn of a loop is one per turn)."""
 
     def __init__(self, tracer: Tracer, source: Source, given: set) -> None:
         self.tracer = tracer
@@ -78,6 +93,7 @@ class _Watcher:
         self.given = given
         self.assumptions: list = []
         self.seen = 0
+        self._turns: dict = {}  # syntax node -> how many times it decided
 
     def input(self, name: str, leaf: Tensor) -> Tensor:
         return self.tracer.input(name, leaf)
@@ -88,7 +104,6 @@ class _Watcher:
             return
         new = decisions[self.seen:]
         self.seen = len(decisions)
-        line, _ = self.source.line_column(node.start)
         for expression, value in new:
             missing = E.symbols_of(expression) - self.given
             if missing:
@@ -96,18 +111,28 @@ class _Watcher:
                 raise InputProblem(
                     f"the path through this line depends on the value of {names}: give it with {option('at')} "
                     f"(derive then follows that path and states its conditions)", self.source, node.start, node.end)
-        if outcome is not None:  # a condition's test: as the user wrote it
-            text = self.source.snippet(node.start, node.end)
-            condition = text if outcome else f"not ({text})"
-            self._assume(line, condition)
-            return
-        for expression, value in new:
-            self._assume(line, f"{to_text(expression)} == {_value_text(value)}")
+        line, _ = self.source.line_column(node.start)
+        turn = self._turns[id(node)] = self._turns.get(id(node), 0) + 1
+        for k, (expression, value) in enumerate(new):
+            if outcome is not None and k == len(new) - 1:  # the condition's test: as the user wrote it
+                text = self.source.snippet(node.start, node.end)
+                condition = text if outcome else f"not ({text})"
+            else:
+                condition = f"{to_text(expression)} == {_value_text(value)}"
+            self.assumptions.append(Assumption(line, condition, (id(node), turn), expression, value))
 
-    def _assume(self, line: int, condition: str) -> None:
-        assumption = Assumption(line, condition)
-        if assumption not in self.assumptions:
-            self.assumptions.append(assumption)
+    def finished(self) -> list:
+        """The assumptions, each line's turns numbered where it decided more than once; the same
+        condition decided the same way twice on one turn is stated once."""
+        out, seen = [], set()
+        for a in self.assumptions:
+            node, turn = a.turn
+            a.turn = turn if self._turns[node] > 1 else None
+            key = (a.line, a.turn, a.condition)
+            if key not in seen:
+                seen.add(key)
+                out.append(a)
+        return out
 
 
 def _value_text(value) -> str:
@@ -148,7 +173,10 @@ def _derive(source, at, program, wrt, output, order, options) -> Derivation:
                 raise UsageProblem(f"{option('wrt')} names {name!r}, which is not an input of the program"
                                    f"{suggestion(name, list(analysis.inputs))}")
     options = Options() if options is None else options
-    with Tracer() as tracer:
+    made_up = any(point[n] is DEFAULT_VALUE for n in point if n not in given)
+    if made_up:  # values only for shapes: what they compute is nobody's point, nothing to warn of
+        options = replace(options, check_finite=False)
+    with Tracer(detach_no_grad=True) as tracer:
         watcher = _Watcher(tracer, source, set(given) | {n for n in analysis.declared if n not in point})
         options.trace = watcher
         try:
@@ -179,9 +207,18 @@ def _derive(source, at, program, wrt, output, order, options) -> Derivation:
         d.formula = formulas[d.name]
     declared = {n: source.snippet(d.value.start, d.value.end) for n, d in analysis.declared.items()
                 if d.kind == "input" and d.value is not None and n not in given}
+    warnings = list(evaluation.warnings)
+    if not made_up and not _finite(result):
+        warnings.append(Warning_("the output is not finite at this point; the formulas are the symbolic ones, "
+                                 "which hold wherever they are defined"))
     return Derivation(source.name, evaluation.output_name, {n: tuple(t.shape) for n, t in inputs.items()},
-                      derivatives, statements, watcher.assumptions, order, value, declared,
-                      warnings=list(evaluation.warnings), labels=labels)
+                      derivatives, statements, watcher.finished(), order, value, declared,
+                      warnings=warnings, labels=labels)
+
+
+def _finite(value) -> bool:
+    data = value.detach().numpy(force=True) if isinstance(value, Tensor) else np.asarray(value)
+    return bool(np.isfinite(data).all())
 
 
 def _refuse_unwritten(operations: set) -> None:
@@ -248,9 +285,12 @@ def _grads(result, leaves: list) -> list:
 
 
 def _ones(t: Tensor) -> Tensor:
+    """The seed of backward: ones of the output's shape, whatever its value (never nan * 0 + 1)."""
+    from .. import backend
     from ..tensor import _make
 
-    return _make(t._data * 0 + 1)
+    data = t._data
+    return _make(backend.array_module(data).ones(data.shape, dtype=data.dtype))
 
 
 def _gradient_expr(g, leaf) -> E.Expr:
@@ -325,51 +365,133 @@ def latex(d: Derivation) -> str:
         else:
             left = rf"\frac{{\partial^2 {out}}}{{\partial {latex_name(x.wrt[0])} \partial {latex_name(x.wrt[1])}}}"
         rows.append(f"{left} &= {text}")
+    rows += [rf"&\text{{assuming }} \texttt{{{_latex_escaped(a.condition)}}} \text{{ ({a.where})}}"
+             for a in d.assumptions]
     return "\\begin{align*}\n" + " \\\\\n".join(rows) + "\n\\end{align*}\n"
 
 
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "%": r"\%", "&": r"\&",
+                  "#": r"\#", "$": r"\$", "^": r"\^{}", "~": r"\~{}"}
+
+
+def _latex_escaped(text: str) -> str:
+    """Program text inside LaTeX's \\texttt: its special characters as text."""
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
+
+
 def python_module(d: Derivation) -> str:
-    """A module that imports only NumPy and defines value_and_grad(<inputs>)."""
+    """A module that imports only NumPy: value_and_grad(<inputs>) and, with --order 2,
+    hessian(<inputs>). Each checks first that it is called at a point the derivation holds for:
+    every input's shape as derived and every assumption true, else ValueError."""
     from ..symbolic.printing import HELPERS, NumpyPrinter, UnsupportedOperation
 
-    program = Statements({_value_name(d): d.value, **{x.name: x.expr for x in d.derivatives if len(x.wrt) == 1}},
-                         d.labels, taken=set(d.inputs))
+    first = [x for x in d.derivatives if len(x.wrt) == 1]
+    second = [x for x in d.derivatives if len(x.wrt) == 2]
+    checks = {f"_assumed{k}": a.test for k, a in enumerate(d.assumptions, 1) if a.test is not None}
     printer = NumpyPrinter()
-    body, constants = [], []
-    # Constant arrays are made once, when the module is imported, not at every call.
-    arrays = [e for e in E.postorder(list(program.roots.values())) if e.op == "tensor" and e not in program.names]
-    for k, e in enumerate(arrays, 1):
-        constants.append(f"_C{k} = {printer.text(e)}\n")
-        printer.names[e] = f"_C{k}"
+    constants: list = []
     try:
-        for name, e, text in program.written(printer):
-            if e.op == "tensor" and name not in program.roots:  # a named constant (X), made once too
-                constants.append(f"{name} = {text}\n")
-            else:
-                body.append(f"    {name} = {text}")
+        point = _function_body(Statements(checks, d.labels, taken=set(d.inputs)), printer, constants)
+        grads = _function_body(Statements({_value_name(d): d.value, **{x.name: x.expr for x in first}},
+                                          d.labels, taken=set(d.inputs)), printer, constants)
+        hessian = _function_body(Statements({x.name: x.expr for x in second}, d.labels, taken=set(d.inputs)),
+                                 printer, constants) if second else None
     except UnsupportedOperation as exc:
         raise UsageProblem(f"--format python cannot write {exc.args[0]}() in NumPy yet; --format expr can") from None
-    grads = ", ".join(
-        f"{x.wrt[0]!r}: _as({x.name}, {tuple(d.inputs[x.wrt[0]])!r})" for x in d.derivatives if len(x.wrt) == 1)
     parameters = ", ".join(d.inputs)
     shapes = ", ".join(f"{n}: {list(s)}" for n, s in d.inputs.items()) or "none"
     helpers = "".join("\n\n" + HELPERS[h] for h in sorted(printer.helpers))
-    return (
+    assumed = "".join(f"  {a.condition}  ({a.where})\n" for a in d.assumptions)
+    out = [
         f'"""The value and gradients of {d.source}, derived by autodiff (symbolic, simplified).\n\n'
         f"Inputs and the shapes they were derived for: {shapes}.\n"
-        f'Needs only NumPy: value, grads = value_and_grad({parameters})\n"""\n\n'
-        "import numpy as np\n"
-        f"{helpers}\n\n"
-        "def _as(value, shape):\n"
-        "    value = np.asarray(value, dtype=np.float64)\n"
-        "    return value if value.shape == shape else np.broadcast_to(value, shape).copy()\n\n\n"
-        + "".join(constants) + ("\n\n" if constants else "") +
-        f"def value_and_grad({parameters}):\n"
+        + (f"Derived assuming (checked at each call):\n{assumed}" if assumed else "")
+        + f'Needs only NumPy: value, grads = value_and_grad({parameters})'
+        + (f"; hessian({parameters})" if second else "") + '\n"""\n\n',
+        "import numpy as np\n",
+        helpers,
+        "\n\n" + _AS,
+        "".join(constants) + ("\n\n" if constants else ""),
+        _point_check(d, point, checks),
+        f"\n\ndef value_and_grad({parameters}):\n"
         f'    """({d.output}, {{input name: d{d.output}/d input}})"""\n'
+        f"    {_POINT}({parameters})\n"
         + "".join(f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs)
-        + "\n".join(body) + "\n"
-        f"    return _as({_value_name(d)}, ()), {{{grads}}}\n"
-    )
+        + grads
+        + "    return _as({}, ()), {{{}}}\n".format(
+            _value_name(d), ", ".join(f"{x.wrt[0]!r}: _as({x.name}, {tuple(d.inputs[x.wrt[0]])!r})" for x in first)),
+    ]
+    if second:
+        blocks: dict = {}
+        for x in second:
+            a, b = x.wrt
+            blocks.setdefault(a, {})[b] = x.name
+            blocks.setdefault(b, {})[a] = x.name  # the blocks are symmetric
+        rows = ", ".join(f"{a!r}: {{{', '.join(f'{b!r}: _as({name}, ())' for b, name in row.items())}}}"
+                         for a, row in blocks.items())
+        out.append(
+            f"\n\ndef hessian({parameters}):\n"
+            f'    """{{input a: {{input b: d2{d.output}/(da db)}}}}"""\n'
+            f"    {_POINT}({parameters})\n"
+            + "".join(f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs)
+            + hessian + f"    return {{{rows}}}\n")
+    return "".join(out)
+
+
+_POINT = "_check_point"
+_AS = (
+    "def _as(value, shape):\n"
+    "    value = np.asarray(value, dtype=np.float64)\n"
+    "    return value if value.shape == shape else np.broadcast_to(value, shape).copy()\n\n\n")
+
+
+def _function_body(program: Statements, printer, constants: list) -> str:
+    """The statements of `program` as a function's body; array constants are made once, at import,
+    into `constants`."""
+    arrays = [e for e in E.postorder(list(program.roots.values())) if e.op == "tensor" and e not in program.names
+              and e not in printer.names]
+    for e in arrays:
+        name = f"_C{sum(1 for n in printer.names.values() if n.startswith('_C')) + 1}"
+        constants.append(f"{name} = {printer.text(e)}\n")
+        printer.names[e] = name
+    body = []
+    for name, e, text in program.written(printer):
+        if e.op == "tensor" and name not in program.roots:  # a named constant (X), made once too
+            constants.append(f"{name} = {text}\n")
+            printer.names[e] = name
+        else:
+            body.append(f"    {name} = {text}\n")
+    for e, name in list(printer.names.items()):  # a function's own names are not the next one's
+        if not name.startswith("_C") and e.op != "tensor":
+            del printer.names[e]
+    return "".join(body)
+
+
+def _point_check(d: Derivation, body: str, checks: dict) -> str:
+    """`_check_point(<inputs>)`: ValueError unless each input has the shape it was derived for and
+    each assumption holds."""
+    lines = [f"def {_POINT}({', '.join(d.inputs)}):\n",
+             '    """ValueError where this module does not hold: another shape, another path."""\n']
+    for name, shape in d.inputs.items():
+        lines.append(f"    if np.shape({name}) != {tuple(shape)!r}:\n"
+                     f"        raise ValueError(f\"{name} has shape {{list(np.shape({name}))}}; derived for shape "
+                     f"{list(shape)}\")\n")
+    if checks:
+        lines += [f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs]
+        lines.append(body)
+        for (name, _), a in zip(checks.items(), [a for a in d.assumptions if a.test is not None]):
+            held = f"np.array_equal({name}, {a.value!r})" if isinstance(a.value, (bool, list)) and _is_bool(a.value) \
+                else f"np.allclose({name}, {a.value!r}, rtol=1e-9, atol=0)"
+            message = f"derived assuming {a.condition} ({a.where}); at this point {a.condition} is False"
+            lines.append(f"    if not {held}:\n        raise ValueError({message!r})\n")
+    lines.append("    return None\n")
+    return "".join(lines)
+
+
+def _is_bool(value) -> bool:
+    if isinstance(value, list):
+        return all(_is_bool(v) for v in value)
+    return isinstance(value, bool)
 
 
 def _value_name(d: Derivation) -> str:
@@ -384,7 +506,8 @@ def for_json(d: Derivation) -> dict:
         "inputs": {x.wrt[0]: {"name": x.name, "formula": x.formula, "shape": list(x.shape)}
                    for x in d.derivatives if len(x.wrt) == 1},
         "program": d.program,
-        "assumptions": [{"line": a.line, "condition": a.condition} for a in d.assumptions],
+        "assumptions": [{"line": a.line, "condition": a.condition, **({"turn": a.turn} if a.turn else {})}
+                        for a in d.assumptions],
     }
     if d.order == 2:
         out["second"] = [{"wrt": list(x.wrt), "name": x.name, "formula": x.formula}
@@ -397,7 +520,7 @@ def for_json(d: Derivation) -> dict:
 def expr_program(d: Derivation) -> str:
     """A program `autodiff eval` runs: inputs with defaults declared, then the statements."""
     head = "".join(f"{n}: input = {text}\n" for n, text in d.declared.items())
-    notes = "".join(f"# assumes (line {a.line}): {a.condition}\n" for a in d.assumptions)
+    notes = "".join(f"# assumes ({a.where}): {a.condition}\n" for a in d.assumptions)
     return notes + head + d.program
 
 
@@ -406,7 +529,7 @@ def markdown(d: Derivation) -> str:
     text = f"Derivatives of `{d.output}` ({d.source})\n\n| | formula |\n|---|---|\n" + "\n".join(rows) + "\n"
     if d.assumptions:
         text += "\nAssumptions (the path `--at` chose):\n\n" + "".join(
-            f"- line {a.line}: `{a.condition}`\n" for a in d.assumptions)
+            f"- {a.where}: `{a.condition}`\n" for a in d.assumptions)
     return text
 
 

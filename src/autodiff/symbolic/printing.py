@@ -181,6 +181,11 @@ class Printer:
 
     def _scaled(self, term: E.Expr, k: float) -> tuple:
         """(negative, text of |k| * term) for one term of a sum."""
+        if term.op == "mul" and term not in self.names:
+            # A product kept whole as a term (past FLATTEN factors) has a number of its own: it
+            # joins k, and the factors are written after it.
+            k *= term.args[0]
+            return k < 0, self._product_text(abs(k), term)
         if k == 1 or k == -1:
             text, level = self._text(term)
             if (level < _PRODUCT and not (k == 1 and level == _SUM)) or level == _UNARY:
@@ -413,6 +418,7 @@ _NUMPY_TEMPLATES = {
     "select": "np.take({0}, {2}, axis={1})",
     "argmax": "np.argmax({0}, axis={1}, keepdims={2})",
     "argmin": "np.argmin({0}, axis={1}, keepdims={2})",
+    "detach": "np.asarray({0})",
 }
 HELPERS = {
     "sigmoid": "def _sigmoid(x):\n    return 1 / (1 + np.exp(-x))\n",

@@ -56,10 +56,28 @@ class Traced(Tensor):
         return value
 
     def detach(self) -> Tensor:
-        return Traced(self.plain.detach(), self.expr)
+        """The same values cut from the graph: `detach(x)` in the formulas, never x's value."""
+        return Traced(self.plain.detach(), detached(self.expr))
 
     def __repr__(self) -> str:
         return f"Traced({self.plain!r})"
+
+
+def detached(e: E.Expr) -> E.Expr:
+    """`detach(e)`: e's value without its derivative (a constant stays itself)."""
+    if not e.symbolic or e.op == "detach":
+        return e
+    return E.call("detach", (e,), e.shape)
+
+
+def _undetached(e):
+    """An argument of an operation run under no_grad, without its own detach: the result is
+    detached as a whole (`detach(2 * y)`, not `2 * detach(y)`)."""
+    if e.__class__ is E.Expr:
+        return e.args[0] if e.op == "detach" else e
+    if e.__class__ is tuple:
+        return tuple(_undetached(x) for x in e)
+    return e
 
 
 def _decided(t: Traced, value) -> None:
@@ -73,8 +91,11 @@ class Tracer:
 
     active: Tracer | None = None
 
-    def __init__(self) -> None:
+    def __init__(self, *, detach_no_grad: bool = False) -> None:
         self.decisions: list = []  # (expression, the Python value it was read as)
+        # derive's trace: what a program computes under no_grad is written detach(...), since no
+        # derivative flows through it (explain traces formulas under no_grad: not there)
+        self.detach_no_grad = detach_no_grad
         # Whether the ordinary tensors' operations are recorded by autograd: the forward's are,
         # for backward to run; a first derivative's need not be (only a second derivative
         # differentiates them), and not recording them is most of derive's time saved.
@@ -131,6 +152,9 @@ class Tracer:
             e = _expr_of(v)
             exprs.append(e)
             symbolic = symbolic or _any_symbolic(e)
+        under_no_grad = self.detach_no_grad and symbolic and not GRAD_MODE.enabled
+        if under_no_grad:
+            exprs = [_undetached(e) for e in exprs]
         if self.recording:
             result = function(*plain_args, **plain_kwargs)
         else:
@@ -143,7 +167,8 @@ class Tracer:
             return result
         if not symbolic:
             return Traced(result, E.constant(_host(result)))
-        traced = Traced(result, build(name, exprs, result._data.shape, result))
+        built = build(name, exprs, result._data.shape, result)
+        traced = Traced(result, detached(built) if under_no_grad else built)
         node = result.grad_fn
         if node is not None and op is not None:
             if getattr(node, "op", None) is op:

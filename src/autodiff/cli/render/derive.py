@@ -10,7 +10,7 @@ from .values import plain_text
 
 def plain(d) -> str:
     lines = [f"{left} = {right}" for left, right in D.readable_lines(d)]
-    lines += [f"assuming {a.condition}  (line {a.line})" for a in d.assumptions]
+    lines += [f"assuming {a.condition}  ({a.where})" for a in d.assumptions]
     lines += check_lines(d)
     return "\n".join(lines) + "\n"
 
@@ -36,7 +36,7 @@ def rich(d, console) -> None:
         table.add_row(Text(left), Text("= " + right))
     console.print(table)
     for a in d.assumptions:
-        console.print(Text(f"assuming {a.condition}  (line {a.line})", style="yellow"))
+        console.print(Text(f"assuming {a.condition}  ({a.where})", style="yellow"))
     for line in check_lines(d):
         console.print(Text(line, style="green" if d.check.passed else "red"))
 
