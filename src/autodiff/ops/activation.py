@@ -16,6 +16,7 @@ from . import comparison  # noqa: F401  (binds the comparisons used below: >, <=
 from .pointwise import EXP, LOG1P, SIGMOID, TANH
 from .registry import defop
 from .selection import WHERE
+from .spelling import Spelling, helped
 from .special import erf_values
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -70,44 +71,85 @@ def _gelu_second(input, approximate):
     return density * (2 - input * input)
 
 
+# -- how formulas write them ----------------------------------------------------------------------------
+
+_ERF_HELPER = ("def _erf(x):\n    import math\n\n"
+               "    return np.vectorize(math.erf, otypes=[float])(x)\n")
+
+
+_SOFTPLUS = (
+    "def _softplus(x, beta, threshold):\n"
+    "    return np.where(x * beta > threshold, x, np.log1p(np.exp(-np.abs(x * beta))) / beta + np.maximum(x, 0))\n")
+_LOGSIGMOID = "def _logsigmoid(x):\n    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))\n"
+_GELU = (
+    "def _gelu(x, approximate):\n"
+    "    if approximate == 'tanh':\n"
+    "        return 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))\n"
+    "    return 0.5 * x * (1 + _erf(x / 1.4142135623730951))\n")
+
+
+def _gelu_call(w, input, approximate) -> str:
+    return f"gelu({w(input)}{', approximate=tanh' if approximate == 'tanh' else ''})"
+
+
+def _gelu_derivative_built(s, grad_output, input, approximate):
+    """grad_output * gelu'(input), written with the language's functions."""
+    x = input
+    if approximate == "tanh":
+        t = s.call("tanh", (x + x ** 3 * _GELU_CUBIC) * _SQRT_2_OVER_PI)
+        derivative = (t + 1) * 0.5 + x * (1 - t ** 2) * (x ** 2 * (3 * _GELU_CUBIC) + 1) * (0.5 * _SQRT_2_OVER_PI)
+    else:
+        cdf = (s.call("erf", x * (1 / math.sqrt(2))) + 1) * 0.5
+        derivative = cdf + x * s.call("exp", x ** 2 * -0.5) * (1 / math.sqrt(2 * math.pi))
+    return s.number(grad_output) * derivative
+
+
 # -- the ops --------------------------------------------------------------------------------------------
 
 SOFTPLUS = defop(
     "softplus", _softplus, domain=True, batch=ELEMENTWISE,
     input=_softplus_grad,
+    spelling=helped(_SOFTPLUS),
 )
 LOGSIGMOID = defop(
     "logsigmoid", _logsigmoid, grad_fn="LogSigmoidBackward0", domain=True, batch=ELEMENTWISE,
     input=lambda grad, input: grad * SIGMOID.apply(-input),
+    spelling=helped(_LOGSIGMOID, latex=r"\log \sigma"),
 )
 ELU = defop(
     "elu", lambda xp, input, alpha: xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0))),
     domain=True, batch=ELEMENTWISE,
     input=lambda grad, input, alpha: WHERE.apply(input > 0, grad, grad * alpha * EXP.apply(input)),
+    spelling=helped("def _elu(x, alpha):\n    return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))\n"),
 )
 LEAKY_RELU = defop(
     "leaky_relu", lambda xp, input, negative_slope: xp.where(input > 0, input, input * negative_slope),
     batch=ELEMENTWISE,
     input=lambda grad, input, negative_slope: WHERE.apply(input > 0, grad, grad * negative_slope),
+    spelling=helped("def _leaky_relu(x, negative_slope):\n    return np.where(x > 0, x, x * negative_slope)\n"),
 )
 # In place (F.elu(x, inplace=True)), PyTorch's nodes read the result, as its input is gone:
 # EluBackward1 and LeakyReluBackward1, with the same values and gradients.
 ELU_INPLACE = defop(
     "elu_inplace", ELU.forward, grad_fn="EluBackward1", domain=True, batch=ELEMENTWISE,
     input=lambda grad, result, alpha: WHERE.apply(result > 0, grad, grad * (result + alpha)),
+    spelling=Spelling(build=lambda s, x, alpha: s.call("elu", x, alpha)),
 )
 LEAKY_RELU_INPLACE = defop(
     "leaky_relu_inplace", LEAKY_RELU.forward, grad_fn="LeakyReluBackward1", batch=ELEMENTWISE,
     input=lambda grad, result, negative_slope: WHERE.apply(result > 0, grad, grad * negative_slope),
+    spelling=Spelling(build=lambda s, x, slope: s.call("leaky_relu", x, slope)),
 )
 HARDTANH = defop(
     "hardtanh", lambda xp, input, min_val, max_val: xp.minimum(xp.maximum(input, min_val), max_val),
     batch=ELEMENTWISE,
     input=lambda grad, input, min_val, max_val: WHERE.apply((input <= min_val) | (input >= max_val), 0.0, grad),
+    spelling=Spelling(numpy="np.clip"),
 )
 SILU = defop(
     "silu", lambda xp, input: input / (1 + xp.exp(-input)), domain=True, batch=ELEMENTWISE,
     input=lambda grad, input: _silu_grad(grad, input),
+    spelling=helped("def _silu(x):\n    return x / (1 + np.exp(-x))\n"),
 )
 
 
@@ -124,10 +166,12 @@ def _mish_grad(grad, input):
 MISH = defop(
     "mish", lambda xp, input: input * xp.tanh(xp.log1p(xp.exp(input))), domain=True, batch=ELEMENTWISE,
     input=_mish_grad,
+    spelling=helped("def _mish(x):\n    return x * np.tanh(np.log1p(np.exp(x)))\n"),
 )
 GELU = defop(
     "gelu", _gelu, domain=True, batch=ELEMENTWISE,
     input=lambda grad, input, approximate: GELU_BACKWARD.apply(grad, input, approximate),
+    spelling=helped(_GELU + _ERF_HELPER, language=_gelu_call),
 )
 # PyTorch's gelu_backward(grad, input): its node is the second derivative's (GeluBackwardBackward0).
 GELU_BACKWARD = defop(
@@ -136,4 +180,5 @@ GELU_BACKWARD = defop(
     domain=True, batch=ELEMENTWISE,
     grad_output=lambda grad, input, approximate: GELU_BACKWARD.apply(grad, input, approximate),
     input=lambda grad, grad_output, input, approximate: grad * grad_output * _gelu_second(input, approximate),
+    spelling=Spelling(build=_gelu_derivative_built),
 )

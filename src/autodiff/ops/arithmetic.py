@@ -15,6 +15,7 @@ from ..tensor import Tensor
 from .pointwise import LOG
 from .batching import ELEMENTWISE
 from .registry import defop, nondiff, zeros_as
+from .spelling import PRODUCT, Spelling, elementwise, infix
 from .surface import bind_operators, public
 from .selection import WHERE
 
@@ -24,6 +25,7 @@ ADD = defop(  # the public add(), with alpha, is below
     input=lambda grad: grad,
     other=lambda grad: grad,
     batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, a, b: s.number(a) + s.number(b)),
 )
 SUB = defop(
     "sub",
@@ -31,6 +33,7 @@ SUB = defop(
     input=lambda grad: grad,
     other=lambda grad: -grad,
     batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, a, b: s.number(a) - s.number(b)),
 )
 RSUB = defop(  # `10 - x`: the number is a constant, so only x has an edge
     "rsub",
@@ -38,6 +41,7 @@ RSUB = defop(  # `10 - x`: the number is a constant, so only x has an edge
     operators=("__rsub__",),  # only ever called with a number on the left
     input=lambda grad: -grad,
     batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, input, other: s.number(other) - s.number(input)),
 )
 MUL = defop(
     "mul",
@@ -46,6 +50,7 @@ MUL = defop(
     input=lambda grad, other: grad * other,
     other=lambda grad, input: grad * input,
     batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, a, b: s.number(a) * s.number(b)),
 )
 DIV = defop(
     "div",
@@ -55,6 +60,7 @@ DIV = defop(
     input=lambda grad, other: grad / other,
     other=lambda grad, input, other: -grad * input / (other * other),
     batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, a, b: s.number(a) / s.number(b)),
 )
 
 
@@ -68,13 +74,16 @@ def _negative(xp, input):
 
 
 NEG = defop("neg", _negative, batch=ELEMENTWISE, doc="-input", method=True, inplace=True, operators=("__neg__",),
-             aliases=("negative",), input=lambda grad: -grad)
+             aliases=("negative",), input=lambda grad: -grad,
+    spelling=Spelling(build=lambda s, x: -x),
+)
 RECIPROCAL = defop(
     "reciprocal",
     lambda xp, input: 1 / input, doc="1 / input", method=True, inplace=True,
     domain=True,
     input=lambda grad, result: -grad * result * result,
     batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, x: s.power(x, -1.0)),
 )
 
 
@@ -83,12 +92,14 @@ FLOOR = defop(
     method=True, inplace=True,
     input=lambda grad: zeros_as(grad),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.floor", latex=r"\left\lfloor {0} \right\rfloor"),
 )
 CEIL = defop(
     "ceil", lambda xp, input: xp.ceil(input), doc="The smallest integer >= input (gradient zero everywhere).",
     method=True, inplace=True,
     input=lambda grad: zeros_as(grad),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.ceil", latex=r"\left\lceil {0} \right\rceil"),
 )
 # input % other takes the sign of other, as Python's %: input - floor(input / other) * other.
 REMAINDER = defop(
@@ -96,16 +107,20 @@ REMAINDER = defop(
     input=lambda grad: grad,
     other=lambda grad, input, other: -grad * FLOOR.apply(input / other),
     batch=ELEMENTWISE,
+    spelling=infix("%", PRODUCT, latex=r"\bmod"),
 )
 REMAINDER_SCALAR = defop(  # x % 2
     "remainder_scalar", lambda xp, input, other: xp.remainder(input, other), grad_fn="RemainderBackward0",
     domain=True,
     input=lambda grad: grad,
     batch=ELEMENTWISE,
+    spelling=infix("%", PRODUCT, latex=r"\bmod"),
 )
 # 2 % x: PyTorch records it without a derivative.
 _remainder_of_number = nondiff("remainder_of_number", lambda xp, input, other: xp.remainder(other, input),
-                               unimplemented="aten::remainder", batch=ELEMENTWISE)
+                               unimplemented="aten::remainder", batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, input, other: s.call("remainder", s.number(other), input)),
+)
 
 
 def _pow_grad_by_scalar_exponent(grad, input, exponent):
@@ -155,6 +170,7 @@ POW = defop(  # x ** 2
     domain=True,
     input=_pow_grad_by_scalar_exponent,
     batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, x, c: s.power(x, float(c))),
 )
 POW_TENSOR = defop(  # x ** y
     "pow_tensor",
@@ -163,6 +179,7 @@ POW_TENSOR = defop(  # x ** y
     input=_pow_grad_base,
     exponent=_pow_grad_exponent,
     batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, x, y: s.power(x, y)),
 )
 POW_SCALAR_BASE = defop(  # 2 ** x
     "pow_scalar_base",
@@ -170,6 +187,7 @@ POW_SCALAR_BASE = defop(  # 2 ** x
     domain=True,
     exponent=_pow_grad_scalar_base,
     batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, exponent, base: s.power(base, exponent)),
 )
 
 

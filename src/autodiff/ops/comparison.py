@@ -4,35 +4,69 @@ from __future__ import annotations
 
 from .batching import ELEMENTWISE
 from .registry import nondiff
+from .spelling import COMPARE, PRODUCT, Spelling, elementwise, infix
 from .surface import bind_operators, public
 
+
+def _compared(name: str):
+    return lambda s, input, other: s.compare(name, input, other)
+
+
 eq = nondiff("eq", lambda xp, input, other: xp.equal(input, other), doc="input == other, elementwise.",
-             method=True, operators=("__eq__",), batch=ELEMENTWISE)
+             method=True, operators=("__eq__",), batch=ELEMENTWISE,
+             spelling=infix("==", COMPARE, latex="=", build=_compared("eq")))
 ne = nondiff("ne", lambda xp, input, other: xp.not_equal(input, other), doc="input != other, elementwise.",
-             method=True, operators=("__ne__",), batch=ELEMENTWISE)
+             method=True, operators=("__ne__",), batch=ELEMENTWISE,
+             spelling=infix("!=", COMPARE, latex=r"\neq", build=_compared("ne")))
 lt = nondiff("lt", lambda xp, input, other: xp.less(input, other), doc="input < other, elementwise.",
-             method=True, operators=("__lt__",), batch=ELEMENTWISE)
+             method=True, operators=("__lt__",), batch=ELEMENTWISE,
+             spelling=infix("<", COMPARE, build=_compared("lt")))
 le = nondiff("le", lambda xp, input, other: xp.less_equal(input, other), doc="input <= other, elementwise.",
-             method=True, operators=("__le__",), batch=ELEMENTWISE)
+             method=True, operators=("__le__",), batch=ELEMENTWISE,
+             spelling=infix("<=", COMPARE, latex=r"\leq", build=_compared("le")))
 gt = nondiff("gt", lambda xp, input, other: xp.greater(input, other), doc="input > other, elementwise.",
-             method=True, operators=("__gt__",), batch=ELEMENTWISE)
+             method=True, operators=("__gt__",), batch=ELEMENTWISE,
+             spelling=infix(">", COMPARE, build=_compared("gt")))
 ge = nondiff("ge", lambda xp, input, other: xp.greater_equal(input, other), doc="input >= other, elementwise.",
-             method=True, operators=("__ge__",), batch=ELEMENTWISE)
-isnan = nondiff("isnan", lambda xp, input: xp.isnan(input), doc="True where input is nan.", method=True, batch=ELEMENTWISE)
-isinf = nondiff("isinf", lambda xp, input: xp.isinf(input), doc="True where input is inf or -inf.", method=True, batch=ELEMENTWISE)
+             method=True, operators=("__ge__",), batch=ELEMENTWISE,
+             spelling=infix(">=", COMPARE, latex=r"\geq", build=_compared("ge")))
+isnan = nondiff("isnan", lambda xp, input: xp.isnan(input), doc="True where input is nan.", method=True,
+                batch=ELEMENTWISE, spelling=elementwise("np.isnan"))
+isinf = nondiff("isinf", lambda xp, input: xp.isinf(input), doc="True where input is inf or -inf.", method=True,
+                batch=ELEMENTWISE, spelling=elementwise("np.isinf"))
 isfinite = nondiff("isfinite", lambda xp, input: xp.isfinite(input), doc="True where input is neither nan nor "
-                   "infinite.", method=True, batch=ELEMENTWISE)
+                   "infinite.", method=True, batch=ELEMENTWISE,
+    spelling=elementwise("np.isfinite"),
+)
 logical_and = nondiff("logical_and", lambda xp, input, other: xp.logical_and(input, other),
-                      doc="True where both are nonzero.", method=True, operators=("__and__",), batch=ELEMENTWISE)
+                      doc="True where both are nonzero.", method=True, operators=("__and__",), batch=ELEMENTWISE,
+    spelling=elementwise("np.logical_and", latex=r"\left({0} \land {1}\right)"),
+)
 logical_or = nondiff("logical_or", lambda xp, input, other: xp.logical_or(input, other),
-                     doc="True where either is nonzero.", method=True, operators=("__or__",), batch=ELEMENTWISE)
+                     doc="True where either is nonzero.", method=True, operators=("__or__",), batch=ELEMENTWISE,
+    spelling=elementwise("np.logical_or", latex=r"\left({0} \lor {1}\right)"),
+)
 logical_not = nondiff("logical_not", lambda xp, input: xp.logical_not(input), doc="True where input is zero.",
-                      method=True, operators=("__invert__",), batch=ELEMENTWISE)
+                      method=True, operators=("__invert__",), batch=ELEMENTWISE,
+    spelling=elementwise("np.logical_not", latex=r"\lnot {0}"),
+)
 floor_divide = nondiff("floor_divide", lambda xp, input, other: xp.floor_divide(input, other),
                        doc="input // other, rounded towards minus infinity (PyTorch has no derivative for it).",
-                       method=True, operators=("__floordiv__",), unimplemented="aten::floor_divide", batch=ELEMENTWISE)
-_all = nondiff("all", lambda xp, input: xp.all(input), doc="True where every element is nonzero.", method=True)
-_any = nondiff("any", lambda xp, input: xp.any(input), doc="True where some element is nonzero.", method=True)
+                       method=True, operators=("__floordiv__",), unimplemented="aten::floor_divide", batch=ELEMENTWISE,
+    spelling=Spelling(infix="//", level=PRODUCT, latex=r"\left\lfloor \frac{{{0}}}{{{1}}} \right\rfloor"),
+)
+_all = nondiff("all", lambda xp, input: xp.all(input), doc="True where every element is nonzero.", method=True,
+               spelling=elementwise("np.all"))
+_any = nondiff("any", lambda xp, input: xp.any(input), doc="True where some element is nonzero.", method=True,
+               spelling=elementwise("np.any"))
+
+
+def _index_call(name: str):
+    """argmax(x), argmax(x, 1), argmax(x, 1, keepdim=True): dim None is the flattened tensor."""
+    def written(w, input, dim, keepdim):
+        return f"{name}({w(input)}{'' if dim is None else f', {w(dim)}'}{', keepdim=True' if keepdim else ''})"
+
+    return written
 
 
 def _pick_index(reduce):
@@ -46,8 +80,10 @@ def _pick_index(reduce):
 
 
 # Indices of the extremes (dim already normalised; None means the flattened tensor).
-nondiff_argmax = nondiff("argmax", _pick_index("argmax"))
-nondiff_argmin = nondiff("argmin", _pick_index("argmin"))
+nondiff_argmax = nondiff("argmax", _pick_index("argmax"), spelling=Spelling(
+    language=_index_call("argmax"), numpy="np.argmax({0}, axis={1}, keepdims={2})"))
+nondiff_argmin = nondiff("argmin", _pick_index("argmin"), spelling=Spelling(
+    language=_index_call("argmin"), numpy="np.argmin({0}, axis={1}, keepdims={2})"))
 
 
 def _reflected_floor_divide(input, other):
@@ -69,7 +105,7 @@ def _close(xp, input, other, rtol, atol, equal_nan):
         return xp.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
-_isclose = nondiff("isclose", _close, batch=ELEMENTWISE)
+_isclose = nondiff("isclose", _close, batch=ELEMENTWISE, spelling=Spelling(numpy="np.isclose"))
 
 
 def _checked_pair(input, other, name: str):

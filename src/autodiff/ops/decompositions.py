@@ -25,9 +25,26 @@ from .linalg_common import (
 )
 from .rearrange import TRIL, TRIU
 from .registry import array_of, defop, zeros_as
+from .spelling import ATOM, Spelling, helped, linalg_call
 from .selection import WHERE
 from .shape import CAT, VIEW, broadcast_shapes
 from .surface import public
+
+# -- how formulas write them: linalg_<name> in the language, NumPy's own functions in a module -------
+
+_CHOLESKY_HELPER = ("def _cholesky(x, upper):\n"
+                    "    if upper:\n        return np.swapaxes(np.linalg.cholesky(np.swapaxes(x, -2, -1)), -2, -1)\n"
+                    "    return np.linalg.cholesky(x)\n")
+_SOLVE_HELPER = (  # PyTorch's rule for a vector B, and left=False
+    "def _linalg_solve(a, b, left):\n"
+    "    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])\n"
+    "    b = b[..., None] if vector else b\n"
+    "    if not left:\n"
+    "        a, b = np.swapaxes(a, -2, -1), np.swapaxes(b, -2, -1)\n"
+    "    x = np.linalg.solve(a, b)\n"
+    "    x = x if left else np.swapaxes(x, -2, -1)\n"
+    "    return x[..., 0] if vector else x\n")
+
 
 # -- PyTorch's errors: the first zero pivot, the first leading minor that is not positive ---------------
 
@@ -149,7 +166,8 @@ def _det_grad(grad, A, result):
     return VIEW.apply(pick(parts, order), shape)
 
 
-LINALG_DET = defop("linalg_det", _det, domain=True, batch=matrix_batches, A=_det_grad)
+LINALG_DET = defop("linalg_det", _det, domain=True, batch=matrix_batches, A=_det_grad,
+                   spelling=Spelling(numpy="np.linalg.det", latex=r"\det"))
 
 
 def _logabsdet_grad(grad, A):
@@ -160,9 +178,14 @@ def _logabsdet_grad(grad, A):
 
 
 SLOGDET_SIGN = defop("linalg_slogdet_sign", lambda xp, A: _slogdet(xp, A, 0), grad_fn="LinalgSlogdetBackward0",
-                     domain=True, batch=matrix_batches, A=lambda grad, A: zeros_as(A))  # the sign is locally constant
+                     domain=True, batch=matrix_batches, A=lambda grad, A: zeros_as(A),
+    spelling=Spelling(language=linalg_call("linalg_slogdet", 0), numpy="np.linalg.slogdet({0})[0]"),
+)  # the sign is locally constant
 SLOGDET_LOGABSDET = defop("linalg_slogdet_logabsdet", lambda xp, A: _slogdet(xp, A, 1),
-                          grad_fn="LinalgSlogdetBackward0", domain=True, batch=matrix_batches, A=_logabsdet_grad)
+                          grad_fn="LinalgSlogdetBackward0", domain=True, batch=matrix_batches, A=_logabsdet_grad,
+    spelling=Spelling(language=linalg_call("linalg_slogdet", 1), numpy="np.linalg.slogdet({0})[1]",
+                      latex=r"\log\left|\det {0}\right|"),
+)
 
 
 def linalg_det(A: Tensor) -> Tensor:
@@ -225,6 +248,7 @@ def _inv(xp, A):
 LINALG_INV = defop(
     "linalg_inv", _inv, grad_fn="LinalgInvExBackward0", batch=matrix_batches,
     A=lambda grad, result: -(mT(result) @ (grad @ mT(result))),
+    spelling=Spelling(numpy="np.linalg.inv", latex=lambda w, A: f"{w(A, ATOM)}^{{-1}}"),
 )
 
 
@@ -270,7 +294,8 @@ def _solve_A_grad(grad, A, B, left, result):
     return -(gB @ mT(result)) if left else -(mT(result) @ gB)
 
 
-LINALG_SOLVE = defop("linalg_solve", _solve, grad_fn="LinalgSolveExBackward0", A=_solve_A_grad, B=_solve_B_grad)
+LINALG_SOLVE = defop("linalg_solve", _solve, grad_fn="LinalgSolveExBackward0", A=_solve_A_grad, B=_solve_B_grad,
+                     spelling=helped(_SOLVE_HELPER, language=linalg_call("linalg_solve", left=True)))
 
 
 def linalg_inv(A: Tensor) -> Tensor:
@@ -348,10 +373,14 @@ def _cholesky_grad(grad, upper, result):
 
 
 LINALG_CHOLESKY = defop("linalg_cholesky", _cholesky("linalg.cholesky"), grad_fn="LinalgCholeskyExBackward0",
-                        batch=matrix_batches, A=_cholesky_grad)
+                        batch=matrix_batches, A=_cholesky_grad,
+    spelling=helped(_CHOLESKY_HELPER, language=linalg_call("linalg_cholesky", upper=False)),
+)
 _TORCH_CHOLESKY = _cholesky("cholesky")
 CHOLESKY = defop("cholesky", lambda xp, input, upper: _TORCH_CHOLESKY(xp, input, upper), batch=matrix_batches,
-                 input=_cholesky_grad)
+                 input=_cholesky_grad,
+    spelling=helped(_CHOLESKY_HELPER),
+)
 
 
 def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
@@ -417,9 +446,13 @@ def _qr_grad(grad, A, mode, result, of_q: bool):
 
 
 QR_Q = defop("linalg_qr_q", _qr(0), grad_fn="LinalgQrBackward0", batch=matrix_batches,
-             A=lambda grad, A, mode, result: _qr_grad(grad, A, mode, result, True))
+             A=lambda grad, A, mode, result: _qr_grad(grad, A, mode, result, True),
+    spelling=Spelling(language=linalg_call("linalg_qr", 0, mode="reduced"), numpy="np.linalg.qr({0}, mode={1})[0]"),
+)
 QR_R = defop("linalg_qr_r", _qr(1), grad_fn="LinalgQrBackward0", batch=matrix_batches,
-             A=lambda grad, A, mode, result: _qr_grad(grad, A, mode, result, False))
+             A=lambda grad, A, mode, result: _qr_grad(grad, A, mode, result, False),
+    spelling=Spelling(language=linalg_call("linalg_qr", 1, mode="reduced"), numpy="np.linalg.qr({0}, mode={1})[1]"),
+)
 
 
 def _qr_checked(A: Tensor, mode, kind):

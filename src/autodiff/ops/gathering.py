@@ -20,6 +20,7 @@ from .batching import Batched, _batch_size, _bind, _result, _shift, by_example, 
 from .dims import normalize_dim
 from .indexing import SLICE_BACKWARD
 from .registry import array_of, defop, like
+from .spelling import Spelling, helped
 from .surface import public
 
 
@@ -124,23 +125,48 @@ def _along_rule(function, args, kwargs):
     return _result(function(*bound.args, **bound.kwargs))
 
 
+# NumPy's spelling of each: the places `index` names along `dim`, as the forward finds them.
+_KEY_HELPER = (
+    "def _key(index, dim):\n"
+    "    index = np.asarray(index).astype(np.int64)\n"
+    "    key = [np.arange(n).reshape((1,) * d + (n,) + (1,) * (index.ndim - d - 1)) for d, n in enumerate(index.shape)]\n"
+    "    key[dim] = index\n"
+    "    return tuple(key)\n"
+    "def _region(index, src):\n"
+    "    return src[tuple(slice(0, n) for n in np.shape(index))] if np.ndim(src) else src\n")
+_GATHER = helped("def _gather(x, dim, index):\n"
+                 "    return x[_key(index, dim)] if x.ndim else np.broadcast_to(x, np.shape(index)).copy()\n"
+                 + _KEY_HELPER)
+_SCATTER = helped("def _scatter(x, dim, index, src):\n"
+                  "    out = np.array(x, dtype=np.float64, copy=True)\n"
+                  "    out[_key(index, dim)] = _region(index, src)\n"
+                  "    return out\n" + _KEY_HELPER)
+_SCATTER_ADD = helped("def _scatter_add(x, dim, index, src):\n"
+                      "    out = np.array(x, dtype=np.float64, copy=True)\n"
+                      "    np.add.at(out, _key(index, dim), _region(index, src))\n"
+                      "    return out\n" + _KEY_HELPER)
+
 GATHER = defop(
     "gather", _gather, frees=True, carries=("index",), batch=_along_rule,
     input=lambda grad, input_shape, dim, index: SCATTER_ADD.apply(_zeros(grad, input_shape), dim, index, grad),
+    spelling=_GATHER,
 )
 SCATTER_ADD = defop(
     "scatter_add", _scatter_add, frees=True, carries=("index",), batch=_along_rule,
     input=lambda grad: grad,
     src=lambda grad, dim, index, src_shape: _to_shape(GATHER.apply(grad, dim, index), src_shape),
+    spelling=_SCATTER_ADD,
 )
 SCATTER = defop(
     "scatter", _scatter, frees=True, carries=("index",), batch=_along_rule,
     input=lambda grad, dim, index: SCATTER_VALUE.apply(grad, dim, index, 0.0),
     src=lambda grad, dim, index, src_shape: _to_shape(GATHER.apply(grad, dim, index), src_shape),
+    spelling=_SCATTER,
 )
 SCATTER_VALUE = defop(
     "scatter_value", _scatter_value, grad_fn="ScatterBackward1", frees=True, carries=("index",), batch=_along_rule,
     input=lambda grad, dim, index, value: SCATTER_VALUE.apply(grad, dim, index, 0.0),
+    spelling=Spelling(build=lambda s, x, dim, index, value: s.call("scatter", x, dim, index, s.number(value))),
 )
 INDEX_SELECT = defop(
     "index_select",
@@ -148,6 +174,7 @@ INDEX_SELECT = defop(
     frees=True, batch=dims("dim"),
     input=lambda grad, input_shape, dim, index: SCATTER_ADD.apply(
         _zeros(grad, input_shape), dim, _along_rows(grad, dim, index), grad) if input_shape else grad,
+    spelling=Spelling(numpy="np.take({0}, np.asarray({2}, dtype=np.int64), axis={1})"),
 )
 
 

@@ -14,8 +14,80 @@ from ..tensor import Tensor
 from .dims import normalize_dim
 from .batching import dims, indexing
 from .registry import defop
+from .spelling import ATOM, Spelling
 from .surface import bind_operators, public, tensor_method
 from .shape import ALIAS, UNSQUEEZE, VIEW
+
+# -- how formulas write them: the language's indexing, narrow, select, cat of zeros and scatters ----
+
+
+def _select_backward(s, g, shape, dim, index):
+    """g placed at `index` along `dim` of zeros: a cat of zeros, g and zeros."""
+    shape = tuple(shape)
+    dim = dim % len(shape)
+    row = s.reshape(g, shape[:dim] + (1,) + shape[dim + 1:])
+    return s.padded(row, shape, dim, index % shape[dim], 1)
+
+
+def _positions(shape, dim, start, stop, step):
+    """The positions a strided slice takes along `dim`, as an index of the slice's shape."""
+    np = backend.np
+    begin, end, stride = slice(start, stop, step).indices(shape[dim])
+    taken = np.arange(begin, end, stride)
+    sliced = tuple(shape[:dim]) + (len(taken),) + tuple(shape[dim + 1:])
+    return np.broadcast_to(taken.reshape((1,) * dim + (-1,) + (1,) * (len(shape) - dim - 1)), sliced)
+
+
+def _slice(s, x, dim, start, stop, step):
+    """narrow(x, dim, start, length); a strided slice picks its positions with index_select."""
+    built = s.narrow(x, dim, start, stop, step)
+    if built is not None:
+        return built
+    dim = dim % len(x.shape)
+    begin, end, stride = slice(start, stop, step).indices(x.shape[dim])
+    return s.call("index_select", x, dim, backend.np.arange(begin, end, stride))
+
+
+def _slice_backward(s, g, shape, dim, start, stop, step):
+    """g placed at the slice's positions of zeros: a cat of zeros, g and zeros; strided, a scatter."""
+    shape = tuple(shape)
+    dim = dim % len(shape)
+    begin, end, stride = slice(start, stop, step).indices(shape[dim])
+    if stride == 1:
+        return s.padded(g, shape, dim, begin, max(0, end - begin))
+    return s.call("scatter", s.const(0.0, shape), dim, _positions(shape, dim, start, stop, step), g, shape=shape)
+
+
+def _flat_positions(shape, key):
+    """Where each element of `x[key]` sits in x flattened: an index of the lookup's shape. None
+    where the key holds an expression (an index that data chose): no constant positions then."""
+    if any(hasattr(k, "op") for k in key):
+        return None
+    np = backend.np
+    return np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)[key]
+
+
+def _flat_scatter(s, function, input, shape, key, values):
+    """function(input flattened, 0, positions, values flattened), reshaped back: every key of
+    constants written with one scatter of the language."""
+    positions = _flat_positions(shape, key)
+    if positions is None:
+        return None
+    size = (int(positions.size),)
+    flat = s.reshape(input, (max(1, int(backend.np.prod(shape, dtype=backend.np.int64))),))
+    if hasattr(values, "op"):
+        values = s.reshape(s.build("expand", values, tuple(positions.shape), shape=positions.shape), size)
+    return s.reshape(s.call(function, flat, 0, positions.reshape(-1), values, shape=flat.shape), shape)
+
+
+def _index_text(w, key) -> str:
+    return ", ".join(w(k) for k in key) if key else "..."
+
+
+def _indexed(w, x, key) -> str:
+    """x[key], in the language as in NumPy (the key holds slices and integer arrays only)."""
+    return f"{w(x, ATOM)}[{_index_text(w, key)}]"
+
 
 def _place(xp, values, shape, key):
     out = xp.zeros(shape, dtype=values.dtype)
@@ -35,21 +107,25 @@ SELECT = defop(
     "select",
     lambda xp, input, dim, index: input[_select_key(dim, index)],
     input=lambda grad, input_shape, dim, index: SELECT_BACKWARD.apply(grad, input_shape, dim, index),
+    spelling=Spelling(numpy="np.take({0}, {2}, axis={1})"),
 )
 SELECT_BACKWARD = defop(
     "select_backward",
     lambda xp, input, shape, dim, index: _place(xp, input, shape, _select_key(dim, index)),
     input=lambda grad, dim, index: SELECT.apply(grad, dim, index),
+    spelling=Spelling(build=_select_backward),
 )
 SLICE = defop(
     "slice",
     lambda xp, input, dim, start, stop, step: input[_slice_key(dim, start, stop, step)],
     input=lambda grad, input_shape, dim, start, stop, step: SLICE_BACKWARD.apply(grad, input_shape, dim, start, stop, step),
+    spelling=Spelling(build=_slice),
 )
 SLICE_BACKWARD = defop(
     "slice_backward",
     lambda xp, input, shape, dim, start, stop, step: _place(xp, input, shape, _slice_key(dim, start, stop, step)),
     input=lambda grad, dim, start, stop, step: SLICE.apply(grad, dim, start, stop, step),
+    spelling=Spelling(build=_slice_backward),
 )
 
 
@@ -65,10 +141,14 @@ INDEX = defop(
     "index",
     lambda xp, input, key: contiguous(xp, input[key]), frees=True,
     input=lambda grad, input_shape, key: INDEX_BACKWARD.apply(grad, input_shape, key),
+    spelling=Spelling(language=_indexed, numpy=_indexed,
+                      latex=lambda w, x, key: f"{w(x, ATOM)}\\left[{_index_text(w, key)}\\right]"),
 )
 INDEX_BACKWARD = defop(
     "index_backward", _index_add, grad_fn="IndexPutBackward0", frees=True,
     input=lambda grad, key: INDEX.apply(grad, key),
+    spelling=Spelling(build=lambda s, g, shape, key: _flat_scatter(
+        s, "scatter_add", s.const(0.0, tuple(shape)), tuple(shape), key, g)),
 )
 
 
@@ -96,10 +176,12 @@ INDEX_PUT = defop(
     "index_put", _put, grad_fn="CopySlices", frees=True,
     input=lambda grad, key: ZERO_REGION.apply(grad, key),
     values=lambda grad, key, values_shape: _region_grad(grad, key, values_shape),
+    spelling=Spelling(build=lambda s, x, values, key: _flat_scatter(s, "scatter", x, x.shape, key, values)),
 )
 ZERO_REGION = defop(
     "zero_region", _zero_region, grad_fn="IndexFillBackward0",
     input=lambda grad, key: ZERO_REGION.apply(grad, key),
+    spelling=Spelling(build=lambda s, x, key: _flat_scatter(s, "scatter", x, x.shape, key, 0.0)),
 )
 
 
@@ -236,7 +318,8 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     return SELECT.apply(input, dim, index + size if index < 0 else index)
 
 
-@public(method=True, batch=dims("dim"))
+@public(method=True, batch=dims("dim"), spelling=Spelling(numpy=lambda w, x, dim, start, length: (
+    f"{w(x, ATOM)}[{':, ' * dim}{start}:{start + length}]")))
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """Elements start..start+length-1 along `dim`."""
     dim = normalize_dim(dim, input._data.ndim)

@@ -10,37 +10,51 @@ import math
 from ..tensor import Tensor
 from .batching import matrix_product
 from .registry import ShapeError, defop
+from .spelling import PRODUCT, SUM, Spelling, infix
 from .surface import bind_operators, public
 from .shape import (
     PERMUTE, SQUEEZE_MATMUL, T, TRANSPOSE, UNSQUEEZE, VIEW, broadcast_shapes, expand, reshape, squeeze, unsafe_view,
     unsqueeze,
 )
 
+_PRODUCT = infix("@", PRODUCT, latex="")  # NumPy's @ is the same product; LaTeX writes A B
+
+
+def _addmm(w, input, mat1, mat2) -> str:
+    return f"{w(input, SUM)} + {w(mat1, PRODUCT)} @ {w(mat2, PRODUCT + 1)}"
+
+
 MM = defop(
     "mm", lambda xp, input, mat2: input @ mat2,
     input=lambda grad, mat2: MM.apply(grad, T.apply(mat2)),
     mat2=lambda grad, input: MM.apply(T.apply(input), grad),
+    spelling=_PRODUCT,
 )
 MV = defop(
     "mv", lambda xp, input, vec: input @ vec,
     input=lambda grad, vec: UNSQUEEZE.apply(grad, 1) * vec,
     vec=lambda grad, input: MV.apply(T.apply(input), grad),
+    spelling=_PRODUCT,
 )
 DOT = defop(
     "dot", lambda xp, input, other: input @ other,
     input=lambda grad, other: grad * other,
     other=lambda grad, input: grad * input,
+    spelling=_PRODUCT,
 )
 ADDMM = defop(  # input + mat1 @ mat2: linear()'s node, as in PyTorch (the bias broadcasts)
     "addmm", lambda xp, input, mat1, mat2: input + mat1 @ mat2,
     input=lambda grad: grad,
     mat1=lambda grad, mat2: MM.apply(grad, T.apply(mat2)),
     mat2=lambda grad, mat1: MM.apply(T.apply(mat1), grad),
+    spelling=Spelling(language=_addmm, numpy=_addmm, level=SUM,
+                      latex=lambda w, i, a, b: f"{w(i, SUM)} + {w(a, PRODUCT)} {w(b, PRODUCT + 1)}"),
 )
 BMM = defop(
     "bmm", lambda xp, input, mat2: input @ mat2,
     input=lambda grad, mat2: BMM.apply(grad, TRANSPOSE.apply(mat2, 1, 2)),
     mat2=lambda grad, input: BMM.apply(TRANSPOSE.apply(input, 1, 2), grad),
+    spelling=_PRODUCT,
 )
 
 

@@ -15,6 +15,7 @@ import math
 from .. import backend
 from .pointwise import ABS, EXP, LOG, LOG1P, RELU, SIGMOID
 from .registry import array_of, defop, like
+from .spelling import Spelling, helped
 from .comparison import ne
 from .gathering import INDEX_SELECT, SCATTER_VALUE
 from .reduction import SUM
@@ -22,6 +23,41 @@ from .selection import CLAMP, WHERE
 from .shape import RESHAPE_ALIAS, UNSQUEEZE, VIEW
 
 REDUCTIONS = ("none", "mean", "sum")
+
+
+# -- how formulas write them: the language's calls (the reduction a word), NumPy's as helpers --------
+
+
+def _loss_call(name: str, *keywords: tuple):
+    """`mse_loss(x, t)`, `binary_cross_entropy(x, t, weight=w, reduction=sum)`: the tensors, then
+    each keyword (name, default) where its value differs from the default."""
+    def written(w, input, target, *rest):
+        parts = [w(input), w(target)]
+        for (keyword, default), value in zip(keywords, rest):
+            if keyword == "reduction":
+                if value != "mean":
+                    parts.append(f"reduction={value}")
+            elif not (isinstance(value, (int, float)) and value == default):
+                parts.append(f"{keyword}={w(value)}")
+        return f"{name}({', '.join(parts)})"
+
+    return written
+
+
+_REDUCE_HELPER = ("def _reduce(loss, reduction):\n"
+                  "    return np.mean(loss) if reduction == 'mean' else np.sum(loss) if reduction == 'sum' else loss\n")
+
+
+_MSE_LOSS = "def _mse_loss(x, t, reduction):\n    return _reduce((x - t) ** 2, reduction)\n"
+_BCE = (
+    "def _binary_cross_entropy(x, t, weight, reduction):\n"
+    "    log_x = np.maximum(np.log(x), -100)\n"
+    "    log_1mx = np.maximum(np.log1p(-x), -100)\n"
+    "    return _reduce(-weight * (t * log_x + (1 - t) * log_1mx), reduction)\n")
+_BCE_LOGITS = (
+    "def _binary_cross_entropy_with_logits(x, t, weight, pos_weight, reduction):\n"
+    "    softplus = np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)\n"
+    "    return _reduce(weight * ((1 - t) * x + ((pos_weight - 1) * t + 1) * softplus), reduction)\n")
 
 
 def _reduce(xp, loss, reduction: str):
@@ -43,6 +79,7 @@ MSE_LOSS = defop(
     lambda xp, input, target, reduction: _reduce(xp, (input - target) ** 2, reduction),
     input=lambda grad, input, target, reduction, input_shape: _scale(grad, reduction, input_shape) * 2 * (input - target),
     target=lambda grad, input, target, reduction, input_shape: _scale(grad, reduction, input_shape) * -2 * (input - target),
+    spelling=helped(_MSE_LOSS + _REDUCE_HELPER, language=_loss_call("mse_loss", ("reduction", "mean"))),
 )
 
 
@@ -69,6 +106,8 @@ BINARY_CROSS_ENTROPY = defop(
     "binary_cross_entropy", _bce, domain=True, nondiff=("weight",),
     input=_bce_input_grad,
     target=_bce_target_grad,
+    spelling=helped(_BCE + _REDUCE_HELPER,
+                    language=_loss_call("binary_cross_entropy", ("weight", 1.0), ("reduction", "mean"))),
 )
 
 
@@ -96,6 +135,8 @@ BINARY_CROSS_ENTROPY_WITH_LOGITS = defop(
     "binary_cross_entropy_with_logits", _bce_logits, domain=True, nondiff=("weight", "pos_weight"),
     input=_bce_logits_input_grad,
     target=_bce_logits_target_grad,
+    spelling=helped(_BCE_LOGITS + _REDUCE_HELPER, language=_loss_call(
+        "binary_cross_entropy_with_logits", ("weight", 1.0), ("pos_weight", 1.0), ("reduction", "mean"))),
 )
 
 
@@ -147,13 +188,26 @@ def _nll_grad(grad, input_shape, target, weight, reduction, ignore_index):
     return grad * coefficients
 
 
+_NLL = helped(
+    "def _nll_loss(x, t, weight, reduction, ignore_index):\n"
+    "    axis = 0 if x.ndim == 1 else 1\n"
+    "    t = np.asarray(t).astype(np.int64)\n"
+    "    kept = t != ignore_index\n"
+    "    safe = np.where(kept, t, 0)\n"
+    "    w = np.where(kept, np.broadcast_to(np.asarray(weight, dtype=float), (x.shape[axis],))[safe], 0.0)\n"
+    "    loss = -w * np.squeeze(np.take_along_axis(x, np.expand_dims(safe, axis), axis=axis), axis)\n"
+    "    return np.sum(loss) / np.sum(w) if reduction == 'mean' else _reduce(loss, reduction)\n" + _REDUCE_HELPER,
+    language=_loss_call("nll_loss", ("weight", 1.0), ("reduction", "mean"), ("ignore_index", -100)))
+
 NLL_LOSS = defop(
     "nll_loss", _nll, domain=True, nondiff=("target", "weight"),  # all ignored: 0 / 0
     input=_nll_grad,
+    spelling=_NLL,
 )
 NLL_LOSS2D = defop(  # (N, C, d1, ...) inputs: PyTorch's node for them
     "nll_loss2d", _nll, domain=True, nondiff=("target", "weight"),
     input=_nll_grad,
+    spelling=_NLL,
 )
 
 
@@ -162,4 +216,5 @@ NLL_LOSS2D = defop(  # (N, C, d1, ...) inputs: PyTorch's node for them
 DIV_SCALAR = defop(
     "div_scalar", lambda xp, input, other: input / other, grad_fn="DivBackward1",
     input=lambda grad, other: grad / other,
+    spelling=Spelling(build=lambda s, a, b: s.number(a) / s.number(b)),
 )

@@ -16,6 +16,7 @@ from ..tensor import Tensor
 from .batching import Batched, _aligned, _bind, _example_ndim, _result, _shift, by_example, dims
 from .dims import normalize_dim
 from .registry import broadcast_error, defop
+from .spelling import Spelling, helped
 from .rearrange import DIAGONAL, DIAGONAL_BACKWARD, _diagonal, _diagonal_place
 from .shape import unsafe_view
 from .surface import public
@@ -35,13 +36,27 @@ def _diag_embed(xp, input, offset, dim1, dim2):
     return _diagonal_place(xp, input, _embedded_shape(input.shape, offset, dim1, dim2), offset, dim1, dim2)
 
 
+_DIAG_EMBED = helped(
+    "def _diag_embed(x, offset, dim1, dim2):\n"
+    "    ndim = x.ndim + 1\n"
+    "    dim1, dim2 = dim1 % ndim, dim2 % ndim\n"
+    "    rest = iter(x.shape[:-1])\n"
+    "    size = x.shape[-1] + abs(offset)\n"
+    "    out = np.zeros(tuple(size if d in (dim1, dim2) else next(rest) for d in range(ndim)), dtype=x.dtype)\n"
+    "    view = np.moveaxis(out, (dim1, dim2), (-2, -1))\n"
+    "    steps = np.arange(x.shape[-1])\n"
+    "    view[..., steps + max(-offset, 0), steps + max(offset, 0)] = x\n"
+    "    return out\n")
+
 DIAG_EMBED = defop(
     "diag_embed", _diag_embed, batch=dims("dim1", "dim2", new_dims=1),
     input=lambda grad, offset, dim1, dim2: DIAGONAL.apply(grad, offset, dim1, dim2),
+    spelling=_DIAG_EMBED,
 )
 DIAGONAL_COPY = defop(
     "diagonal_copy", _diagonal, grad_fn="DiagonalBackward0_copy", batch=dims("dim1", "dim2"),
     input=lambda grad, input_shape, offset, dim1, dim2: DIAGONAL_BACKWARD.apply(grad, input_shape, offset, dim1, dim2),
+    spelling=Spelling(build=lambda s, x, offset, dim1, dim2: s.call("diagonal", x, offset, dim1, dim2)),
 )
 
 
@@ -117,6 +132,7 @@ CROSS = defop(
     grad_fn="LinalgCrossBackward0", batch=_cross_rule,
     input=lambda grad, other, dim: CROSS.apply(other, grad, dim),
     other=lambda grad, input, dim: CROSS.apply(grad, input, dim),
+    spelling=Spelling(numpy="np.cross({0}, {1}, axis={2})"),
 )
 
 # PyTorch's warning, naming autodiff's function; autodiff has no linalg.cross for it to point to.

@@ -32,6 +32,7 @@ from .dims import normalize_dim
 from .gathering import SCATTER_ADD, _along_rule, _gather, _zeros
 from .reduction import _evenly_distribute
 from .registry import defop, nondiff
+from .spelling import Spelling, helped
 from .rearrange import _through
 from .shape import SQUEEZE_DIM, UNSQUEEZE
 from .surface import public
@@ -203,13 +204,59 @@ def _kthvalue_indices(xp, input, k: int, dim: int, keepdim: bool):
     return backend.contiguous(xp, index if keepdim else xp.squeeze(index, axis=dim))
 
 
-# Without a gradient; derive writes each as the call whose indices it is (symbolic/printing.py).
-ARGSORT = nondiff("argsort", _order)
-TOPK_INDICES = nondiff("topk_indices", _topk_indices)
-CUMMAX_INDICES = nondiff("cummax_indices", lambda xp, input, dim: _running_indices(xp, input, dim, True))
-CUMMIN_INDICES = nondiff("cummin_indices", lambda xp, input, dim: _running_indices(xp, input, dim, False))
-MEDIAN_INDICES = nondiff("median_indices", _median_indices)
-KTHVALUE_INDICES = nondiff("kthvalue_indices", _kthvalue_indices)
+# -- how formulas write them: the indices as the call that finds them, the values as a gather -----------
+
+_ARGSORT_HELPER = (
+    "def _argsort(x, dim, descending=False, stable=False):\n"
+    "    key = np.where(np.isnan(x), -np.inf, -x) if descending else x\n"
+    "    return np.argsort(key, axis=dim, kind='stable')\n")
+_RUNNING_HELPER = (
+    "def _running_indices(x, dim, largest):\n"
+    "    a = np.moveaxis(x, dim, -1)\n"
+    "    extreme = (np.maximum if largest else np.minimum).accumulate(a, axis=-1)\n"
+    "    positions = np.where((a == extreme) | np.isnan(a), np.arange(a.shape[-1]), 0)\n"
+    "    return np.moveaxis(np.maximum.accumulate(positions, axis=-1), -1, dim)\n")
+
+
+def _argsort_call(w, input, dim, descending, stable) -> str:
+    return f"argsort({w(input)}, {w(dim)}, {w(descending)}{', stable=True' if stable else ''})"
+
+
+def _indices_of(call: str):
+    """The indices of a function that returns (values, indices): `topk(x, 2, 0, True, True).indices`."""
+    return lambda w, *args: f"{call}({', '.join(w(a) for a in args)}).indices"
+
+
+def _nth_sorted(w, input, n, dim, keepdim) -> str:
+    """The n-th index of the stable order along dim (the median's, the k-th value's)."""
+    return f"np.take(_argsort({w(input)}, {w(dim)}), [{w(n)}], axis={w(dim)})" + (
+        "" if keepdim else f".squeeze({w(dim)})")
+
+
+def _gathered(s, x, dim, index, keepdim=True):
+    """Values found by their indices: x gathered at them (the dim dropped unless kept)."""
+    gathered = s.call("gather", x, dim, index, shape=tuple(index.shape))
+    return gathered if keepdim else s.reshape(gathered)
+
+
+# Without a gradient; derive writes each as the call whose indices it is.
+_TOPK_INDICES = helped(_ARGSORT_HELPER, language=_indices_of("topk"), numpy=lambda w, x, k, dim, largest, sorted: (
+    f"np.take(_argsort({w(x)}, {w(dim)}, {w(largest)}), np.arange({w(k)}), axis={w(dim)})"))
+_MEDIAN_INDICES = helped(_ARGSORT_HELPER, language=_indices_of("median"), numpy=lambda w, x, dim, keepdim: (
+    _nth_sorted(w, x, (x.shape[dim] - 1) // 2, dim, keepdim)))
+_KTHVALUE_INDICES = helped(_ARGSORT_HELPER, language=_indices_of("kthvalue"), numpy=lambda w, x, k, dim, keepdim: (
+    _nth_sorted(w, x, k - 1, dim, keepdim)))
+
+ARGSORT = nondiff("argsort", _order, spelling=helped(_ARGSORT_HELPER, language=_argsort_call))
+TOPK_INDICES = nondiff("topk_indices", _topk_indices, spelling=_TOPK_INDICES)
+CUMMAX_INDICES = nondiff("cummax_indices", lambda xp, input, dim: _running_indices(xp, input, dim, True),
+                         spelling=helped(_RUNNING_HELPER, language=_indices_of("cummax"),
+                                         numpy="_running_indices({0}, {1}, True)"))
+CUMMIN_INDICES = nondiff("cummin_indices", lambda xp, input, dim: _running_indices(xp, input, dim, False),
+                         spelling=helped(_RUNNING_HELPER, language=_indices_of("cummin"),
+                                         numpy="_running_indices({0}, {1}, False)"))
+MEDIAN_INDICES = nondiff("median_indices", _median_indices, spelling=_MEDIAN_INDICES)
+KTHVALUE_INDICES = nondiff("kthvalue_indices", _kthvalue_indices, spelling=_KTHVALUE_INDICES)
 
 
 # -- the values: the input gathered at the indices -----------------------------------------------------
@@ -232,7 +279,8 @@ def _put_back_reduced(grad, input_shape, dim, index, keepdim):
 
 
 def _picking(name: str, grad_fn: str):
-    return defop(name, _gather, grad_fn=grad_fn, frees=True, carries=("index",), batch=_along_rule, input=_put_back)
+    return defop(name, _gather, grad_fn=grad_fn, frees=True, carries=("index",), batch=_along_rule, input=_put_back,
+                 spelling=Spelling(build=_gathered))
 
 
 SORT = _picking("sort_values", "SortBackward0")
@@ -241,9 +289,13 @@ TOPK = _picking("topk_values", "TopkBackward0")
 CUMMAX = _picking("cummax_values", "CummaxBackward0")
 CUMMIN = _picking("cummin_values", "CumminBackward0")
 MEDIAN_DIM = defop("median_dim", _picked, grad_fn="MedianBackward1", frees=True, carries=("index",),
-                   batch=_along_rule, input=_put_back_reduced)
+                   batch=_along_rule, input=_put_back_reduced,
+    spelling=Spelling(build=lambda s, x, dim, index, keepdim: _gathered(s, x, dim, index, keepdim)),
+)
 KTHVALUE = defop("kthvalue_values", _picked, grad_fn="KthvalueBackward0", frees=True, carries=("index",),
-                 batch=_along_rule, input=_put_back_reduced)
+                 batch=_along_rule, input=_put_back_reduced,
+    spelling=Spelling(build=lambda s, x, dim, index, keepdim: _gathered(s, x, dim, index, keepdim)),
+)
 
 
 def _median(xp, input):
@@ -255,7 +307,10 @@ def _median(xp, input):
     return xp.sort(flat)[(n - 1) // 2].copy()
 
 
-MEDIAN = defop("median", _median, input=_evenly_distribute)
+_MEDIAN = ("def _median(x):\n"
+           "    flat = np.sort(np.reshape(x, -1))\n"
+           "    return flat[(flat.size - 1) // 2] if flat.size and not np.isnan(flat).any() else np.nan\n")
+MEDIAN = defop("median", _median, input=_evenly_distribute, spelling=helped(_MEDIAN))
 
 
 # -- the public functions: PyTorch's arguments and checks, then the ops --------------------------------

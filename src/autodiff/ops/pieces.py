@@ -15,6 +15,7 @@ from .batching import dims
 from .dims import normalize_dim
 from .indexing import SELECT_BACKWARD, SLICE_BACKWARD, _select_key, _slice_key
 from .registry import defop
+from .spelling import Spelling
 from .surface import public
 
 
@@ -30,12 +31,18 @@ def _slice_piece_grad(grad, input_shape, dim, start, stop):
     return SLICE_BACKWARD.apply(grad, input_shape, dim, start, stop, 1)
 
 
+# Each piece is written as the select or narrow it is.
+_SELECTED = Spelling(build=lambda s, x, dim, index: s.call("select", x, dim, index))
+_NARROWED = Spelling(build=lambda s, x, dim, start, stop: s.narrow(x, dim, start, stop, 1))
+
 UNBIND = defop(
     "unbind", _select_piece, batch=dims("dim"),
     input=lambda grad, input_shape, dim, index: SELECT_BACKWARD.apply(grad, input_shape, dim, index),
+    spelling=_SELECTED,
 )
-SPLIT = defop("split", _slice_piece, batch=dims("dim"), input=_slice_piece_grad)
-SPLIT_WITH_SIZES = defop("split_with_sizes", _slice_piece, batch=dims("dim"), input=_slice_piece_grad)
+SPLIT = defop("split", _slice_piece, batch=dims("dim"), input=_slice_piece_grad, spelling=_NARROWED)
+SPLIT_WITH_SIZES = defop("split_with_sizes", _slice_piece, batch=dims("dim"), input=_slice_piece_grad,
+                         spelling=_NARROWED)
 
 
 def _whole(value, what: str) -> int:

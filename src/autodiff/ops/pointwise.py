@@ -12,79 +12,93 @@ from ..tensor import Tensor
 from .batching import ELEMENTWISE
 from .registry import defop, zeros_as
 from .selection import WHERE
+from .spelling import Spelling, elementwise, helped
 from .surface import public
 
 EXP = defop(
     "exp", lambda xp, input: xp.exp(input), domain=True, doc="e ** input", method=True, inplace=True,
     input=lambda grad, result: grad * result,
     batch=ELEMENTWISE,
+    spelling=elementwise("np.exp", latex=r"\exp"),
 )
 LOG = defop(
     "log", lambda xp, input: xp.log(input), domain=True, method=True, inplace=True,
     doc="Natural logarithm (nan below 0, -inf at 0, as NumPy and PyTorch).",
     input=lambda grad, input: grad / input,
     batch=ELEMENTWISE,
+    spelling=elementwise("np.log", latex=r"\log"),
 )
 SQRT = defop(
     "sqrt", lambda xp, input: xp.sqrt(input), domain=True, doc="Square root.", method=True, inplace=True,
     input=lambda grad, result: grad / (2 * result),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.sqrt", build=lambda s, x: s.power(x, 0.5)),
 )
 SIN = defop(
     "sin", lambda xp, input: xp.sin(input), domain=True, doc="Sine (radians).", method=True, inplace=True,
     input=lambda grad, input: grad * COS.apply(input),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.sin", latex=r"\sin"),
 )
 COS = defop(
     "cos", lambda xp, input: xp.cos(input), domain=True, doc="Cosine (radians).", method=True, inplace=True,
     input=lambda grad, input: grad * -SIN.apply(input),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.cos", latex=r"\cos"),
 )
 TAN = defop(
     "tan", lambda xp, input: xp.tan(input), domain=True, doc="Tangent (radians).", method=True, inplace=True,
     input=lambda grad, result: grad * (1 + result * result),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.tan", latex=r"\tan"),
 )
 TANH = defop(
     "tanh", lambda xp, input: xp.tanh(input), doc="Hyperbolic tangent.", method=True, inplace=True,
     input=lambda grad, result: grad * (1 - result * result),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.tanh", latex=r"\tanh"),
 )
 SIGMOID = defop(
     "sigmoid", lambda xp, input: 1 / (1 + xp.exp(-input)), domain=True, doc="1 / (1 + exp(-input))",
     method=True, inplace=True,
     input=lambda grad, result: grad * (result * (1 - result)),
     batch=ELEMENTWISE,
+    spelling=helped("def _sigmoid(x):\n    return 1 / (1 + np.exp(-x))\n", latex=r"\sigma"),
 )
 RELU = defop(
     "relu", lambda xp, input: xp.maximum(input, 0), doc="max(input, 0); its gradient at 0 is 0.",
     method=True, inplace=True,
     input=lambda grad, result: WHERE.apply(result <= 0, 0.0, grad),  # at NaN the gradient passes
     batch=ELEMENTWISE,
+    spelling=elementwise("np.maximum({0}, 0)", latex=r"\operatorname{relu}"),
 )
 ABS = defop(
     "abs", lambda xp, input: xp.abs(input), doc="|input|; its gradient at 0 is 0.", method=True, inplace=True,
     operators=("__abs__",), aliases=("absolute",),
     input=lambda grad, input: grad * SIGN.apply(input),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.abs", latex=r"\left|{0}\right|"),
 )
 SIGN = defop(
     "sign", lambda xp, input: xp.where(input != input, 0, xp.sign(input)),  # sign(nan) = 0
     doc="-1, 0 or 1 (gradient zero everywhere).", method=True, inplace=True,
     input=lambda grad: zeros_as(grad),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.nan_to_num(np.sign({0}))", latex=r"\operatorname{sign}"),
 )
 LOG1P = defop(
     "log1p", lambda xp, input: xp.log1p(input), domain=True, doc="log(1 + input), accurate near 0.",
     method=True, inplace=True,
     input=lambda grad, input: grad / (input + 1),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.log1p"),
 )
 EXPM1 = defop(
     "expm1", lambda xp, input: xp.expm1(input), domain=True, doc="exp(input) - 1, accurate near 0.",
     method=True, inplace=True,
     input=lambda grad, result: grad * (result + 1),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.expm1"),
 )
 
 
@@ -100,68 +114,80 @@ RSQRT = defop(
     "rsqrt", lambda xp, input: 1 / xp.sqrt(input), domain=True, doc="1 / sqrt(input)", method=True, inplace=True,
     input=lambda grad, result: -0.5 * grad * result ** 3,
     batch=ELEMENTWISE,
+    spelling=elementwise("(1 / np.sqrt({0}))", build=lambda s, x: s.power(x, -0.5)),
 )
 ASIN = defop(
     "asin", lambda xp, input: xp.arcsin(input), domain=True, method=True, inplace=True, aliases=("arcsin",),
     doc="Inverse sine (nan outside [-1, 1]; its gradient is inf at ±1).",
     input=lambda grad, input: grad * RSQRT.apply(1 - input * input),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.arcsin", latex=r"\arcsin"),
 )
 ACOS = defop(
     "acos", lambda xp, input: xp.arccos(input), domain=True, method=True, inplace=True, aliases=("arccos",),
     doc="Inverse cosine (nan outside [-1, 1]; its gradient is -inf at ±1).",
     input=lambda grad, input: grad * -RSQRT.apply(1 - input * input),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.arccos", latex=r"\arccos"),
 )
 ATAN = defop(
     "atan", lambda xp, input: xp.arctan(input), doc="Inverse tangent.", method=True, inplace=True,
     aliases=("arctan",),
     input=lambda grad, input: grad / (input * input + 1),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.arctan", latex=r"\arctan"),
 )
 SINH = defop(
     "sinh", lambda xp, input: xp.sinh(input), domain=True, doc="Hyperbolic sine.", method=True, inplace=True,
     input=lambda grad, input: grad * COSH.apply(input),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.sinh", latex=r"\sinh"),
 )
 COSH = defop(
     "cosh", lambda xp, input: xp.cosh(input), domain=True, doc="Hyperbolic cosine.", method=True, inplace=True,
     input=lambda grad, input: grad * SINH.apply(input),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.cosh", latex=r"\cosh"),
 )
 ASINH = defop(
     "asinh", lambda xp, input: xp.arcsinh(input), doc="Inverse hyperbolic sine.", method=True, inplace=True,
     aliases=("arcsinh",),
     input=lambda grad, input: grad * RSQRT.apply(input * input + 1),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.arcsinh", latex=r"\operatorname{arsinh}"),
 )
 ACOSH = defop(
     "acosh", lambda xp, input: xp.arccosh(input), domain=True, method=True, inplace=True, aliases=("arccosh",),
     doc="Inverse hyperbolic cosine (nan below 1).",
     input=lambda grad, input: grad * RSQRT.apply(input * input - 1),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.arccosh", latex=r"\operatorname{arcosh}"),
 )
 ATANH = defop(
     "atanh", lambda xp, input: xp.arctanh(input), domain=True, method=True, inplace=True, aliases=("arctanh",),
     doc="Inverse hyperbolic tangent (±inf at ±1, nan outside).",
     input=lambda grad, input: grad / (1 - input * input),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.arctanh", latex=r"\operatorname{artanh}"),
 )
 LOG2 = defop(
     "log2", lambda xp, input: xp.log2(input), domain=True, doc="Logarithm to base 2.", method=True, inplace=True,
     input=lambda grad, input: grad / (input * _LN2),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.log2", latex=r"\log_2"),
 )
 LOG10 = defop(
     "log10", lambda xp, input: xp.log10(input), domain=True, doc="Logarithm to base 10.", method=True,
     inplace=True,
     input=lambda grad, input: grad / (input * _LN10),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.log10", latex=r"\log_{10}"),
 )
 EXP2 = defop(
     "exp2", lambda xp, input: xp.exp2(input), domain=True, doc="2 ** input", method=True, inplace=True,
     input=lambda grad, result: grad * result * _LN2,
     batch=ELEMENTWISE,
+    spelling=elementwise("np.exp2", latex="2^{{{0}}}"),
 )
 
 
@@ -178,35 +204,41 @@ SINC = defop(
     method=True, inplace=True,
     input=_sinc_grad,
     batch=ELEMENTWISE,
+    spelling=elementwise("np.sinc", latex=r"\operatorname{sinc}"),
 )
 DEG2RAD = defop(
     "deg2rad", lambda xp, input: input * 0.017453292519943295, doc="Degrees to radians.", method=True,
     inplace=True,
     input=lambda grad: grad * 0.017453292519943295,
     batch=ELEMENTWISE,
+    spelling=elementwise("np.deg2rad"),
 )
 RAD2DEG = defop(
     "rad2deg", lambda xp, input: input * 57.29577951308232, doc="Radians to degrees.", method=True, inplace=True,
     input=lambda grad: grad * 57.29577951308232,
     batch=ELEMENTWISE,
+    spelling=elementwise("np.rad2deg"),
 )
 ROUND = defop(
     "round", lambda xp, input: xp.round(input), method=True, inplace=True,
     doc="The nearest integer, halves to even (gradient zero everywhere).",
     input=lambda grad: zeros_as(grad),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.round"),
 )
 TRUNC = defop(
     "trunc", lambda xp, input: xp.trunc(input), method=True, inplace=True, aliases=("fix",),
     doc="The integer part, rounded towards 0 (gradient zero everywhere).",
     input=lambda grad: zeros_as(grad),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.trunc"),
 )
 FRAC = defop(
     "frac", lambda xp, input: input - xp.trunc(input), doc="input - trunc(input), with the sign of input.",
     method=True, inplace=True,
     input=lambda grad: grad,
     batch=ELEMENTWISE,
+    spelling=elementwise("np.fmod({0}, 1)"),
 )
 
 
@@ -226,6 +258,7 @@ ATAN2 = defop(
     input=lambda grad, input, other: _atan2_grads(grad, input, other)[0],
     other=lambda grad, input, other: _atan2_grads(grad, input, other)[1],
     batch=ELEMENTWISE,
+    spelling=elementwise("np.arctan2"),
 )
 HYPOT = defop(
     "hypot", lambda xp, input, other: xp.hypot(input, other), method=True, inplace=True,
@@ -234,6 +267,7 @@ HYPOT = defop(
     input=lambda grad, input, result: grad * input / result,
     other=lambda grad, other, result: grad * other / result,
     batch=ELEMENTWISE,
+    spelling=elementwise("np.hypot"),
 )
 LOGADDEXP = defop(
     "logaddexp", lambda xp, input, other: xp.logaddexp(input, other), method=True,
@@ -242,6 +276,7 @@ LOGADDEXP = defop(
     input=lambda grad, input, other: grad / (1 + EXP.apply(other - input)),
     other=lambda grad, input, other: grad / (1 + EXP.apply(input - other)),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.logaddexp"),
 )
 
 
@@ -260,21 +295,26 @@ def _xlogy_grad_input(grad, input, other):
     return WHERE.apply((input == 0) & (other <= 0), 0.0, log_other)
 
 
+_XLOGY = helped("def _xlogy(x, y):\n"
+               "    return np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, x * np.log(np.where(x == 0, 1.0, y))))\n")
 XLOGY = defop(
     "xlogy", _xlogy, domain=True,
     input=_xlogy_grad_input,
     other=lambda grad, input, other: grad * input / other,
     batch=ELEMENTWISE,
+    spelling=_XLOGY,
 )
 XLOGY_BY_NUMBER = defop(  # xlogy(x, 2.0)
     "xlogy_by_number", _xlogy, grad_fn="XlogyBackward2", domain=True,
     input=_xlogy_grad_input,
     batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, x, y: s.call("xlogy", x, s.number(y))),
 )
 XLOGY_OF_NUMBER = defop(  # xlogy(2.0, y): the tensor first, as pow_scalar_base
     "xlogy_of_number", lambda xp, other, input: _xlogy(xp, input, other), grad_fn="XlogyBackward1", domain=True,
     other=lambda grad, other, input: grad * input / other,
     batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, y, x: s.call("xlogy", s.number(x), y)),
 )
 
 

@@ -13,6 +13,7 @@ from .batching import Batched, by_example, dims
 from .dims import normalize_dim
 from .reduction import SUM_DIM
 from .registry import defop, like
+from .spelling import Spelling
 from .shape import PERMUTE, VIEW, reshape
 from .surface import public
 
@@ -45,8 +46,14 @@ def _roll_rule(function, args, kwargs):
     return dims("dims")(function, args, kwargs)
 
 
+def _numpy_roll(w, input, shifts, dims) -> str:
+    return f"np.roll({w(input)}, {w(shifts)}, axis={w(dims)})" if dims else f"np.roll({w(input)}, {shifts[0]})"
+
+
 ROLL = defop("roll", _roll, batch=_roll_rule,
-             input=lambda grad, shifts, dims: ROLL.apply(grad, tuple(-s for s in shifts), dims))
+             input=lambda grad, shifts, dims: ROLL.apply(grad, tuple(-s for s in shifts), dims),
+    spelling=Spelling(numpy=_numpy_roll),
+)
 
 
 @public(method=True, batch=_roll_rule)
@@ -91,6 +98,7 @@ def _repeat_rule(function, args, kwargs):
 REPEAT = defop(
     "repeat", lambda xp, input, repeats: contiguous(xp, xp.tile(input, repeats)), batch=_repeat_rule,
     input=_repeat_grad,
+    spelling=Spelling(numpy="np.tile"),
 )
 
 
@@ -148,9 +156,13 @@ def movedim(input: Tensor, source, destination) -> Tensor:
 # -- triangles ----------------------------------------------------------------------------------------
 
 TRIL = defop("tril", lambda xp, input, diagonal: xp.tril(input, diagonal),
-             input=lambda grad, diagonal: TRIL.apply(grad, diagonal), batch=_matrices)
+             input=lambda grad, diagonal: TRIL.apply(grad, diagonal), batch=_matrices,
+    spelling=Spelling(numpy="np.tril"),
+)
 TRIU = defop("triu", lambda xp, input, diagonal: xp.triu(input, diagonal),
-             input=lambda grad, diagonal: TRIU.apply(grad, diagonal), batch=_matrices)
+             input=lambda grad, diagonal: TRIU.apply(grad, diagonal), batch=_matrices,
+    spelling=Spelling(numpy="np.triu"),
+)
 
 
 @public(method=True, batch=_matrices)
@@ -192,13 +204,35 @@ def _diagonal_place(xp, input, shape, offset, dim1, dim2):
     return out
 
 
+def _diagonal_backward_built(s, g, shape, offset, dim1, dim2):
+    """g on the diagonal of zeros of `shape`: diag_embed where that is the whole shape, else a
+    scatter into the flattened zeros at the diagonal's places."""
+    from .. import backend
+
+    np = backend.np
+    shape = tuple(shape)
+    n = g.shape[-1]
+    embedded = list(g.shape[:-1])
+    for d in sorted((dim1, dim2)):
+        embedded.insert(d, n + abs(offset))
+    if tuple(embedded) == shape:
+        return s.call("diag_embed", g, offset, dim1, dim2)
+    positions = np.diagonal(np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape), offset, dim1, dim2)
+    size = (int(np.prod(shape, dtype=np.int64)),)
+    flat = s.call("scatter_add", s.const(0.0, size), 0, positions.reshape(-1), s.reshape(g, (positions.size,)),
+                  shape=size)
+    return s.reshape(flat, shape)
+
+
 DIAGONAL = defop(
     "diagonal", _diagonal, batch=dims("dim1", "dim2"),
     input=lambda grad, input_shape, offset, dim1, dim2: DIAGONAL_BACKWARD.apply(grad, input_shape, offset, dim1, dim2),
+    spelling=Spelling(numpy="np.diagonal"),
 )
 DIAGONAL_BACKWARD = defop(
     "diagonal_backward", _diagonal_place,
     input=lambda grad, offset, dim1, dim2: DIAGONAL.apply(grad, offset, dim1, dim2),
+    spelling=Spelling(build=_diagonal_backward_built),
 )
 
 
@@ -228,7 +262,8 @@ def _trace_grad(grad, input_shape, input_dtype):
     return grad * like(grad, eye)
 
 
-TRACE = defop("trace", lambda xp, input: xp.trace(input), input=_trace_grad, batch=_trace_rule)
+TRACE = defop("trace", lambda xp, input: xp.trace(input), input=_trace_grad, batch=_trace_rule,
+              spelling=Spelling(numpy="np.trace", latex=r"\operatorname{tr}"))
 
 
 @public(method=True, batch=_trace_rule)
@@ -261,6 +296,7 @@ MASKED_FILL = defop(
     "masked_fill", lambda xp, input, mask, value: xp.where(mask, xp.asarray(value, dtype=input.dtype), input),
     nondiff=("mask",), batch=ELEMENTWISE,
     input=lambda grad, mask: WHERE.apply(mask, 0.0, grad),
+    spelling=Spelling(numpy="np.where({1}, {2}, {0})"),
 )
 
 

@@ -17,9 +17,25 @@ from .dims import kept_shape, normalize_dim, normalize_dims
 from .pointwise import EXP
 from .batching import ELEMENTWISE, dims
 from .registry import array_of, defop, like
+from .spelling import Spelling, helped
 from .surface import public
 from .selection import MAXIMUM, MINIMUM, WHERE
 from .shape import CAT, EXPAND, FLIP, VIEW
+
+def _reduced(name: str, numpy: str, build=None) -> Spelling:
+    """`sum(x, dim=(1,), keepdim=True)` in the language (where max along a dim is its values),
+    `np.sum(x, axis=(1,), keepdims=True)` in NumPy."""
+    def language(w, x, dim, keepdim):
+        return f"{name}({w(x)}, dim={w(dim)}{', keepdim=True' if keepdim else ''})"
+
+    return Spelling(language=language, numpy=lambda w, x, dim, keepdim: f"np.{numpy}({w(x)}, axis={w(dim)}, "
+                                                                        f"keepdims={keepdim})", build=build)
+
+
+_LOGSUMEXP_HELPER = ("def _logsumexp(x, dim, keepdim=False):\n    m = np.max(x, axis=dim, keepdims=True)\n"
+                     "    out = m + np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True))\n"
+                     "    return out if keepdim else np.squeeze(out, axis=dim)\n")
+
 
 def _unreduce(grad, input_shape: tuple, dims: tuple, keepdim: bool):
     """A reduction's gradient, back in the input's shape."""
@@ -42,21 +58,25 @@ def _with_kept_dims(value, input_shape: tuple, dims: tuple, keepdim: bool):
 SUM = defop(
     "sum", lambda xp, input: input.sum(), domain=True,
     input=lambda grad, input_shape: EXPAND.apply(grad, input_shape),
+    spelling=Spelling(numpy="np.sum", latex=r"\sum {0}", build=lambda s, x: s.summed(x)),
 )
 SUM_DIM = defop(
     "sum_dim", lambda xp, input, dim, keepdim: contiguous(xp, xp.sum(input, axis=dim, keepdims=keepdim)),
     grad_fn="SumBackward1", domain=True,
     input=lambda grad, input_shape, dim, keepdim: _unreduce(grad, input_shape, dim, keepdim),
+    spelling=_reduced("sum", "sum", build=lambda s, x, dim, keepdim: s.summed(x)),
 )
 MEAN = defop(
     "mean", lambda xp, input: xp.mean(input), domain=True,
     input=lambda grad, input_shape: EXPAND.apply(grad, input_shape) / math.prod(input_shape),
+    spelling=Spelling(numpy="np.mean", build=lambda s, x: s.averaged(x)),
 )
 MEAN_DIM = defop(
     "mean_dim", lambda xp, input, dim, keepdim: contiguous(xp, xp.mean(input, axis=dim, keepdims=keepdim)),
     grad_fn="MeanBackward1", domain=True,
     input=lambda grad, input_shape, dim, keepdim: _unreduce(grad, input_shape, dim, keepdim)
     / math.prod(input_shape[d] for d in dim),
+    spelling=_reduced("mean", "mean", build=lambda s, x, dim, keepdim: s.averaged(x)),
 )
 
 
@@ -142,11 +162,13 @@ def _prod_grad(grad, input, dim, keepdim):
 PROD = defop(
     "prod", lambda xp, input: xp.prod(input), domain=True,
     input=lambda grad, input: _prod_grad(grad, input, None, False),
+    spelling=Spelling(numpy="np.prod", latex=r"\prod {0}"),
 )
 PROD_DIM = defop(
     "prod_dim", lambda xp, input, dim, keepdim: contiguous(xp, xp.prod(input, axis=dim, keepdims=keepdim)),
     grad_fn="ProdBackward1", domain=True,
     input=lambda grad, input, dim, keepdim: _prod_grad(grad, input, dim, keepdim),
+    spelling=_reduced("prod", "prod"),
 )
 
 
@@ -186,6 +208,7 @@ CUMSUM = defop(
     "cumsum", _cumsum, batch=dims("dim"), doc="Running sums along `dim`: out[i] = input[0] + ... + input[i].", method=True,
     inplace=True,
     input=_reversed_cumsum,
+    spelling=Spelling(numpy="np.cumsum({0}, axis={1})"),
 )
 
 
@@ -212,20 +235,24 @@ def _to_selected_index(grad, input, dim, keepdim, select_index):
 MAX = defop(
     "max", lambda xp, input: xp.max(input), grad_fn="MaxBackward1",
     input=_evenly_distribute,
+    spelling=Spelling(numpy="np.max", latex=r"\max"),
 )
 MIN = defop(
     "min", lambda xp, input: xp.min(input), grad_fn="MinBackward1",
     input=_evenly_distribute,
+    spelling=Spelling(numpy="np.min", latex=r"\min"),
 )
 MAX_DIM = defop(
     "max_dim", lambda xp, input, dim, keepdim: contiguous(xp, xp.max(input, axis=dim, keepdims=keepdim)),
     grad_fn="MaxBackward0",
     input=lambda grad, input, dim, keepdim: _to_selected_index(grad, input, dim, keepdim, nondiff_argmax),
+    spelling=_reduced("max", "max"),
 )
 MIN_DIM = defop(
     "min_dim", lambda xp, input, dim, keepdim: contiguous(xp, xp.min(input, axis=dim, keepdims=keepdim)),
     grad_fn="MinBackward0",
     input=lambda grad, input, dim, keepdim: _to_selected_index(grad, input, dim, keepdim, nondiff_argmin),
+    spelling=_reduced("min", "min"),
 )
 
 
@@ -304,6 +331,8 @@ LOGSUMEXP = defop(
     "logsumexp", _logsumexp, domain=True,
     input=lambda grad, input, result, dim, keepdim: _with_kept_dims(grad, tuple(input.shape), dim, keepdim)
     * EXP.apply(input - _with_kept_dims(result, tuple(input.shape), dim, keepdim)),
+    spelling=helped(_LOGSUMEXP_HELPER, language=lambda w, x, dim, keepdim: (
+        f"logsumexp({w(x)}, {w(dim)}{', keepdim=True' if keepdim else ''})")),
 )
 
 
@@ -315,10 +344,13 @@ def _softmax(xp, input, dim):
 SOFTMAX = defop(
     "softmax", _softmax, domain=True,
     input=lambda grad, result, dim: result * (grad - SUM_DIM.apply(grad * result, dim, True)),
+    spelling=helped("def _softmax(x, dim):\n    e = np.exp(x - np.max(x, axis=dim, keepdims=True))\n"
+                    "    return e / np.sum(e, axis=dim, keepdims=True)\n"),
 )
 LOG_SOFTMAX = defop(
     "log_softmax", lambda xp, input, dim: contiguous(xp, input - _logsumexp(xp, input, dim, True)), domain=True,
     input=lambda grad, result, dim: grad - EXP.apply(result) * SUM_DIM.apply(grad, dim, True),
+    spelling=helped("def _log_softmax(x, dim):\n    return x - _logsumexp(x, dim, True)\n" + _LOGSUMEXP_HELPER),
 )
 
 

@@ -48,6 +48,7 @@ from ..autograd.node import Node, _sequence, edge, input_node, output_numbers
 from ..tensor import InplaceClock, Tensor, _make, as_array, legacy_type_name
 from . import surface
 from .batching import INTERCEPTED, Batched, dispatch
+from .spelling import Spelling, declare as declare_spelling
 
 REGISTRY: dict[str, OpDef] = {}
 NONDIFF: dict = {}  # name -> apply of each operation without a gradient
@@ -255,12 +256,14 @@ def backward_name(op_name: str) -> str:
 
 def defop(name: str, forward, *, grad_fn: str | None = None, doc: str | None = None, method=False,
           inplace: bool = False, operators=(), aliases=(), nondiff=(), domain=False, variadic=False, batch=None,
-          frees=False, carries=(), **derivatives) -> OpDef:
+          frees=False, carries=(), spelling: Spelling | None = None, **derivatives) -> OpDef:
     """Declare an operation; returns its OpDef, whose `apply` runs it and records it.
 
-    With `doc`, `apply` is also the public function of that name (see surface.py)."""
+    With `doc`, `apply` is also the public function of that name (see surface.py). `spelling`
+    is how formulas write it (ops/spelling.py): by default a call of its name where it is public."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is declared twice")
+    declare_spelling(name, spelling, public=doc is not None)
     op = OpDef(name, grad_fn, forward, derivatives, nondiff=nondiff, domain=domain, variadic=variadic, batch=batch,
                frees=frees, carries=carries)
     REGISTRY[name] = op
@@ -685,7 +688,7 @@ def _variadic_apply(op: OpDef):
 
 
 def nondiff(name: str, forward, *, doc: str | None = None, method=False, operators=(), aliases=(),
-            unimplemented: str | None = None, batch=None):
+            unimplemented: str | None = None, batch=None, spelling: Spelling | None = None):
     """An operation without a gradient (comparisons, argmax...); with `doc`, public.
 
     Its result never requires grad, except where PyTorch records the op without a derivative
@@ -718,6 +721,7 @@ def nondiff(name: str, forward, *, doc: str | None = None, method=False, operato
     apply.__name__ = apply.__qualname__ = name
     apply._forward = forward
     NONDIFF[name] = apply
+    declare_spelling(name, spelling, public=doc is not None)
     if doc is not None:
         _describe(apply, ("xp",), forward, doc)
         surface.declare(apply, method=method, operators=operators, aliases=aliases, batch=batch, batches_itself=True)

@@ -6,7 +6,17 @@ from .. import creation
 from ..tensor import Tensor
 from .batching import ELEMENTWISE
 from .registry import defop
+from .spelling import Spelling, elementwise
 from .surface import public
+
+def _clamp_call(w, input, min, max) -> str:
+    bounds = "".join(f", {name}={w(bound)}" for name, bound in (("min", min), ("max", max)) if bound is not None)
+    return f"clamp({w(input)}{bounds})"
+
+
+def _cases(w, condition, input, other) -> str:
+    return rf"\begin{{cases}} {w(input)} & \text{{if }} {w(condition)} \\ {w(other)} & \text{{otherwise}} \end{{cases}}"
+
 
 WHERE = defop(
     "where",
@@ -15,6 +25,7 @@ WHERE = defop(
     input=lambda grad, condition: WHERE.apply(condition, grad, 0.0),
     other=lambda grad, condition: WHERE.apply(condition, 0.0, grad),
     batch=ELEMENTWISE,
+    spelling=Spelling(numpy="np.where", build=lambda s, c, a, b: s.where(c, a, b), latex=_cases),
 )
 
 
@@ -48,6 +59,7 @@ CLAMP = defop(
     lambda xp, input, min, max: xp.clip(input, min, max), grad_fn="ClampBackward1",
     input=lambda grad, input, min, max: WHERE.apply(_inside(input, min, max), grad, 0.0),
     batch=ELEMENTWISE,
+    spelling=Spelling(language=_clamp_call, numpy="np.clip"),
 )
 
 
@@ -73,6 +85,7 @@ MAXIMUM = defop(
     input=lambda grad, input, other: WHERE.apply(input < other, 0.0, WHERE.apply(input == other, grad / 2, grad)),
     other=lambda grad, input, other: WHERE.apply(other < input, 0.0, WHERE.apply(input == other, grad / 2, grad)),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.maximum", latex=r"\max"),
 )
 MINIMUM = defop(
     "minimum",
@@ -80,6 +93,7 @@ MINIMUM = defop(
     input=lambda grad, input, other: WHERE.apply(input > other, 0.0, WHERE.apply(input == other, grad / 2, grad)),
     other=lambda grad, input, other: WHERE.apply(other > input, 0.0, WHERE.apply(input == other, grad / 2, grad)),
     batch=ELEMENTWISE,
+    spelling=elementwise("np.minimum", latex=r"\min"),
 )
 
 
@@ -89,23 +103,27 @@ CLAMP_MIN = defop(  # clamp_min(x, 0.5)
     "clamp_min", lambda xp, input, min: xp.maximum(input, min),
     input=lambda grad, input, min: WHERE.apply(input >= min, grad, 0.0),
     batch=ELEMENTWISE,
+    spelling=Spelling(numpy="np.maximum"),
 )
 CLAMP_MIN_TENSOR = defop(
     "clamp_min_tensor", lambda xp, input, min: xp.maximum(input, min), grad_fn="ClampMinBackward1",
     input=lambda grad, input, min: WHERE.apply(input >= min, grad, 0.0),
     min=lambda grad, input, min: WHERE.apply(input < min, grad, 0.0),
     batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, x, bound: s.call("clamp_min", x, bound)),
 )
 CLAMP_MAX = defop(  # clamp_max(x, 0.5)
     "clamp_max", lambda xp, input, max: xp.minimum(input, max),
     input=lambda grad, input, max: WHERE.apply(input <= max, grad, 0.0),
     batch=ELEMENTWISE,
+    spelling=Spelling(numpy="np.minimum"),
 )
 CLAMP_MAX_TENSOR = defop(
     "clamp_max_tensor", lambda xp, input, max: xp.minimum(input, max), grad_fn="ClampMaxBackward1",
     input=lambda grad, input, max: WHERE.apply(input <= max, grad, 0.0),
     max=lambda grad, input, max: WHERE.apply(input > max, grad, 0.0),
     batch=ELEMENTWISE,
+    spelling=Spelling(build=lambda s, x, bound: s.call("clamp_max", x, bound)),
 )
 
 

@@ -11,6 +11,7 @@ from ..tensor import Tensor, _as_tensor, _make, _sizes
 from .dims import normalize_dim, normalize_dims
 from .batching import ELEMENTWISE, Batched, by_example, dims, joins, shape_argument
 from .registry import broadcast_error, defop
+from .spelling import ATOM, Spelling
 from .surface import public, tensor_method
 
 # -- broadcasting: expand and its adjoint, the sum back to a shape -----------------------------
@@ -26,14 +27,44 @@ def _sum_to_forward(xp, input, shape):
     return input.reshape(shape)
 
 
+def _numpy_sum_to(w, input, shape) -> str:
+    """np.sum over the axes that broadcasting added (the shapes are known: worked out here, once)."""
+    lead = len(input.shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and input.shape[lead + i] != 1)
+    summed = f"np.sum({w(input)}, axis={w(axes)})"
+    kept = tuple(input.shape[lead + i] for i in range(len(shape)) if (lead + i) not in axes)
+    return summed if kept == tuple(shape) else f"np.reshape({summed}, {w(tuple(shape))})"
+
+
+def _joined(numpy_name: str):
+    """np.concatenate and np.stack take a list of arrays, then the axis."""
+    return lambda w, tensors, dim: f"np.{numpy_name}([{', '.join(w(t) for t in tensors)}], axis={w(dim)})"
+
+
+def _cast(s, input, dtype):
+    """A cast to floats is the value itself; to integers it truncates, to bool it asks `!= 0`."""
+    name = getattr(dtype, "name", str(dtype))
+    if name == "bool":
+        return s.compare("ne", input, 0.0)
+    if "int" in name:
+        return s.call("trunc", input)
+    return s.same(input)
+
+
+_RESHAPED = Spelling(build=lambda s, input, *dims: s.reshape(input))
+_SAME = Spelling(build=lambda s, input, *rest: s.same(input))
+
+
 EXPAND = defop(
     "expand",
     lambda xp, input, shape: backend.broadcast_to(xp, input, shape),
     input=lambda grad, input_shape: SUM_TO.apply(grad, input_shape),
+    spelling=Spelling(numpy="np.broadcast_to", build=lambda s, x, shape: s.same(x)),
 )
 SUM_TO = defop(
     "sum_to", _sum_to_forward, grad_fn="SumBackward1", domain=True,
     input=lambda grad, input_shape: EXPAND.apply(grad, input_shape),
+    spelling=Spelling(numpy=_numpy_sum_to, build=lambda s, x, shape: s.sum_to(x, shape)),
 )
 
 
@@ -119,16 +150,20 @@ def _squeeze_rule(function, args, kwargs):
 
 # -- transposes -----------------------------------------------------------------------------------
 
-T = defop("t", lambda xp, input: input.T, input=lambda grad: T.apply(grad))
+T = defop("t", lambda xp, input: input.T, input=lambda grad: T.apply(grad),
+          spelling=Spelling(numpy="np.transpose", latex=lambda w, x: f"{w(x, ATOM)}^{{\\top}}",
+                            build=lambda s, x: s.transposed(x)))
 TRANSPOSE = defop(
     "transpose",
     lambda xp, input, dim0, dim1: xp.swapaxes(input, dim0, dim1),
     input=lambda grad, dim0, dim1: TRANSPOSE.apply(grad, dim0, dim1),
+    spelling=Spelling(numpy="np.swapaxes", build=lambda s, x, d0, d1: s.transposed(x, d0, d1)),
 )
 PERMUTE = defop(
     "permute",
     lambda xp, input, dims: xp.transpose(input, dims),
     input=lambda grad, dims: PERMUTE.apply(grad, _inverse_permutation(dims)),
+    spelling=Spelling(numpy="np.transpose"),
 )
 
 
@@ -176,21 +211,26 @@ VIEW = defop(
     "view",
     lambda xp, input, shape: input.reshape(shape),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+    spelling=_RESHAPED,
 )
 RESHAPE_ALIAS = defop(
     "reshape_alias",
     lambda xp, input, shape: input.reshape(shape),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+    spelling=_RESHAPED,
 )
 UNSAFE_VIEW = defop(
     "unsafe_view",
     lambda xp, input, shape: input.reshape(shape),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+    spelling=_RESHAPED,
 )
-ALIAS = defop("alias", lambda xp, input: input, input=lambda grad: grad)  # x[:, :], x[...]
+ALIAS = defop("alias", lambda xp, input: input, input=lambda grad: grad, spelling=_SAME)  # x[:, :], x[...]
 CLONE = defop("clone", lambda xp, input: input.copy(order="K"), batch=ELEMENTWISE,  # keeps the layout, as PyTorch's clone
               doc="A copy that stays in the graph.", method=True,
-              input=lambda grad: grad)
+              input=lambda grad: grad,
+    spelling=_SAME,
+)
 
 
 def _infer_shape(shape, numel: int) -> tuple:
@@ -235,7 +275,8 @@ def view(input: Tensor, shape) -> Tensor:
     return VIEW.apply(input, shape)
 
 
-@public(method=lambda self, *shape: reshape(self, _sizes(shape)), batch=shape_argument("shape"))
+@public(method=lambda self, *shape: reshape(self, _sizes(shape)), batch=shape_argument("shape"),
+        spelling=Spelling(numpy="np.reshape"))
 def reshape(input: Tensor, shape) -> Tensor:
     """The same values in a new shape (a view where possible, else a copy, as in PyTorch)."""
     data = input._data
@@ -267,27 +308,32 @@ UNSQUEEZE = defop(
     "unsqueeze",
     lambda xp, input, dim: xp.expand_dims(input, dim),
     input=lambda grad, dim: SQUEEZE_DIM.apply(grad, dim),
+    spelling=_RESHAPED,
 )
 SQUEEZE_ALL = defop(
     "squeeze",
     lambda xp, input: xp.squeeze(input),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+    spelling=_RESHAPED,
 )
 SQUEEZE_DIM = defop(
     "squeeze_dim",
     lambda xp, input, dim: xp.squeeze(input, axis=dim) if input.shape[dim] == 1 else input, grad_fn="SqueezeBackward1",
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+    spelling=_RESHAPED,
 )
 SQUEEZE_MATMUL = defop(  # matmul's vector @ matrix squeezes in place, which PyTorch names so
     "squeeze_",
     lambda xp, input, dim: xp.squeeze(input, axis=dim), grad_fn="SqueezeBackward4",
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+    spelling=_RESHAPED,
 )
 SQUEEZE_DIMS = defop(
     "squeeze_dims",
     lambda xp, input, dims: xp.squeeze(input, axis=tuple(d for d in dims if input.shape[d] == 1)),
     grad_fn="SqueezeBackward2",
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+    spelling=_RESHAPED,
 )
 
 
@@ -315,6 +361,7 @@ FLIP = defop(
     "flip",
     lambda xp, input, dims: xp.flip(input, axis=dims).copy(order="K"),  # new, in the layout of input
     input=lambda grad, dims: FLIP.apply(grad, dims),
+    spelling=Spelling(numpy="np.flip({0}, axis={1})"),
 )
 
 
@@ -338,12 +385,14 @@ CAT = defop(
     lambda xp, tensors, dim: contiguous(xp, xp.concatenate(tensors, axis=dim)),
     variadic=True,
     tensors=_cat_grad,
+    spelling=Spelling(numpy=_joined("concatenate")),
 )
 STACK = defop(
     "stack",
     lambda xp, tensors, dim: contiguous(xp, xp.stack(tensors, axis=dim)),
     variadic=True,
     tensors=lambda grad, i, dim: _select(grad, dim, i),
+    spelling=Spelling(numpy=_joined("stack")),
 )
 
 
@@ -405,10 +454,12 @@ def stack(tensors, dim: int = 0) -> Tensor:
 TO_DTYPE = defop(
     "to_dtype", lambda xp, input, dtype: input.astype(dtype), grad_fn="ToCopyBackward0",
     input=lambda grad, input_dtype: TO_DTYPE.apply(grad, input_dtype),
+    spelling=Spelling(build=_cast),
 )
 TO_DEVICE = defop(
     "to_device", lambda xp, input, device: backend.to_device(input, device), grad_fn="ToCopyBackward0",
     input=lambda grad, input_device: TO_DEVICE.apply(grad, input_device),
+    spelling=_SAME,
 )
 
 
@@ -427,6 +478,7 @@ COPY = defop(
     grad_fn="CopyBackwards", batch=ELEMENTWISE,
     input=lambda grad: _zeros_for(grad),
     src=lambda grad: grad,
+    spelling=Spelling(build=lambda s, input, src: s.same(src)),
 )
 
 
@@ -435,16 +487,19 @@ COPY = defop(
 FILL = defop(
     "fill", lambda xp, input, value: backend.full_like_array(input, value), grad_fn="FillBackward2",
     batch=ELEMENTWISE, input=lambda grad: _zeros_for(grad),
+    spelling=Spelling(build=lambda s, input, value: s.const(value, s.shape)),
 )
 FILL_TENSOR = defop(
     "fill_tensor", lambda xp, input, value: backend.broadcast_to(xp, value, input.shape).astype(input.dtype),
     grad_fn="FillBackward3", batch=ELEMENTWISE,
     input=lambda grad: _zeros_for(grad),
     value=lambda grad: grad,
+    spelling=Spelling(build=lambda s, input, value: s.same(value)),
 )
 ZERO = defop(
     "zero", lambda xp, input: backend.zeros_like_array(input), grad_fn="ZeroBackward0", batch=ELEMENTWISE,
     input=lambda grad: _zeros_for(grad),
+    spelling=Spelling(build=lambda s, input: s.const(0.0, s.shape)),
 )
 
 
@@ -516,7 +571,7 @@ def to(input: Tensor, *args, dtype=None, device=None, copy: bool = False, non_bl
     return result
 
 
-@public(batch=ELEMENTWISE)
+@public(batch=ELEMENTWISE, spelling=Spelling(numpy="np.asarray"))
 def detach(input: Tensor) -> Tensor:
     """The same values, cut from the graph: gradients do not flow through."""
     return input.detach()

@@ -23,6 +23,7 @@ from .. import backend
 from .batching import ELEMENTWISE
 from .pointwise import EXP
 from .registry import defop
+from .spelling import Spelling, carried
 
 _ACCURATE_ON_DEVICE = {"erf", "erfc", "erfinv", "lgamma"}  # CuPy's agree with the CPU's to ~1e-15
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
@@ -216,6 +217,21 @@ def _polygamma(xp, n, input):
     return _elementwise(xp, _polygamma_function(n), input, "polygamma", n)
 
 
+# -- how formulas write them: NumPy has none, so a derived module carries these very algorithms -------
+
+_VECTORIZED = ("def _vectorized(function, x):\n"
+               "    return np.asarray(np.frompyfunc(function, 1, 1)(np.asarray(x, dtype=np.float64)), dtype=np.float64)\n")
+
+
+def _special(call: str, *names: str, latex=None) -> Spelling:
+    return Spelling(numpy=call, helper=carried(globals(), *names, prelude="import math\n\n\n" + _VECTORIZED),
+                    **({"latex": latex} if latex else {}))
+
+
+_DIGAMMA_NAMES = ("_PSI_10", "_DIGAMMA_A", "_digamma")
+_POLYGAMMA_NAMES = _DIGAMMA_NAMES + ("_trigamma", "_MACHEP", "_ZETA_A", "_zeta", "_power", "_polygamma_function")
+
+
 # -- the ops -------------------------------------------------------------------------------------------
 
 
@@ -229,12 +245,14 @@ ERF = defop(
     doc="The error function, 2 / sqrt(pi) times the integral of exp(-t ** 2) from 0 to input.",
     input=lambda grad, input: _TWO_OVER_SQRT_PI * EXP.apply(-(input * input)) * grad,
     batch=ELEMENTWISE,
+    spelling=_special("_vectorized(math.erf, {0})", latex=r"\operatorname{erf}"),
 )
 ERFC = defop(
     "erfc", lambda xp, input: _elementwise(xp, math.erfc, input, "erfc"), domain=True, method=True, inplace=True,
     doc="1 - erf(input), accurate where erf is near 1.",
     input=lambda grad, input: -_TWO_OVER_SQRT_PI * EXP.apply(-(input * input)) * grad,
     batch=ELEMENTWISE,
+    spelling=_special("_vectorized(math.erfc, {0})", latex=r"\operatorname{erfc}"),
 )
 ERFINV = defop(
     "erfinv", lambda xp, input: _elementwise(xp, _erfinv, input, "erfinv"), domain=True, method=True,
@@ -242,6 +260,8 @@ ERFINV = defop(
     doc="The inverse of erf: nan outside [-1, 1], ±inf at ±1.",
     input=lambda grad, result: _HALF_SQRT_PI * EXP.apply(result * result) * grad,
     batch=ELEMENTWISE,
+    spelling=_special("_vectorized(_erfinv, {0})", "_TWO_OVER_SQRT_PI", "_ERFINV_A", "_ERFINV_B", "_ERFINV_C",
+                      "_ERFINV_D", "_erfinv"),
 )
 LGAMMA = defop(
     "lgamma", lambda xp, input: _elementwise(xp, _lgamma, input, "gammaln"), domain=True, method=True,
@@ -249,6 +269,7 @@ LGAMMA = defop(
     doc="log |gamma(input)| (inf at 0 and the negative integers).",
     input=lambda grad, input: grad * DIGAMMA.apply(input),
     batch=ELEMENTWISE,
+    spelling=_special("_vectorized(_lgamma, {0})", "_lgamma", latex=r"\ln \Gamma"),
 )
 DIGAMMA = defop(
     "digamma", lambda xp, input: _elementwise(xp, _digamma, input, "digamma"), domain=True, method=True,
@@ -256,6 +277,7 @@ DIGAMMA = defop(
     doc="The derivative of lgamma (-inf at 0, nan at the negative integers).",
     input=lambda grad, input: grad * POLYGAMMA.apply(1, input),
     batch=ELEMENTWISE,
+    spelling=_special("_vectorized(_digamma, {0})", *_DIGAMMA_NAMES, latex=r"\psi"),
 )
 
 
@@ -269,4 +291,6 @@ POLYGAMMA = defop(
     doc="The n-th derivative of digamma (n >= 0; polygamma(0, x) is digamma(x)).",
     input=lambda grad, n, input: grad * POLYGAMMA.apply(n + 1, input),
     batch=ELEMENTWISE,
+    spelling=_special("_vectorized(_polygamma_function({0}), {1})", *_POLYGAMMA_NAMES,
+                      latex=lambda w, n, x: rf"\psi^{{({w(n)})}}\left({w(x)}\right)"),
 )

@@ -24,8 +24,17 @@ from .linalg_common import (
     zeros_shaped,
 )
 from .registry import array_of, defop
+from .spelling import Spelling, carried, helped, linalg_call
 from .shape import CAT
 from .surface import public
+
+# -- how formulas write them: linalg_<name> in the language, NumPy's own functions in a module -------
+
+_SVD_CALL = "def _svd_call(xp, A, **options):\n    return xp.linalg.svd(A, **options)\n"
+_MATRIX_EXP_CALL = ("def _matrix_exp(A):\n"
+                    "    mats = np.reshape(A, (-1,) + A.shape[-2:])\n"
+                    "    return np.stack([_expm_one(np, m) for m in mats]).reshape(A.shape)\n")
+
 
 # -- eigh ----------------------------------------------------------------------------------------------
 
@@ -55,9 +64,13 @@ def _eigenvectors_grad(grad, A, result):
 
 
 EIGVALSH = defop("linalg_eigvalsh", _eigh(0), grad_fn="LinalgEighBackward0", batch=matrix_batches,
-                 A=_eigenvalues_grad)
+                 A=_eigenvalues_grad,
+    spelling=Spelling(numpy="np.linalg.eigh({0})[0]"),
+)
 EIGH_VECTORS = defop("linalg_eigh_eigenvectors", _eigh(1), grad_fn="LinalgEighBackward0", batch=matrix_batches,
-                     A=_eigenvectors_grad)
+                     A=_eigenvectors_grad,
+    spelling=Spelling(language=linalg_call("linalg_eigh", 1), numpy="np.linalg.eigh({0})[1]"),
+)
 
 
 def _hermitian(A: Tensor, UPLO: str) -> Tensor:
@@ -158,9 +171,15 @@ def _vh_grad(grad, A, full_matrices, result):
 
 
 SVDVALS = defop("linalg_svdvals", lambda xp, A: _svd_call(xp, A, compute_uv=False), grad_fn="LinalgSvdBackward0",
-                batch=matrix_batches, A=_singular_values_grad)
-SVD_U = defop("linalg_svd_u", _svd(0), grad_fn="LinalgSvdBackward0", batch=matrix_batches, A=_u_grad)
-SVD_VH = defop("linalg_svd_vh", _svd(2), grad_fn="LinalgSvdBackward0", batch=matrix_batches, A=_vh_grad)
+                batch=matrix_batches, A=_singular_values_grad,
+    spelling=Spelling(numpy="np.linalg.svd({0}, compute_uv=False)"),
+)
+SVD_U = defop("linalg_svd_u", _svd(0), grad_fn="LinalgSvdBackward0", batch=matrix_batches, A=_u_grad,
+              spelling=Spelling(language=linalg_call("linalg_svd", 0, full_matrices=True),
+                                numpy="np.linalg.svd({0}, full_matrices={1})[0]"))
+SVD_VH = defop("linalg_svd_vh", _svd(2), grad_fn="LinalgSvdBackward0", batch=matrix_batches, A=_vh_grad,
+               spelling=Spelling(language=linalg_call("linalg_svd", 2, full_matrices=True),
+                                 numpy="np.linalg.svd({0}, full_matrices={1})[2]"))
 
 
 def _svd_checked(A: Tensor, driver):
@@ -245,7 +264,9 @@ def _pinv_grad(grad, A, atol, rtol, hermitian, result):
     return -mT(K @ pinvA) + ((gradh - A @ K) @ pinvA) @ pinvAh + pinvAhK - (pinvAhK @ pinvA) @ A
 
 
-LINALG_PINV = defop("linalg_pinv", _pinv, batch=matrix_batches, domain=True, A=_pinv_grad)
+LINALG_PINV = defop("linalg_pinv", _pinv, batch=matrix_batches, domain=True, A=_pinv_grad, spelling=Spelling(
+    language=linalg_call("linalg_pinv", atol=None, rtol=None, hermitian=False), numpy="_pinv(np, {0}, {1}, {2}, {3})",
+    helper=carried(globals(), "_pinv", prelude=_SVD_CALL)))
 
 
 def _tolerance(value, name: str):
@@ -324,7 +345,9 @@ def _matrix_exp_grad(grad, A):
     return narrow(narrow(LINALG_MATRIX_EXP.apply(block), -2, 0, n), -1, n, 2 * n)
 
 
-LINALG_MATRIX_EXP = defop("linalg_matrix_exp", _matrix_exp, batch=matrix_batches, domain=True, A=_matrix_exp_grad)
+LINALG_MATRIX_EXP = defop("linalg_matrix_exp", _matrix_exp, batch=matrix_batches, domain=True, A=_matrix_exp_grad,
+                          spelling=Spelling(numpy="_matrix_exp", latex=lambda w, A: f"e^{{{w(A)}}}", helper=carried(
+                              globals(), "_PADE13", "_THETA13", "_expm_one", prelude="import math\n\n\n" + _MATRIX_EXP_CALL)))
 
 
 @public(method=True, batch=matrix_batches)

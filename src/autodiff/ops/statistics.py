@@ -22,6 +22,7 @@ from .pointwise import ABS, EXP, LOG, SIGN
 from .batching import dims
 from .reduction import MEAN_DIM, SUM_DIM, _exclusive_scan, _reduction_dims, _unreduce, _with_kept_dims
 from .registry import array_of, defop, like, zeros_as
+from .spelling import Spelling, helped
 from .rearrange import _through
 from .selection import WHERE
 from .shape import CAT, FLIP
@@ -59,12 +60,21 @@ def _std_grad(grad, input, result, dim, correction, keepdim):
     return _var_grad(WHERE.apply(result == 0, 0.0, grad / (result * 2)), input, dim, correction, keepdim)
 
 
+def _spread_spelling(name: str) -> Spelling:
+    """var(x, dim=(0,), correction=1) in the language, np.var(x, axis=(0,), ddof=1) in NumPy."""
+    def language(w, x, dim, correction, keepdim):
+        return f"{name}({w(x)}, dim={w(dim)}, correction={w(correction)}{', keepdim=True' if keepdim else ''})"
+
+    return Spelling(language=language, numpy=f"np.{name}({{0}}, axis={{1}}, ddof={{2}}, keepdims={{3}})")
+
+
 VAR = defop(
     "var_correction",
     lambda xp, input, dim, correction, keepdim: contiguous(xp, xp.var(input, axis=dim, ddof=correction,
                                                                        keepdims=keepdim)),
     grad_fn="VarBackward0", domain=True, batch=dims("dim"),
     input=_var_grad,
+    spelling=_spread_spelling("var"),
 )
 STD = defop(
     "std_correction",
@@ -72,6 +82,7 @@ STD = defop(
                                                                        keepdims=keepdim)),
     grad_fn="StdBackward0", domain=True, batch=dims("dim"),
     input=_std_grad,
+    spelling=_spread_spelling("std"),
 )
 
 
@@ -113,9 +124,13 @@ def _ties_share(grad, input, result, dim, keepdim):
 
 
 AMAX = defop("amax", lambda xp, input, dim, keepdim: contiguous(xp, xp.max(input, axis=dim, keepdims=keepdim)),
-             batch=dims("dim"), input=_ties_share)
+             batch=dims("dim"), input=_ties_share,
+    spelling=Spelling(numpy="np.amax({0}, axis={1}, keepdims={2})"),
+)
 AMIN = defop("amin", lambda xp, input, dim, keepdim: contiguous(xp, xp.min(input, axis=dim, keepdims=keepdim)),
-             batch=dims("dim"), input=_ties_share)
+             batch=dims("dim"), input=_ties_share,
+    spelling=Spelling(numpy="np.amin({0}, axis={1}, keepdims={2})"),
+)
 
 
 def _extreme(op, name, input, dim, keepdim):
@@ -186,6 +201,7 @@ CUMPROD = defop(
     "cumprod", _cumprod, batch=dims("dim"), domain=True,
     doc="Running products along `dim`: out[i] = input[0] * ... * input[i].", method=True,
     input=_cumprod_grad,
+    spelling=Spelling(numpy="np.cumprod({0}, axis={1})"),
 )
 
 
@@ -228,6 +244,7 @@ LOGCUMSUMEXP = defop(
     "logcumsumexp", _logcumsumexp, batch=dims("dim"), domain=True,
     doc="log(cumsum(exp(input))) along `dim`, computed without overflow.", method=True,
     input=_logcumsumexp_grad,
+    spelling=Spelling(numpy="np.logaddexp.accumulate({0}, axis={1})"),
 )
 
 
@@ -274,8 +291,18 @@ def _norm_grad(grad, input, result, p, dim, keepdim):
     return input * size ** (p - 2) * scale
 
 
+_NORM = (
+    "def _norm(x, p, dim, keepdim=False):\n"
+    "    a = np.abs(x)\n"
+    "    if np.isinf(p):\n"
+    "        return (np.max if p > 0 else np.min)(a, axis=dim, keepdims=keepdim)\n"
+    "    if p == 0:\n"
+    "        return np.sum(a != 0, axis=dim, keepdims=keepdim).astype(x.dtype)\n"
+    "    return np.sum(a ** p, axis=dim, keepdims=keepdim) ** (1 / p)\n")
 NORM = defop("norm", _vector_norm, grad_fn="LinalgVectorNormBackward0", domain=True, batch=dims("dim"),
-             input=_norm_grad)
+             input=_norm_grad,
+    spelling=helped(_NORM, latex=lambda w, x, p, dim, keepdim: rf"\left\| {w(x)} \right\|_{{{w(p)}}}"),
+)
 
 
 @public(method=True, batch=_through)

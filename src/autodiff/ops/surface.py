@@ -25,6 +25,7 @@ import inspect
 
 from ..tensor import TensorMethods
 from .batching import Batched, dispatch, has_batched
+from .spelling import declare as declare_spelling
 
 PUBLIC: dict = {}  # name -> the function users call
 # name -> the Tensor method, where it takes other arguments than the function (`x.repeat(2, 1)`,
@@ -33,12 +34,15 @@ METHOD_FORMS: dict = {}
 
 
 def declare(function, *, name: str | None = None, method=False, inplace: bool = False, operators=(), aliases=(),
-            batch=None, batches_itself: bool = False):
+            batch=None, batches_itself: bool = False, spelling=None):
     """Give `function` its public surface (see the module's docstring); returns what users call.
+    `spelling` is how formulas write a call of it, where one is made (ops/spelling.py).
 
     `batch` is its rule for batched tensors (ops/batching.py); a function that does not see to
     batched tensors itself (as an op's `apply` does) is wrapped to follow its rule."""
     name = name or function.__name__
+    if spelling is not None:
+        declare_spelling(name, spelling, public=True)
     if not batches_itself:
         function = following_batches(function, batch)
     function = accepting_numpy_names(function)

@@ -13,34 +13,15 @@ import math
 import numpy as np
 
 from .. import codec
+from ..ops.spelling import ATOM as _ATOM, CALL, COMPARE as _COMPARE, POWER as _POWER, PRODUCT as _PRODUCT, \
+    SPELLINGS, SUM as _SUM, UNARY as _UNARY
 from . import expr as E
 
 MAX_INLINE = 24
 
-# Precedence, as Python's: comparisons < + - < * / @ % < unary minus < ** < atoms.
-_COMPARE, _SUM, _PRODUCT, _UNARY, _POWER, _ATOM = range(6)
-_OPERATORS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-_BINARY = {"mm": "@", "mv": "@", "dot": "@", "bmm": "@", "remainder": "%", "remainder_scalar": "%"}
-_REDUCTIONS = {"sum_dim": "sum", "mean_dim": "mean", "prod_dim": "prod", "max_dim": "max", "min_dim": "min"}
-# What the printer writes other than by the op's own name (a call of the language's function).
-# issue 24: var and std, whose ops take `correction` where the functions take `unbiased`: by keyword
-_SPREADS = {"var_correction": "var", "std_correction": "std"}
-# issue 24: linear algebra. A result of a function that gives several is that function's call,
-# indexed (`linalg_eigh(A)[1]`); the parameters the function takes by keyword are written so, where
-# they differ from its defaults (strings as the language's words: `mode=complete`).
-_LINALG_PARTS = {"linalg_slogdet_sign": ("linalg_slogdet", 0), "linalg_slogdet_logabsdet": ("linalg_slogdet", 1),
-                 "linalg_eigh_eigenvectors": ("linalg_eigh", 1), "linalg_svd_u": ("linalg_svd", 0),
-                 "linalg_svd_vh": ("linalg_svd", 2), "linalg_qr_q": ("linalg_qr", 0), "linalg_qr_r": ("linalg_qr", 1)}
-_LINALG_KEYWORDS = {"linalg_solve": {"left": True}, "linalg_cholesky": {"upper": False},
-                    "linalg_svd_u": {"full_matrices": True}, "linalg_svd_vh": {"full_matrices": True},
-                    "linalg_qr_q": {"mode": "reduced"}, "linalg_qr_r": {"mode": "reduced"},
-                    "linalg_pinv": {"atol": None, "rtol": None, "hermitian": False}}
-# issue 24: the indices sort, topk... find (ops/ordering.py), as the call that returns them
-_INDICES = {"topk_indices": "topk", "cummax_indices": "cummax", "cummin_indices": "cummin",
-            "median_indices": "median", "kthvalue_indices": "kthvalue"}
-SPELLED = {"sym", "const", "tensor", "add", "mul", "pow", "reshape", "addmm", "cat", "stack", "logsumexp",
-           *_OPERATORS, *_BINARY, *_REDUCTIONS, *_SPREADS, *_INDICES,
-           *_LINALG_PARTS, *_LINALG_KEYWORDS}
+
+class UnsupportedOperation(Exception):
+    """An operation a target (the language, NumPy, LaTeX) has no spelling for."""
 
 
 def number_text(value: float) -> str:
@@ -59,13 +40,16 @@ def _static_text(value) -> str:
         return number_text(value)
     if isinstance(value, E.Expr):  # an array inside an index key
         return to_text(value)
+    if value is Ellipsis:
+        return "..."
     return repr(value)
 
 
 def _array_text(array) -> str:
     if array.dtype == bool:
         return repr(array.tolist())
-    return repr(np.asarray(array, dtype=float).tolist()).replace(".0,", ",").replace(".0]", "]")
+    values = np.asarray(array, dtype=float) + 0.0  # -0 is 0
+    return repr(values.tolist()).replace(".0,", ",").replace(".0]", "]")
 
 
 class Printer:
@@ -85,10 +69,13 @@ class Printer:
         text, own = self._text(e)
         return f"({text})" if own < level or (right and own == level) else text
 
+    # Which of an op's spellings this printer writes (ops/spelling.py), and how it writes a call.
+    FORM = "language"
+
     def _text(self, e: E.Expr) -> tuple:
         name = self.names.get(e)
         if name is not None:
-            return name, _ATOM
+            return self._name(name), _ATOM
         op, args = e.op, e.args
         # the commonest first: this runs for every node printed
         if op == "mul":
@@ -96,65 +83,69 @@ class Printer:
         if op == "add":
             return self._sum(e), _SUM
         if op == "sym":
-            return args[0], _ATOM
+            return self._symbol(args[0]), _ATOM
         if op == "pow":
             return self._power(args[0], args[1])
         if op == "const":
-            value = args[0]
-            if e.shape:
-                word = {1.0: "ones", 0.0: "zeros"}.get(value)
-                size = ", ".join(str(s) for s in e.shape)
-                text = f"{word}({size})" if word else f"full({_static_text(e.shape)}, {number_text(value)})"
-                return text, _ATOM
-            return number_text(value), (_UNARY if value < 0 else _ATOM)
+            return self._constant(e)
         if op == "tensor":
-            return _array_text(args[0].array), _ATOM
-        if op in _OPERATORS:
-            return f"{self._wrap(args[0], _SUM)} {_OPERATORS[op]} {self._wrap(args[1], _SUM)}", _COMPARE
-        if op in _BINARY:
-            return f"{self._wrap(args[0], _PRODUCT)} {_BINARY[op]} {self._wrap(args[1], _PRODUCT, True)}", _PRODUCT
-        if op == "addmm":
-            return f"{self._wrap(args[0], _SUM)} + {self._wrap(args[1], _PRODUCT)} @ " \
-                   f"{self._wrap(args[2], _PRODUCT, True)}", _SUM
-        return self._call(op, args), _ATOM
+            return self._array(args[0].array), _ATOM
+        return self._spelled(op, args)
 
-    def _call(self, op: str, args) -> str:
-        if op in _REDUCTIONS:
-            x, dim, keepdim = args
-            keep = ", keepdim=True" if keepdim else ""
-            return f"{_REDUCTIONS[op]}({self.text(x)}, dim={_static_text(dim)}{keep})"
-        if op in ("cat", "stack"):
-            tensors, dim = args
-            # a tuple: the language reads a list of tensors as one tensor literal
-            inner = ", ".join(self.text(t) for t in tensors) + ("," if len(tensors) == 1 else "")
-            return f"{op}(({inner}), {dim})"
-        if op == "logsumexp":
-            x, dim, keepdim = args
-            keep = ", keepdim=True" if keepdim else ""
-            return f"logsumexp({self.text(x)}, {_static_text(dim)}{keep})"
-        if op in _SPREADS:
-            x, dim, correction, keepdim = args
-            keep = ", keepdim=True" if keepdim else ""
-            return f"{_SPREADS[op]}({self.text(x)}, dim={_static_text(dim)}, correction={_static_text(correction)}{keep})"
-        if op in _LINALG_KEYWORDS or op in _LINALG_PARTS:
-            return self._linalg(op, args)
-        parts = [self.text(a) if isinstance(a, E.Expr) else _static_text(a) for a in args]
-        if op in _INDICES:
-            return f"{_INDICES[op]}({', '.join(parts)}).indices"
-        if op == "argsort":  # stable is keyword-only, as PyTorch's
-            return f"argsort({', '.join(parts[:3])}{', stable=True' if args[3] else ''})"
-        return f"{op}({', '.join(parts)})"
+    def _symbol(self, name: str) -> str:
+        return name
 
-    def _linalg(self, op: str, args) -> str:
-        keywords = _LINALG_KEYWORDS.get(op, {})
-        count = len(args) - len(keywords)
-        parts = [self.text(a) if isinstance(a, E.Expr) else _static_text(a) for a in args[:count]]
-        for (name, default), value in zip(keywords.items(), args[count:]):
-            if value != default:
-                parts.append(f"{name}={value if isinstance(value, str) else _static_text(value)}")
-        name, index = _LINALG_PARTS.get(op, (op, None))
-        call = f"{name}({', '.join(parts)})"
-        return call if index is None else f"{call}[{index}]"
+    def _constant(self, e: E.Expr) -> tuple:
+        value = e.args[0]
+        if e.shape:
+            word = {1.0: "ones", 0.0: "zeros"}.get(value)
+            size = ", ".join(str(s) for s in e.shape)
+            text = f"{word}({size})" if word else f"full({_static_text(e.shape)}, {number_text(value)})"
+            return text, _ATOM
+        return number_text(value), (_UNARY if value < 0 else _ATOM)
+
+    def _array(self, array) -> str:
+        return _array_text(array)
+
+    def _argument(self, value, level: int | None = None) -> str:
+        """An argument's text: an expression (parenthesized where it binds less tightly than
+        `level`), or a parameter's literal."""
+        if isinstance(value, E.Expr):
+            return self.text(value) if level is None else self._wrap(value, level)
+        if isinstance(value, tuple) and any(isinstance(v, E.Expr) for v in value):  # cat's tensors
+            inner = ", ".join(self.text(v) if isinstance(v, E.Expr) else _static_text(v) for v in value)
+            return f"({inner},)" if len(value) == 1 else f"({inner})"
+        return self._static(value)
+
+    def _static(self, value) -> str:
+        return _static_text(value)
+
+    def _spelled(self, op: str, args) -> tuple:
+        """(text, precedence) of op applied to args, as the op's spelling says."""
+        spelling = SPELLINGS.get(op)
+        form = getattr(spelling, self.FORM, None) if spelling is not None else None
+        if spelling is not None and spelling.infix is not None and self._infix(spelling) is not None:
+            level = spelling.level
+            # comparisons chain in Python (a < b < c): one inside another is parenthesized on either side
+            left = level + 1 if level == _COMPARE else level
+            symbol = self._infix(spelling)
+            between = f" {symbol} " if symbol.strip() else " "
+            return f"{self._argument(args[0], left)}{between}{self._argument(args[1], level + 1)}", level
+        if form is None:
+            raise UnsupportedOperation(op)
+        if form is CALL:
+            return self._call_of(op, [self._argument(a) for a in args]), _ATOM
+        if callable(form):
+            return form(self._argument, *args), spelling.level
+        if "{0}" not in form:  # a function's name
+            return self._call_of(form, [self._argument(a) for a in args], named=True), _ATOM
+        return form.format(*[self._argument(a) for a in args]), spelling.level
+
+    def _infix(self, spelling) -> str | None:
+        return spelling.infix
+
+    def _call_of(self, name: str, parts: list, named: bool = False) -> str:
+        return f"{name}({', '.join(parts)})"
 
     def _sum(self, e: E.Expr) -> str:
         number, terms = e.args
@@ -321,11 +312,6 @@ def _trivial(e: E.Expr) -> bool:
 
 # -- LaTeX ----------------------------------------------------------------------------------------------
 
-_LATEX_FUNCTIONS = {"exp": r"\exp", "log": r"\log", "sin": r"\sin", "cos": r"\cos", "tan": r"\tan",
-                    "tanh": r"\tanh"}
-_LATEX_FUNCTIONS.update({"asin": r"\arcsin", "acos": r"\arccos", "atan": r"\arctan", "sinh": r"\sinh",
-                         "cosh": r"\cosh"})  # issue 24
-
 
 def latex_name(name: str) -> str:
     """`de_da` as `de_{da}`; a name with several underscores keeps them as text."""
@@ -340,29 +326,20 @@ def latex_name(name: str) -> str:
 class LatexPrinter(Printer):
     """The same expressions in LaTeX: fractions, powers and the usual function names."""
 
+    FORM = "latex"
+
     def _name(self, name: str) -> str:
         return latex_name(name)
 
-    def _text(self, e: E.Expr) -> tuple:
-        name = self.names.get(e)
-        if name is not None:
-            return latex_name(name), _ATOM
-        if e.op == "sym":
-            return latex_name(e.args[0]), _ATOM
-        if e.op in _OPERATORS:
-            symbols = {"eq": "=", "ne": r"\neq", "lt": "<", "le": r"\leq", "gt": ">", "ge": r"\geq"}
-            return f"{self._wrap(e.args[0], _SUM)} {symbols[e.op]} {self._wrap(e.args[1], _SUM)}", _COMPARE
-        text, level = super()._text(e)
-        return text, level
+    def _symbol(self, name: str) -> str:
+        return latex_name(name)
 
-    def _call(self, op: str, args) -> str:
-        if op in _LATEX_FUNCTIONS and len(args) == 1:
-            return rf"{_LATEX_FUNCTIONS[op]}\left({self.text(args[0])}\right)"
-        if op == "where" and len(args) == 3:
-            c, a, b = (self.text(x) for x in args)
-            return rf"\begin{{cases}} {a} & \text{{if }} {c} \\ {b} & \text{{otherwise}} \end{{cases}}"
-        parts = [self.text(a) if isinstance(a, E.Expr) else _static_text(a) for a in args]
-        return r"\operatorname{" + op.replace("_", r"\_") + r"}\left(" + ", ".join(parts) + r"\right)"
+    def _infix(self, spelling) -> str | None:
+        return spelling.latex_infix
+
+    def _call_of(self, name: str, parts: list, named: bool = False) -> str:
+        head = name if named else r"\operatorname{" + name.replace("_", r"\_") + "}"
+        return head + r"\left(" + ", ".join(parts) + r"\right)"
 
     def _product_text(self, k: float, e: E.Expr, own: bool = False) -> str:
         top, bottom = [], []
@@ -401,161 +378,51 @@ class LatexPrinter(Printer):
 
 # -- NumPy ----------------------------------------------------------------------------------------------
 
-_NUMPY_SAME = {"exp", "log", "sin", "cos", "tan", "tanh", "sign", "log1p", "expm1", "floor", "ceil", "abs",
-               "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not", "maximum", "minimum",
-               "where", "sqrt"}
-_NUMPY_REDUCE = {"sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min"}
-# An operation's NumPy call, its arguments in the op's order ({0} the input).
-_NUMPY_TEMPLATES = {
-    "clamp": "np.clip({0}, {1}, {2})",
-    "expand": "np.broadcast_to({0}, {1})",
-    "reshape": "np.reshape({0}, {1})",
-    "t": "np.transpose({0})",
-    "transpose": "np.swapaxes({0}, {1}, {2})",
-    "permute": "np.transpose({0}, {1})",
-    "cumsum": "np.cumsum({0}, axis={1})",
-    "flip": "np.flip({0}, axis={1})",
-    "select": "np.take({0}, {2}, axis={1})",
-    "argmax": "np.argmax({0}, axis={1}, keepdims={2})",
-    "argmin": "np.argmin({0}, axis={1}, keepdims={2})",
-    "detach": "np.asarray({0})",
-}
-HELPERS = {
-    "sigmoid": "def _sigmoid(x):\n    return 1 / (1 + np.exp(-x))\n",
-    "relu": "def _relu(x):\n    return np.maximum(x, 0)\n",
-    "sum_to": (
-        "def _sum_to(x, shape):\n"
-        "    lead = x.ndim - len(shape)\n"
-        "    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1)\n"
-        "    return np.sum(x, axis=axes, keepdims=True).reshape(shape) if axes else x.reshape(shape)\n"),
-    "softmax": "def _softmax(x, dim):\n    e = np.exp(x - np.max(x, axis=dim, keepdims=True))\n"
-               "    return e / np.sum(e, axis=dim, keepdims=True)\n",
-    "log_softmax": "def _log_softmax(x, dim):\n    return x - _logsumexp(x, dim, True)\n",
-    "logsumexp": "def _logsumexp(x, dim, keepdim=False):\n    m = np.max(x, axis=dim, keepdims=True)\n"
-                 "    out = m + np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True))\n"
-                 "    return out if keepdim else np.squeeze(out, axis=dim)\n",
-}
-
-
-# -- issue 24: the elementwise functions' NumPy spellings
-_NUMPY_SAME |= {"log2", "log10", "exp2", "sinh", "cosh", "sinc", "deg2rad", "rad2deg", "round", "trunc"}
-_NUMPY_TEMPLATES.update({
-    "asin": "np.arcsin({0})", "acos": "np.arccos({0})", "atan": "np.arctan({0})",
-    "asinh": "np.arcsinh({0})", "acosh": "np.arccosh({0})", "atanh": "np.arctanh({0})",
-    "rsqrt": "(1 / np.sqrt({0}))", "frac": "np.fmod({0}, 1)",
-    "atan2": "np.arctan2({0}, {1})", "hypot": "np.hypot({0}, {1})", "logaddexp": "np.logaddexp({0}, {1})",
-    "clamp_min": "np.maximum({0}, {1})", "clamp_max": "np.minimum({0}, {1})",
-    # statistics
-    "var_correction": "np.var({0}, axis={1}, ddof={2}, keepdims={3})",
-    "std_correction": "np.std({0}, axis={1}, ddof={2}, keepdims={3})",
-    "amax": "np.amax({0}, axis={1}, keepdims={2})", "amin": "np.amin({0}, axis={1}, keepdims={2})",
-    "cumprod": "np.cumprod({0}, axis={1})", "logcumsumexp": "np.logaddexp.accumulate({0}, axis={1})",
-    "xlogy": "np.where(np.isnan({1}), np.nan, np.where({0} == 0, 0.0, {0} * np.log({1})))",
-})
-# erf, erfc and lgamma by Python's math, element by element (erfinv, digamma, polygamma have no spelling yet)
-HELPERS.update({name: f"def _{name}(x):\n    import math\n\n    return np.vectorize(math.{name}, otypes=[float])(x)\n"
-                for name in ("erf", "erfc", "lgamma")})
-
-
-HELPERS["norm"] = (
-    "def _norm(x, p, dim, keepdim=False):\n    a = np.abs(x)\n"
-    "    if np.isinf(p):\n        return (np.max if p > 0 else np.min)(a, axis=dim, keepdims=keepdim)\n"
-    "    if p == 0:\n        return np.sum(a != 0, axis=dim, keepdims=keepdim).astype(x.dtype)\n"
-    "    return np.sum(a ** p, axis=dim, keepdims=keepdim) ** (1 / p)\n")
-
-# issue 24: linear algebra, where NumPy's function is the op's forward (the same LAPACK calls)
-_NUMPY_TEMPLATES.update({
-    "tril": "np.tril({0}, {1})", "triu": "np.triu({0}, {1})",
-    "linalg_det": "np.linalg.det({0})", "linalg_inv": "np.linalg.inv({0})",
-    "linalg_slogdet_sign": "np.linalg.slogdet({0})[0]", "linalg_slogdet_logabsdet": "np.linalg.slogdet({0})[1]",
-    "linalg_eigvalsh": "np.linalg.eigh({0})[0]", "linalg_eigh_eigenvectors": "np.linalg.eigh({0})[1]",
-    "linalg_svdvals": "np.linalg.svd({0}, compute_uv=False)",
-    "linalg_svd_u": "np.linalg.svd({0}, full_matrices={1})[0]", "linalg_svd_vh": "np.linalg.svd({0}, full_matrices={1})[2]",
-    "linalg_qr_q": "np.linalg.qr({0}, mode={1})[0]", "linalg_qr_r": "np.linalg.qr({0}, mode={1})[1]",
-})
-HELPERS["linalg_cholesky"] = HELPERS["cholesky"] = (
-    "def _cholesky(x, upper):\n"
-    "    if upper:\n        return np.swapaxes(np.linalg.cholesky(np.swapaxes(x, -2, -1)), -2, -1)\n"
-    "    return np.linalg.cholesky(x)\n")
-
-HELPERS["linalg_solve"] = (  # PyTorch's rule for a vector B, and left=False
-    "def _linalg_solve(a, b, left):\n"
-    "    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])\n"
-    "    b = b[..., None] if vector else b\n"
-    "    if not left:\n"
-    "        a, b = np.swapaxes(a, -2, -1), np.swapaxes(b, -2, -1)\n"
-    "    x = np.linalg.solve(a, b)\n"
-    "    x = x if left else np.swapaxes(x, -2, -1)\n"
-    "    return x[..., 0] if vector else x\n")
-
-_HELPED = {"erf", "erfc", "lgamma", "norm", "linalg_solve"}  # issue 24: ops written as a call of their helper
-
-
-class UnsupportedOperation(Exception):
-    """An operation a target (the NumPy module) has no spelling for."""
-
-
 class NumpyPrinter(Printer):
-    """The same expressions as NumPy code (`np.exp(x)`, `x @ w`); `helpers` collects the
-    small functions a module must define (`_sum_to`)."""
+    """The same expressions as NumPy code (`np.exp(x)`, `x @ w`); `helpers` collects the small
+    functions a module must define (`_softplus`), by name."""
+
+    FORM = "numpy"
 
     def __init__(self, names: dict | None = None) -> None:
         super().__init__(names)
-        self.helpers: set = set()
+        self.helpers: dict = {}  # the source of each helper the code calls, in the order first used
 
-    def _text(self, e: E.Expr) -> tuple:
-        if e.op == "const" and e.shape and e not in self.names:
-            return f"np.full({_static_text(e.shape)}, {number_text(e.args[0])})", _ATOM
-        if e.op == "tensor" and e not in self.names:
-            return f"np.array({_array_text(e.args[0].array)})", _ATOM
-        if e.op == "const" and not e.shape and e not in self.names and not math.isfinite(e.args[0]):
-            return {"nan": "np.nan", "inf": "np.inf", "-inf": "-np.inf"}[codec.word(e.args[0])], _ATOM
-        return super()._text(e)
+    def _constant(self, e: E.Expr) -> tuple:
+        value = e.args[0]
+        if e.shape:
+            return f"np.full({_static_text(e.shape)}, {_number(value)})", _ATOM
+        if not math.isfinite(value):
+            return _number(value), (_UNARY if value < 0 else _ATOM)
+        return super()._constant(e)
+
+    def _array(self, array) -> str:
+        return f"np.array({_array_text(array)})"
+
+    def _static(self, value) -> str:
+        if isinstance(value, float) and not math.isfinite(value):
+            return _number(value)
+        if isinstance(value, str):
+            return repr(value)
+        return super()._static(value)
 
     def _power(self, base: E.Expr, exponent) -> tuple:
         if exponent == 0.5:
             return f"np.sqrt({self.text(base)})", _ATOM
         return super()._power(base, exponent)
 
-    def _call(self, op: str, args) -> str:
-        def t(a):
-            return self.text(a) if isinstance(a, E.Expr) else _static_text(a)
+    def _spelled(self, op: str, args) -> tuple:
+        spelling = SPELLINGS.get(op)
+        if spelling is not None and spelling.helper and spelling.numpy is not None:
+            helper = spelling.helper() if callable(spelling.helper) else spelling.helper
+            self.helpers.setdefault(helper, None)
+        return super()._spelled(op, args)
 
-        if op in _NUMPY_SAME:
-            return f"np.{op}({', '.join(t(a) for a in args)})"
-        if op in _NUMPY_REDUCE and len(args) == 1:
-            return f"np.{_NUMPY_REDUCE[op]}({t(args[0])})"
-        if op in _REDUCTIONS:
-            x, dim, keepdim = args
-            return f"np.{_REDUCTIONS[op]}({t(x)}, axis={t(dim)}, keepdims={keepdim})"
-        if op == "sum_to":  # the shapes are known: which axes to sum is worked out here, once
-            x, target = args
-            lead = len(x.shape) - len(target)
-            axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(target)
-                                              if n == 1 and x.shape[lead + i] != 1)
-            summed = f"np.sum({t(x)}, axis={_static_text(axes)})"
-            kept = tuple(x.shape[lead + i] for i in range(len(target)) if (lead + i) not in axes)
-            return summed if kept == tuple(target) else f"np.reshape({summed}, {_static_text(tuple(target))})"
-        if op in ("sigmoid", "relu", "softmax", "log_softmax", "logsumexp") or op in _HELPED:
-            self.helpers.add(op)
-            if op in ("log_softmax",):
-                self.helpers.add("logsumexp")
-            if op == "norm":  # p may be infinite: NumPy's spelling of it
-                x, p, dim, keepdim = args
-                return f"_norm({t(x)}, {'np.inf' if p == math.inf else '-np.inf' if p == -math.inf else t(p)}, " \
-                       f"{t(dim)}, {keepdim})"
-            return f"_{op}({', '.join(t(a) for a in args)})"
-        if op in ("linalg_cholesky", "cholesky"):  # one helper for both
-            self.helpers.add(op)
-            return f"_cholesky({t(args[0])}, {args[1]})"
-        template = _NUMPY_TEMPLATES.get(op)
-        if template is not None:
-            return template.format(*(t(a) for a in args))
-        if op in ("cat", "stack"):
-            tensors, dim = args
-            word = "concatenate" if op == "cat" else "stack"
-            return f"np.{word}([{', '.join(t(x) for x in tensors)}], axis={dim})"
-        if op == "narrow":
-            x, dim, start, length = args
-            return f"{self._wrap(x, _ATOM)}[{':, ' * dim}{start}:{start + length}]"
-        raise UnsupportedOperation(op)
+
+def _number(value: float) -> str:
+    """A number as NumPy code: np.nan, np.inf and -np.inf for the non-finite ones."""
+    if math.isnan(value):
+        return "np.nan"
+    if math.isinf(value):
+        return "np.inf" if value > 0 else "-np.inf"
+    return number_text(value)

@@ -1,0 +1,117 @@
+"""How an operation is written: in the expression language, in NumPy, in LaTeX, and how the
+symbolic algebra builds it.
+
+An op's spelling is part of its declaration (`defop(..., spelling=Spelling(...))`, `nondiff`,
+`@public`), beside its forward and its derivative, as JAX registers every interpretation of a
+primitive beside it. `derive` and `explain` write formulas with generic readers of this table
+(symbolic/printing.py, symbolic/build.py); they keep no table of op names of their own, and a
+test walks the registry for ops that cannot be written in every format.
+
+Each of `language`, `numpy` and `latex` is one of:
+
+- `CALL`: a call of the op's own name with its arguments (`cumsum(x, 0)`; in LaTeX
+  `\\operatorname{cumsum}\\left(x, 0\\right)`);
+- a name: a call of that function with the arguments (`numpy="np.exp"`, `latex=r"\\log_{10}"`);
+- a template, which has `{0}`: `"np.clip({0}, {1}, {2})"`, each `{i}` the i-th argument written
+  out in full (braces that are text doubled, as Python's str.format wants them);
+- a function `(write, *args) -> str`, where `write(arg)` is an argument's text and
+  `write(arg, level)` parenthesizes it where it binds less tightly than `level`;
+- None: no spelling (the printer says which op it cannot write).
+
+`infix` is a binary operator written between its operands in the language and in NumPy
+(`@`, `%`, `<=`), at precedence `level`. `helper` is the NumPy source of the functions a numpy
+spelling calls (`def _softplus(...)`), which a derived module defines. `build` is how the
+algebra makes the op's expression from its arguments' (`sqrt(x)` is `x ** 0.5`, `rsub` is
+`other - input`): a function `(s, *args)` given the builder `s` (symbolic/build.py), returning an
+expression, or None to keep the op as a call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Precedence, as Python's: comparisons < + - < * / @ % < unary minus < ** < atoms.
+COMPARE, SUM, PRODUCT, UNARY, POWER, ATOM = range(6)
+
+
+class _Call:
+    def __repr__(self) -> str:
+        return "CALL"
+
+
+CALL = _Call()  # written as a call of the op's own name
+
+
+@dataclass(frozen=True)
+class Spelling:
+    language: object = CALL
+    numpy: object = None
+    latex: object = CALL
+    helper: str = ""
+    build: object = None
+    infix: str | None = None
+    latex_infix: str | None = None
+    level: int = ATOM
+
+
+# An op without a name users can call: written only through its `build` (or not at all).
+INTERNAL = Spelling(language=None, latex=None)
+
+SPELLINGS: dict = {}  # op name -> Spelling
+
+
+def declare(name: str, spelling: Spelling | None, public: bool) -> None:
+    """Record `name`'s spelling: given, or a call of its name where it is public."""
+    if spelling is None:
+        spelling = Spelling() if public else INTERNAL
+    SPELLINGS[name] = spelling
+
+
+def infix(symbol: str, level: int, numpy: str | None = None, latex: str | None = None, **more) -> Spelling:
+    """A binary operator: `a @ b` in the language and (unless `numpy` says otherwise) in NumPy."""
+    return Spelling(infix=symbol, level=level, numpy=numpy, latex_infix=latex if latex is not None else symbol,
+                    **more)
+
+
+def elementwise(numpy: str, latex: object = CALL, **more) -> Spelling:
+    """An elementwise function the language calls by its name and NumPy by `numpy`."""
+    return Spelling(numpy=numpy, latex=latex, **more)
+
+
+def helped(source: str, latex: object = CALL, **more) -> Spelling:
+    """A function NumPy lacks: the derived module defines `_name` from `source` and calls it (or
+    what `numpy` says, which may call it)."""
+    name = source.split("(", 1)[0].removeprefix("def ").strip()
+    return Spelling(numpy=more.pop("numpy", name), helper=source, latex=latex, **more)
+
+
+def carried(namespace: dict, *names: str, prelude: str = ""):
+    """A helper read from the engine's own source: the functions and constants `names` of a module
+    (its `namespace`), for a derived module to carry the very algorithm. Read when a module is
+    written, never at start-up."""
+    def source() -> str:
+        import inspect
+
+        parts = [prelude]
+        for name in names:
+            value = namespace[name]
+            parts.append(inspect.getsource(value) if callable(value) else f"{name} = {value!r}\n")
+        return "".join(parts)
+
+    return source
+
+
+def linalg_call(name: str, index: int | None = None, **keywords) -> object:
+    """`linalg_solve(A, B)`, `linalg_qr(A, mode=complete)[0]`: the matrices, then each keyword
+    where it differs from its default (strings as the language's words), a result of several
+    as the call indexed."""
+    def written(w, *args):
+        count = len(args) - len(keywords)
+        parts = [w(a) for a in args[:count]]
+        for (keyword, default), value in zip(keywords.items(), args[count:]):
+            if value != default:
+                parts.append(f"{keyword}={value if isinstance(value, str) else w(value)}")
+        call = f"{name}({', '.join(parts)})"
+        return call if index is None else f"{call}[{index}]"
+
+    return written
