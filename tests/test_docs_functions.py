@@ -4,9 +4,9 @@ user may call by name is listed, and every name listed is one.
 docs/language.md's table of functions is written by tools/docs_tables.py from the language's
 builtins (`autodiff.ops.FUNCTIONS`, with `torch.nn.functional`'s `linear` and losses): it must
 be what the script writes now, and name each function, aliases included, once. The Python API's
-lists in docs/python-api.md ("**Creating tensors**" and "**Functions**") are written by hand and
-checked against `autodiff.ops.FUNCTIONS`: names in backquotes, several to a pair
-(`exp log sqrt`), aliases with the rest.
+lists in docs/python-api.md ("**Functions**") and the README's claims are written by the same
+script, by kind, and checked against `autodiff.ops.FUNCTIONS`: names in backquotes, several to
+a pair (`exp log sqrt`); "**Creating tensors**" is written by hand.
 """
 
 from __future__ import annotations
@@ -77,9 +77,18 @@ def test_the_python_lists_name_every_function_of_the_catalogue():
     assert sorted(set(FUNCTIONS) - creating - functions) == []
 
 
+def test_the_function_lists_are_what_the_script_writes():
+    script = _tables_script()
+    readme = (ROOT / "README.md").read_text()
+    assert script.in_doc(readme, script.LISTS_BEGIN, script.LISTS_END) == script.lists(), \
+        "run python tools/docs_tables.py --write"
+    assert script.in_doc(PYTHON_API, script.LISTS_BEGIN, script.LISTS_END) == script.nested(script.lists())
+
+
 def test_every_name_in_the_python_lists_exists():
     creating, functions = _python_lists()
-    assert sorted(functions - set(FUNCTIONS)) == [], "listed under Functions but not in autodiff.ops.FUNCTIONS"
+    linalg = {name.removeprefix("linalg_") for name in LANGUAGE_FUNCTIONS if name.startswith("linalg_")}
+    assert sorted(functions - set(LANGUAGE_FUNCTIONS) - linalg) == [], "listed under Functions but callable nowhere"
     assert sorted(name for name in creating if not hasattr(autodiff, name)) == []  # with tensor, dtypes, seeds
     assert {"zeros", "zeros_like", "tensor", "float64"} <= creating  # the list was read
 

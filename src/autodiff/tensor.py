@@ -274,6 +274,11 @@ class Tensor(TensorMethods):
             return self._data.get()
         return np.asarray(self._data)
 
+    def _values_read(self):
+        """The array, read for its values by the engine itself (an index, a mask): where a
+        tracer stands in for the tensor, that read is a decision on the path."""
+        return self._data
+
     def __array__(self, dtype=None, copy=None):
         array = self.numpy()
         return array if dtype is None else array.astype(dtype)

@@ -218,3 +218,12 @@ def test_with_order_2_the_module_has_the_hessian():
             want = engine.get((a, b), engine.get((b, a)))
             assert math.isclose(float(hessian[a][b]), want, rel_tol=1e-12), (a, b)
     assert "hessian" not in dir(module_of(D.derive(text, at)))
+
+
+def test_a_mask_read_as_an_index_is_an_assumption():
+    text = "y = sum(x[x > 0] ** 2)"
+    d = D.derive(text, {"x": [1.0, -2.0, 3.0]})
+    assert [a.condition for a in d.assumptions] == ["(x > 0) == [True, False, True]"]
+    assert_holds_at(d, text, {"x": [0.5, -1.0, 2.0]})  # the same places
+    with pytest.raises(ValueError, match=r"derived assuming \(x > 0\) == \[True, False, True\]"):
+        module_of(d).value_and_grad([0.5, 1.0, 2.0])

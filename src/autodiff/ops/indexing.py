@@ -193,7 +193,7 @@ def _plain(k, xp):
     if isinstance(k, Tensor):
         if k._data.ndim == 0 and not k.dtype.is_floating_point and k.dtype.name != "bool":
             return int(k.item())
-        k = k._data
+        k = k._values_read()  # which places: the key's values decide the path
         if k.dtype.kind == "f":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return xp.asarray(k)

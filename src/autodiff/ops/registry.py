@@ -290,6 +290,7 @@ def _public_function(op: OpDef, doc: str):
             return apply(*args)
 
         function.__name__ = function.__qualname__ = op.name
+        function._forward = op.forward  # where it is declared (the docs group functions by it)
     _describe(function, ("xp",), op.forward, doc)
     return function if function is op.apply else surface.following_batches(function, op.batch)
 

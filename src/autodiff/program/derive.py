@@ -21,7 +21,8 @@ from ..language._gc import collector_paused
 from ..language.analysis import analyze
 from ..language.spelling import given, option
 from ..symbolic import expr as E
-from ..symbolic.printing import Program as Statements, UnsupportedOperation, to_text
+from ..ops.spelling import SUM
+from ..symbolic.printing import Printer, Program as Statements, UnsupportedOperation, to_text
 from ..symbolic.trace import Traced, Tracer
 from .errors import GradientProblem, UsageProblem
 from .run import _source_and_program, refuse_non_tensor
@@ -118,7 +119,7 @@ class _Watcher:
                 text = self.source.snippet(node.start, node.end)
                 condition = text if outcome else f"not ({text})"
             else:
-                condition = f"{to_text(expression)} == {_value_text(value)}"
+                condition = f"{Printer()._wrap(expression, SUM)} == {_value_text(value)}"  # (x > 0) == [...]
             self.assumptions.append(Assumption(line, condition, (id(node), turn), expression, value))
 
     def finished(self) -> list:

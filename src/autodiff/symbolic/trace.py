@@ -55,6 +55,10 @@ class Traced(Tensor):
         _decided(self, value.tolist())
         return value
 
+    def _values_read(self):
+        _decided(self, self.plain.tolist())
+        return self._data
+
     def detach(self) -> Tensor:
         """The same values cut from the graph: `detach(x)` in the formulas, never x's value."""
         return Traced(self.plain.detach(), detached(self.expr))
