@@ -41,7 +41,7 @@ class ScalarGen:
         if depth <= 0 or r.random() < 0.25:
             return r.choice(names) if r.random() < 0.8 else self.literal()
         e = self.expr(names, depth - 1)
-        kind = r.randint(0, 11)
+        kind = r.randint(0, 15)
         if kind == 0:
             return f"{e} + {self.expr(names, depth - 1)}"
         if kind == 1:
@@ -63,6 +63,16 @@ class ScalarGen:
             return f"{r.choice(BOUNDED)}({e}) ** 2"
         if kind == 9:
             return f"{e} if {self.cond(names)} else {self.expr(names, depth - 1)}"
+        if kind == 11:  # a power with an exponent that is itself an expression, and a power of a power
+            base = f"({e} * {e} + 0.5)"
+            inner = f"{base} ** {r.choice(BOUNDED)}({self.expr(names, depth - 1)})"
+            return inner if r.random() < 0.5 else f"({base} ** {r.choice(('1.5', '-0.5', '2.0'))}) ** {r.choice(BOUNDED)}({e})"
+        if kind == 12:  # floor division and remainder with negative operands, as Python rounds them
+            return f"{r.choice(('7', '-7', '9', '-9.5'))} // {r.choice(('2', '-2', '4', '-3'))} * {e}"
+        if kind == 13:
+            return f"({e} * 3.0) % {r.choice(('2.0', '-2.0', '1.5', '-0.75'))}"
+        if kind == 14:
+            return f"({r.choice(('7', '-7', '5'))} % {r.choice(('-2', '3', '-4'))}) * {e}"
         if kind == 10 and self.functions:
             name, required = r.choice(self.functions)
             args = [self.expr(names, 0) for _ in range(required)]

@@ -13,7 +13,7 @@ def straight_program(rng, statements: int = 4) -> tuple:
     lines = []
     for i in range(statements):
         a, b = rng.choice(names), rng.choice(names)
-        kind = rng.randint(0, 7)
+        kind = rng.randint(0, 9)
         if kind == 0:
             e = f"{a} + {b}"
         elif kind == 1:
@@ -29,8 +29,12 @@ def straight_program(rng, statements: int = 4) -> tuple:
             e = f"{f}({a} * {a} + 0.5)" if f in ("log", "sqrt") else f"{f}({a})"
         elif kind == 6:
             e = f"{rng.choice(('2', '3'))} * {a} * {b}"
-        else:
+        elif kind == 7:
             e = f"{rng.choice(('sin', 'tanh'))}({a}) * {b}"
+        elif kind == 8:  # an exponent that is itself an expression
+            e = f"({a} * {a} + 0.5) ** tanh({b})"
+        else:  # a power of a power
+            e = f"(({a} * {a} + 0.5) ** {rng.choice(('1.5', '-0.5', '3'))}) ** {rng.choice(('2', '0.5', b))}"
         name = f"v{i}"
         lines.append(f"{name} = {e}")
         names.append(name)

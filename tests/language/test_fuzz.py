@@ -1,10 +1,15 @@
-"""Whatever the text, a program either runs or fails with one of autodiff's own errors.
+"""Whatever the text, a program either runs or fails with one of autodiff's own errors; and
+where the text is Python (numbers, names, operators, conditions and calls of `math`'s
+functions), what it computes is what Python computes.
 
 Programs are drawn from the grammar itself (hypothesis.extra.lark), from random text, and
 from valid programs with random damage. Nothing else may escape: no Python exception, no
-hang (the limits are small here), and every error renders.
+hang (the limits are small here), and every error renders. Python itself is the oracle of the
+value, run on the same text with its integer literals as floats (the language's numbers) and
+no loops (Python has no iteration limit).
 """
 
+import ast
 import math
 
 from hypothesis import given, settings
@@ -35,8 +40,51 @@ NOISE = list("()[]{}:,;=+-*/@^%.<>!#'\"\\ \t\n0123456789eEjxyzab_") + ["\u2212",
                                                                            "def ", "return ", "**", "//", "=="]
 
 
+PYTHON = {name: getattr(math, name) for name in ("exp", "log", "sqrt", "sin", "cos", "tan", "tanh")}
+PYTHON.update(abs=abs, pi=math.pi, inf=math.inf, nan=math.nan)
+# What the language means otherwise than Python, or Python cannot run without limits.
+NOT_COMPARED = (ast.List, ast.Tuple, ast.Subscript, ast.Attribute, ast.With, ast.AnnAssign, ast.For, ast.While,
+                ast.Lambda, ast.Starred, ast.Dict, ast.Set, ast.ListComp, ast.GeneratorExp, ast.JoinedStr,
+                ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, ast.ClassDef, ast.Delete, ast.Assert,
+                ast.Raise, ast.Try, ast.MatMult, ast.BitXor, ast.BitAnd, ast.BitOr, ast.Invert, ast.LShift,
+                ast.RShift, ast.keyword)
+
+
+class _Floats(ast.NodeTransformer):
+    def visit_Constant(self, node):  # noqa: N802 - ast's name
+        if isinstance(node.value, int) and not isinstance(node.value, bool):
+            return ast.copy_location(ast.Constant(float(node.value)), node)
+        return node
+
+
+def python_value(text: str, at: dict):
+    """What Python computes for `text` (its last statement's value), or None where the text is
+    not Python of numbers, or Python refuses it."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    if not tree.body or any(isinstance(node, NOT_COMPARED) for node in ast.walk(tree)):
+        return None
+    last = tree.body[-1]
+    if isinstance(last, ast.Expr):
+        tree.body[-1] = ast.copy_location(ast.Assign([ast.Name("__value", ast.Store())], last.value), last)
+    elif isinstance(last, ast.Assign) and len(last.targets) == 1 and isinstance(last.targets[0], ast.Name):
+        tree.body.append(ast.Assign([ast.Name("__value", ast.Store())], ast.Name(last.targets[0].id, ast.Load())))
+    else:
+        return None
+    namespace = {"__builtins__": {}, **PYTHON, **at}
+    try:
+        exec(compile(ast.fix_missing_locations(_Floats().visit(tree)), "<fuzz>", "exec"), namespace)  # noqa: S102
+        value = namespace["__value"]
+        return float(value) if isinstance(value, (bool, int, float)) else None
+    except Exception:  # noqa: BLE001 - Python refused it (ZeroDivisionError, a math domain error...)
+        return None
+
+
 def outcome(text: str) -> None:
-    """Run `text` with every input at 0.5; only ProgramError may come out, and it must render."""
+    """Run `text` with every input at 0.5; only ProgramError may come out, and it must render.
+    Where the text is Python, the value is Python's."""
     try:
         source = Source(text, "fuzz.txt")
         program = parse(source)
@@ -45,13 +93,18 @@ def outcome(text: str) -> None:
         result = evaluate(program, source, at=at, options=SMALL)
         for warning in result.warnings:
             assert warning.render()
-        if isinstance(result.output, Tensor):
-            assert result.output.shape is not None
-        elif isinstance(result.output, float):
-            assert result.output == result.output or math.isnan(result.output)
     except ProgramError as problem:
         assert problem.render()
         assert status_for(problem) in (2, 3, 4)
+        return
+    output = result.output
+    if isinstance(output, Tensor) and output.numel() == 1 and output.ndim == 0:
+        output = output.item()
+    expected = python_value(text, at)
+    if expected is not None and isinstance(output, (bool, int, float)):
+        got = float(output)
+        assert got == expected or (math.isnan(got) and math.isnan(expected)) or \
+            math.isclose(got, expected, rel_tol=1e-12, abs_tol=1e-300), (text, got, expected)
 
 
 @settings(max_examples=100, deadline=None)  # drawing from the grammar is the slow part
@@ -147,3 +200,53 @@ def test_the_valid_programs_are_valid():
         program = parse(source)
         names = analyze(program, source)
         evaluate(program, source, at={name: 0.5 for name in names.inputs if name not in names.declared})
+
+
+# -- Python's own programs: numbers, operators, conditions, and/or, math's functions ------------------
+
+SCALAR_VALUES = {"a": 0.5, "b": -2.0, "z": 0.0}
+PYTHON_BINARY = ["+", "-", "*", "/", "**", "//", "%", "<", ">=", "==", "!=", "and", "or"]
+
+
+def _python_expressions():
+    atoms = st.sampled_from(list(SCALAR_VALUES) + ["0", "1", "2", "-7", "7", "-3", "2.5", ".5", "1e-3", "True",
+                                                   "False", "pi"])
+
+    def extend(inner):
+        return st.one_of(
+            st.tuples(inner, st.sampled_from(PYTHON_BINARY), inner).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+            st.tuples(inner, st.sampled_from(PYTHON_BINARY), inner).map(lambda t: f"{t[0]} {t[1]} {t[2]}"),
+            st.tuples(st.sampled_from(["-", "+", "not "]), inner).map(lambda t: f"{t[0]}{t[1]}"),
+            st.tuples(st.sampled_from(sorted(set(PYTHON) - {"pi", "inf", "nan"})), inner).map(
+                lambda t: f"{t[0]}({t[1]})"),
+            st.tuples(inner, inner, inner).map(lambda t: f"({t[0]} if {t[1]} else {t[2]})"),
+        )
+
+    return st.recursive(atoms, extend, max_leaves=8)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_python_expressions(), min_size=1, max_size=3))
+def test_what_is_python_means_what_python_means(expressions):
+    """Python's precedence, chained comparisons, and/or giving an operand, // and % rounding
+    towards minus infinity with negative operands, ** right-associative under unary minus."""
+    text = "\n".join(f"v{i} = {e}" for i, e in enumerate(expressions[:-1])) + f"\n{expressions[-1]}\n"
+    source = Source(text, "python.txt")
+    try:
+        result = evaluate(parse(source), source, at=dict(SCALAR_VALUES), options=SMALL)
+    except ProgramError as problem:
+        assert problem.render()
+        return
+    expected = python_value(text, dict(SCALAR_VALUES))
+    output = result.output.item() if isinstance(result.output, Tensor) and result.output.ndim == 0 else result.output
+    if expected is None or not isinstance(output, (bool, int, float)):
+        return
+    got = float(output)
+    assert got == expected or (math.isnan(got) and math.isnan(expected)) or \
+        math.isclose(got, expected, rel_tol=1e-12, abs_tol=1e-300), (text, got, expected)
+
+
+def test_the_python_oracle_compares():
+    assert python_value("a = 7\n-a // 2", {}) == -4.0 and python_value("-7 % 3", {}) == 2.0
+    assert python_value("0.5 and 2", {}) == 2.0 and python_value("1 < 2 < 1.5", {}) == 0.0
+    assert python_value("x = [1]\nx", {}) is None and python_value("1 / 0", {}) is None

@@ -84,6 +84,7 @@ RECIPROCAL = defop(
     input=lambda grad, result: -grad * result * result,
     batch=ELEMENTWISE,
     spelling=Spelling(build=lambda s, x: s.power(x, -1.0)),
+    floats=True,
 )
 
 

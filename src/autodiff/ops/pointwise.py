@@ -20,6 +20,7 @@ EXP = defop(
     input=lambda grad, result: grad * result,
     batch=ELEMENTWISE,
     spelling=elementwise("np.exp", latex=r"\exp"),
+    floats=True,
 )
 LOG = defop(
     "log", lambda xp, input: xp.log(input), domain=True, method=True, inplace=True,
@@ -27,36 +28,42 @@ LOG = defop(
     input=lambda grad, input: grad / input,
     batch=ELEMENTWISE,
     spelling=elementwise("np.log", latex=r"\log"),
+    floats=True,
 )
 SQRT = defop(
     "sqrt", lambda xp, input: xp.sqrt(input), domain=True, doc="Square root.", method=True, inplace=True,
     input=lambda grad, result: grad / (2 * result),
     batch=ELEMENTWISE,
     spelling=elementwise("np.sqrt", build=lambda s, x: s.power(x, 0.5)),
+    floats=True,
 )
 SIN = defop(
     "sin", lambda xp, input: xp.sin(input), domain=True, doc="Sine (radians).", method=True, inplace=True,
     input=lambda grad, input: grad * COS.apply(input),
     batch=ELEMENTWISE,
     spelling=elementwise("np.sin", latex=r"\sin"),
+    floats=True,
 )
 COS = defop(
     "cos", lambda xp, input: xp.cos(input), domain=True, doc="Cosine (radians).", method=True, inplace=True,
     input=lambda grad, input: grad * -SIN.apply(input),
     batch=ELEMENTWISE,
     spelling=elementwise("np.cos", latex=r"\cos"),
+    floats=True,
 )
 TAN = defop(
     "tan", lambda xp, input: xp.tan(input), domain=True, doc="Tangent (radians).", method=True, inplace=True,
     input=lambda grad, result: grad * (1 + result * result),
     batch=ELEMENTWISE,
     spelling=elementwise("np.tan", latex=r"\tan"),
+    floats=True,
 )
 TANH = defop(
     "tanh", lambda xp, input: xp.tanh(input), doc="Hyperbolic tangent.", method=True, inplace=True,
     input=lambda grad, result: grad * (1 - result * result),
     batch=ELEMENTWISE,
     spelling=elementwise("np.tanh", latex=r"\tanh"),
+    floats=True,
 )
 SIGMOID = defop(
     "sigmoid", lambda xp, input: 1 / (1 + xp.exp(-input)), domain=True, doc="1 / (1 + exp(-input))",
@@ -64,6 +71,7 @@ SIGMOID = defop(
     input=lambda grad, result: grad * (result * (1 - result)),
     batch=ELEMENTWISE,
     spelling=helped("def _sigmoid(x):\n    return 1 / (1 + np.exp(-x))\n", latex=r"\sigma"),
+    floats=True,
 )
 RELU = defop(
     "relu", lambda xp, input: xp.maximum(input, 0), doc="max(input, 0); its gradient at 0 is 0.",
@@ -92,6 +100,7 @@ LOG1P = defop(
     input=lambda grad, input: grad / (input + 1),
     batch=ELEMENTWISE,
     spelling=elementwise("np.log1p"),
+    floats=True,
 )
 EXPM1 = defop(
     "expm1", lambda xp, input: xp.expm1(input), domain=True, doc="exp(input) - 1, accurate near 0.",
@@ -99,6 +108,7 @@ EXPM1 = defop(
     input=lambda grad, result: grad * (result + 1),
     batch=ELEMENTWISE,
     spelling=elementwise("np.expm1"),
+    floats=True,
 )
 
 
@@ -115,6 +125,7 @@ RSQRT = defop(
     input=lambda grad, result: -0.5 * grad * result ** 3,
     batch=ELEMENTWISE,
     spelling=elementwise("(1 / np.sqrt({0}))", build=lambda s, x: s.power(x, -0.5)),
+    floats=True,
 )
 ASIN = defop(
     "asin", lambda xp, input: xp.arcsin(input), domain=True, method=True, inplace=True, aliases=("arcsin",),
@@ -122,6 +133,7 @@ ASIN = defop(
     input=lambda grad, input: grad * RSQRT.apply(1 - input * input),
     batch=ELEMENTWISE,
     spelling=elementwise("np.arcsin", latex=r"\arcsin"),
+    floats=True,
 )
 ACOS = defop(
     "acos", lambda xp, input: xp.arccos(input), domain=True, method=True, inplace=True, aliases=("arccos",),
@@ -129,6 +141,7 @@ ACOS = defop(
     input=lambda grad, input: grad * -RSQRT.apply(1 - input * input),
     batch=ELEMENTWISE,
     spelling=elementwise("np.arccos", latex=r"\arccos"),
+    floats=True,
 )
 ATAN = defop(
     "atan", lambda xp, input: xp.arctan(input), doc="Inverse tangent.", method=True, inplace=True,
@@ -136,18 +149,21 @@ ATAN = defop(
     input=lambda grad, input: grad / (input * input + 1),
     batch=ELEMENTWISE,
     spelling=elementwise("np.arctan", latex=r"\arctan"),
+    floats=True,
 )
 SINH = defop(
     "sinh", lambda xp, input: xp.sinh(input), domain=True, doc="Hyperbolic sine.", method=True, inplace=True,
     input=lambda grad, input: grad * COSH.apply(input),
     batch=ELEMENTWISE,
     spelling=elementwise("np.sinh", latex=r"\sinh"),
+    floats=True,
 )
 COSH = defop(
     "cosh", lambda xp, input: xp.cosh(input), domain=True, doc="Hyperbolic cosine.", method=True, inplace=True,
     input=lambda grad, input: grad * SINH.apply(input),
     batch=ELEMENTWISE,
     spelling=elementwise("np.cosh", latex=r"\cosh"),
+    floats=True,
 )
 ASINH = defop(
     "asinh", lambda xp, input: xp.arcsinh(input), doc="Inverse hyperbolic sine.", method=True, inplace=True,
@@ -155,6 +171,7 @@ ASINH = defop(
     input=lambda grad, input: grad * RSQRT.apply(input * input + 1),
     batch=ELEMENTWISE,
     spelling=elementwise("np.arcsinh", latex=r"\operatorname{arsinh}"),
+    floats=True,
 )
 ACOSH = defop(
     "acosh", lambda xp, input: xp.arccosh(input), domain=True, method=True, inplace=True, aliases=("arccosh",),
@@ -162,6 +179,7 @@ ACOSH = defop(
     input=lambda grad, input: grad * RSQRT.apply(input * input - 1),
     batch=ELEMENTWISE,
     spelling=elementwise("np.arccosh", latex=r"\operatorname{arcosh}"),
+    floats=True,
 )
 ATANH = defop(
     "atanh", lambda xp, input: xp.arctanh(input), domain=True, method=True, inplace=True, aliases=("arctanh",),
@@ -169,12 +187,14 @@ ATANH = defop(
     input=lambda grad, input: grad / (1 - input * input),
     batch=ELEMENTWISE,
     spelling=elementwise("np.arctanh", latex=r"\operatorname{artanh}"),
+    floats=True,
 )
 LOG2 = defop(
     "log2", lambda xp, input: xp.log2(input), domain=True, doc="Logarithm to base 2.", method=True, inplace=True,
     input=lambda grad, input: grad / (input * _LN2),
     batch=ELEMENTWISE,
     spelling=elementwise("np.log2", latex=r"\log_2"),
+    floats=True,
 )
 LOG10 = defop(
     "log10", lambda xp, input: xp.log10(input), domain=True, doc="Logarithm to base 10.", method=True,
@@ -182,12 +202,14 @@ LOG10 = defop(
     input=lambda grad, input: grad / (input * _LN10),
     batch=ELEMENTWISE,
     spelling=elementwise("np.log10", latex=r"\log_{10}"),
+    floats=True,
 )
 EXP2 = defop(
     "exp2", lambda xp, input: xp.exp2(input), domain=True, doc="2 ** input", method=True, inplace=True,
     input=lambda grad, result: grad * result * _LN2,
     batch=ELEMENTWISE,
     spelling=elementwise("np.exp2", latex="2^{{{0}}}"),
+    floats=True,
 )
 
 
@@ -205,6 +227,7 @@ SINC = defop(
     input=_sinc_grad,
     batch=ELEMENTWISE,
     spelling=elementwise("np.sinc", latex=r"\operatorname{sinc}"),
+    floats=True,
 )
 DEG2RAD = defop(
     "deg2rad", lambda xp, input: input * 0.017453292519943295, doc="Degrees to radians.", method=True,
@@ -212,12 +235,14 @@ DEG2RAD = defop(
     input=lambda grad: grad * 0.017453292519943295,
     batch=ELEMENTWISE,
     spelling=elementwise("np.deg2rad"),
+    floats=True,
 )
 RAD2DEG = defop(
     "rad2deg", lambda xp, input: input * 57.29577951308232, doc="Radians to degrees.", method=True, inplace=True,
     input=lambda grad: grad * 57.29577951308232,
     batch=ELEMENTWISE,
     spelling=elementwise("np.rad2deg"),
+    floats=True,
 )
 ROUND = defop(
     "round", lambda xp, input: xp.round(input), method=True, inplace=True,

@@ -41,7 +41,7 @@ import re
 import traceback
 from operator import itemgetter
 
-from .. import _limits, backend
+from .. import _limits, backend, dtypes
 from ..autograd.anomaly import ANOMALY
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import Node, _sequence, edge, input_node, output_numbers
@@ -156,8 +156,9 @@ class OpDef:
     """One operation: forward, derivative formulas, and the plan for what to save."""
 
     def __init__(self, name, grad_fn, forward, derivatives, *, nondiff=(), domain=False, variadic=False, batch=None,
-                 frees=False, carries=()):
+                 frees=False, carries=(), floats=False):
         self.name = name
+        self.floats = floats  # bools and integers are computed in the default float dtype (PyTorch's rule)
         self.batch = batch
         self.grad_fn_name = grad_fn or backward_name(name)
         self.forward = forward
@@ -256,7 +257,7 @@ def backward_name(op_name: str) -> str:
 
 def defop(name: str, forward, *, grad_fn: str | None = None, doc: str | None = None, method=False,
           inplace: bool = False, operators=(), aliases=(), nondiff=(), domain=False, variadic=False, batch=None,
-          frees=False, carries=(), spelling: Spelling | None = None, **derivatives) -> OpDef:
+          frees=False, carries=(), floats=False, spelling: Spelling | None = None, **derivatives) -> OpDef:
     """Declare an operation; returns its OpDef, whose `apply` runs it and records it.
 
     With `doc`, `apply` is also the public function of that name (see surface.py). `spelling`
@@ -265,7 +266,7 @@ def defop(name: str, forward, *, grad_fn: str | None = None, doc: str | None = N
         raise ValueError(f"op {name!r} is declared twice")
     declare_spelling(name, spelling, public=doc is not None)
     op = OpDef(name, grad_fn, forward, derivatives, nondiff=nondiff, domain=domain, variadic=variadic, batch=batch,
-               frees=frees, carries=carries)
+               frees=frees, carries=carries, floats=floats)
     REGISTRY[name] = op
     if doc is not None:
         function = _public_function(op, doc)
@@ -458,6 +459,14 @@ def _constant(value):
     raise TypeError(f"unsupported operand type: {type(value).__name__}")
 
 
+def _floating(value):
+    """Bools and integers as the default float dtype: a function of real numbers computes in it
+    (NumPy would take a bool to float16)."""
+    if value.__class__ in _SCALAR_CLASSES:
+        return float(value)
+    return value.astype(dtypes.get_default_dtype().numpy) if value.dtype.kind in "biu" else value
+
+
 def _module(value):
     return _np if value.__class__ in _NUMPY_CLASSES else backend.array_module(value)
 
@@ -512,7 +521,7 @@ def _compile_apply(op: OpDef):
 
 def _unary_apply(op: OpDef):
     """One tensor input, maybe followed by plain parameters (a dim, a shape, an exponent)."""
-    forward, domain, batch = op.forward, op.domain, op.batch
+    forward, domain, batch, floats = op.forward, op.domain, op.batch, op.floats
     grows = op.name in _limits.GROWING_UNARY
     limits = _limits.STATE
     node_class, saves = op.node_class, op.saves
@@ -520,10 +529,14 @@ def _unary_apply(op: OpDef):
     def apply(input, *params):
         if input.__class__ is not Tensor:
             if not isinstance(input, Tensor):
+                if floats:
+                    input = _floating(input)
                 return forward(_module(input), input, *params)  # plain arrays: just compute
             if input.__class__ in INTERCEPTED:
                 return dispatch(batch, apply, (input, *params), {})
         data = input._data
+        if floats and data.__class__ is not _F64 and data.dtype.kind in "biu":
+            data = _floating(data)
         if grows and limits.limit is not None:
             _limits.check_op(op.name, (data,), params)
         xp = _np if data.__class__ in _NUMPY_CLASSES else backend.array_module(data)

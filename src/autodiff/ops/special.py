@@ -246,6 +246,7 @@ ERF = defop(
     input=lambda grad, input: _TWO_OVER_SQRT_PI * EXP.apply(-(input * input)) * grad,
     batch=ELEMENTWISE,
     spelling=_special("_vectorized(math.erf, {0})", latex=r"\operatorname{erf}"),
+    floats=True,
 )
 ERFC = defop(
     "erfc", lambda xp, input: _elementwise(xp, math.erfc, input, "erfc"), domain=True, method=True, inplace=True,
@@ -253,6 +254,7 @@ ERFC = defop(
     input=lambda grad, input: -_TWO_OVER_SQRT_PI * EXP.apply(-(input * input)) * grad,
     batch=ELEMENTWISE,
     spelling=_special("_vectorized(math.erfc, {0})", latex=r"\operatorname{erfc}"),
+    floats=True,
 )
 ERFINV = defop(
     "erfinv", lambda xp, input: _elementwise(xp, _erfinv, input, "erfinv"), domain=True, method=True,
@@ -262,6 +264,7 @@ ERFINV = defop(
     batch=ELEMENTWISE,
     spelling=_special("_vectorized(_erfinv, {0})", "_TWO_OVER_SQRT_PI", "_ERFINV_A", "_ERFINV_B", "_ERFINV_C",
                       "_ERFINV_D", "_erfinv"),
+    floats=True,
 )
 LGAMMA = defop(
     "lgamma", lambda xp, input: _elementwise(xp, _lgamma, input, "gammaln"), domain=True, method=True,
@@ -270,6 +273,7 @@ LGAMMA = defop(
     input=lambda grad, input: grad * DIGAMMA.apply(input),
     batch=ELEMENTWISE,
     spelling=_special("_vectorized(_lgamma, {0})", "_lgamma", latex=r"\ln \Gamma"),
+    floats=True,
 )
 DIGAMMA = defop(
     "digamma", lambda xp, input: _elementwise(xp, _digamma, input, "digamma"), domain=True, method=True,
@@ -278,6 +282,7 @@ DIGAMMA = defop(
     input=lambda grad, input: grad * POLYGAMMA.apply(1, input),
     batch=ELEMENTWISE,
     spelling=_special("_vectorized(_digamma, {0})", *_DIGAMMA_NAMES, latex=r"\psi"),
+    floats=True,
 )
 
 
