@@ -77,6 +77,30 @@ def agreement(n: int) -> None:
     tensor_agreement(n)
 
 
+def second_order(n: int) -> None:
+    """--order 2 on random nested programs (powers of powers, symbolic exponents, compositions)
+    against torch.autograd.functional.hessian: the class of wrong second derivatives once found."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("second order: not measured (PyTorch is not installed)")
+        return
+    from autodiff.language import Source, evaluate, parse
+    from tests.differential.symbolic_programs import nested_program, torch_hessian
+
+    agree = 0
+    for seed in range(n):
+        text, at = nested_program(random.Random(10_000 + seed), depth=5)
+        d = D.derive(text, at, order=2)
+        source = Source(D.expr_program(d), "<derived>")
+        values = evaluate(parse(source), source, at=at).variables
+        want = torch_hessian(text, at)
+        agree += all(math.isclose(float(values[x.name].detach().numpy() if hasattr(values[x.name], "detach")
+                                         else values[x.name]), want[x.wrt], rel_tol=1e-9, abs_tol=1e-12)
+                     for x in d.derivatives if len(x.wrt) == 2)
+    print(f"second order: {agree}/{n} random nested programs' Hessians agree with torch.autograd.functional.hessian")
+
+
 def _substitute(derived: dict, name: str, point: dict):
     """A derived statement's value: earlier statements substituted in, then the point."""
     values = dict(point)
@@ -213,9 +237,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--second-order", type=int, default=1000, help="random programs derived at order 2")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     agreement(args.programs)
+    second_order(args.second_order)
     size(args.programs)
     swell(args.repeat)
     module_speed(args.repeat)

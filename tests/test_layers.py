@@ -49,7 +49,7 @@ ENGINE_RANKS = [
     ("backward", ("autograd/engine.py", "autograd/function.py", "autograd/forward_ad.py")),
     ("transforms", ("autograd/functional.py", "autograd/gradcheck.py", "func.py", "linalg.py", "nn/*.py",
                     "symbolic/*.py")),
-    ("explain", ("autograd/explain.py",)),
+    ("explain", ("autograd/explain/*.py",)),
     ("face", ("__init__.py",)),
 ]
 

@@ -1,4 +1,4 @@
-"""`autodiff.linalg`: PyTorch's `torch.linalg`, on NumPy's LAPACK (issue 24).
+"""`autodiff.linalg`: PyTorch's `torch.linalg`, on NumPy's LAPACK.
 
     import autodiff as torch
     A = torch.tensor([[4.0, 1.0], [1.0, 3.0]], requires_grad=True)

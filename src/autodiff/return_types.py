@@ -1,6 +1,6 @@
 """Named results, as PyTorch's `torch.return_types`: `x.max(dim)` gives `(values, indices)`,
 `linalg.eigh(A)` gives `(eigenvalues, eigenvectors)`, and sort, topk, cummax, cummin, median and
-kthvalue give (values, indices) (issue 24)."""
+kthvalue give (values, indices)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _named(name: str, fields: str):
     return type(name, (namedtuple(name, fields),), {"__repr__": __repr__, "__slots__": ()})
 
 
-# issue 24's linear algebra
+# linear algebra's
 slogdet = _named("slogdet", "sign logabsdet")
 linalg_slogdet = _named("linalg_slogdet", "sign logabsdet")
 linalg_eigh = _named("linalg_eigh", "eigenvalues eigenvectors")

@@ -73,3 +73,57 @@ def derived_as_sympy(statements, symbols) -> list:
         out.append(sympy.sympify(expression))
         namespace[name] = sympy.Symbol(name)
     return out
+
+
+NESTED_UNARY = ("sin", "cos", "exp", "tanh", "sigmoid")
+
+
+def nested_program(rng, depth: int = 4) -> tuple:
+    """(text, inputs): one statement, a random expression nested `depth` deep over x and y, with
+    powers of powers and exponents that are expressions; finite for inputs in [0.3, 1.2]."""
+    def expression(level: int) -> str:
+        if level == 0 or rng.random() < 0.2:
+            return rng.choice(("x", "y", "x", "0.5", "2"))
+        a = expression(level - 1)
+        kind = rng.randint(0, 8)
+        if kind == 0:
+            return f"({a} + {expression(level - 1)})"
+        if kind == 1:
+            return f"({a} - {expression(level - 1)})"
+        if kind == 2:
+            return f"({a} * {expression(level - 1)})"
+        if kind == 3:
+            return f"({a} / ({expression(level - 1)} ** 2 + 1))"
+        if kind == 4:
+            return f"({a} ** 2 + 0.5) ** {rng.choice(('2', '3', '0.5', '-1', '1.5'))}"
+        if kind == 5:
+            return f"({a} ** 2 + 0.5) ** tanh({expression(level - 1)})"
+        if kind == 6:
+            return f"(({a} ** 2 + 0.5) ** {rng.choice(('0.5', '3'))}) ** {rng.choice(('2', 'y', '-0.5'))}"
+        if kind == 7:
+            return f"{rng.choice(('sqrt', 'log'))}({a} ** 2 + 0.5)"
+        return f"{rng.choice(NESTED_UNARY)}({a})"
+
+    text = "out = " + expression(depth)
+    while "x" not in text.replace("exp", ""):
+        text = "out = " + expression(depth)
+    return text + "\n", {"x": round(rng.uniform(0.3, 1.2), 3), "y": round(rng.uniform(0.3, 1.2), 3)}
+
+
+def torch_hessian(text: str, at: dict):
+    """PyTorch's Hessian of the program (text generated here) in (x, y), float64, as a dict."""
+    import torch
+
+    def tensor_function(f):  # numbers too, as the language's functions take them
+        return lambda v: f(v if isinstance(v, torch.Tensor) else torch.tensor(float(v), dtype=torch.float64))
+
+    namespace = {f: tensor_function(getattr(torch, f)) for f in NESTED_UNARY + ("sqrt", "log")}
+
+    def f(x, y):
+        scope = dict(namespace, x=x, y=y)
+        exec(compile(text, "<nested>", "exec"), scope)  # noqa: S102 - text generated above, not a user's
+        return scope["out"]
+
+    point = tuple(torch.tensor(at[n], dtype=torch.float64) for n in ("x", "y"))
+    h = torch.autograd.functional.hessian(f, point)
+    return {(a, b): float(h[i][j]) for i, a in enumerate("xy") for j, b in enumerate("xy")}

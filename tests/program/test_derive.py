@@ -475,3 +475,20 @@ def test_the_diagonal_of_a_matrix_derives_to_its_place_among_zeros():
     at = {"X": ORDERING_AT["X"], "y": ORDERING_AT["y"]}
     d = D.derive(text, at)
     assert "diagonal(X, 0, 0, 1)" in d.program and D.check(d, text, at).passed
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("seed", range(60))
+def test_second_derivatives_of_random_nested_programs_agree_with_pytorch(seed):
+    """The class of the wrong second derivatives once found: nested powers and compositions, at
+    order 2, against torch.autograd.functional.hessian (bench/derive.py runs thousands)."""
+    pytest.importorskip("torch")
+    from differential.symbolic_programs import nested_program, torch_hessian
+
+    text, at = nested_program(random.Random(seed))
+    d = D.derive(text, at, order=2)
+    values = run_derived(d, at)
+    want = torch_hessian(text, at)
+    for x in d.derivatives:
+        if len(x.wrt) == 2:
+            assert math.isclose(float(values[x.name]), want[x.wrt], rel_tol=1e-9, abs_tol=1e-12), (text, x.name)

@@ -100,7 +100,7 @@ def _class_indices(target):
     return data.long()
 
 
-# Functions whose `index` argument is an int64 tensor in PyTorch (issue 24): a program's numbers
+# Functions whose `index` argument is an int64 tensor in PyTorch: a program's numbers
 # are floats, so whole ones are taken as the indices they spell.
 TAKING_INDICES = {"gather", "scatter", "scatter_add", "index_select"}
 

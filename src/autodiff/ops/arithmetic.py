@@ -94,6 +94,7 @@ FLOOR = defop(
     input=lambda grad: zeros_as(grad),
     batch=ELEMENTWISE,
     spelling=elementwise("np.floor", latex=r"\left\lfloor {0} \right\rfloor"),
+    why_zero="floor, whose derivative is 0",
 )
 CEIL = defop(
     "ceil", lambda xp, input: xp.ceil(input), doc="The smallest integer >= input (gradient zero everywhere).",
@@ -101,6 +102,7 @@ CEIL = defop(
     input=lambda grad: zeros_as(grad),
     batch=ELEMENTWISE,
     spelling=elementwise("np.ceil", latex=r"\left\lceil {0} \right\rceil"),
+    why_zero="ceil, whose derivative is 0",
 )
 # input % other takes the sign of other, as Python's %: input - floor(input / other) * other.
 REMAINDER = defop(
@@ -115,7 +117,7 @@ REMAINDER_SCALAR = defop(  # x % 2
     domain=True,
     input=lambda grad: grad,
     batch=ELEMENTWISE,
-    spelling=infix("%", PRODUCT, latex=r"\bmod"),
+    spelling=infix("%", PRODUCT, latex=r"\bmod", called="remainder"),
 )
 # 2 % x: PyTorch records it without a derivative.
 _remainder_of_number = nondiff("remainder_of_number", lambda xp, input, other: xp.remainder(other, input),
@@ -180,7 +182,7 @@ POW_TENSOR = defop(  # x ** y
     input=_pow_grad_base,
     exponent=_pow_grad_exponent,
     batch=ELEMENTWISE,
-    spelling=Spelling(build=lambda s, x, y: s.power(x, y)),
+    spelling=Spelling(build=lambda s, x, y: s.power(x, y), called="pow"),
 )
 POW_SCALAR_BASE = defop(  # 2 ** x
     "pow_scalar_base",
@@ -188,7 +190,7 @@ POW_SCALAR_BASE = defop(  # 2 ** x
     domain=True,
     exponent=_pow_grad_scalar_base,
     batch=ELEMENTWISE,
-    spelling=Spelling(build=lambda s, exponent, base: s.power(base, exponent)),
+    spelling=Spelling(build=lambda s, exponent, base: s.power(base, exponent), called="pow"),
 )
 
 

@@ -12,6 +12,26 @@ def _compared(name: str):
     return lambda s, input, other: s.compare(name, input, other)
 
 
+def _logical(name: str, absorbing: bool):
+    """logical_and(False, c) is False and logical_and(True, c) is c (logical_or: the other way
+    round), where the constant is one bool for every element."""
+    def built(s, input, other):
+        for constant, rest in ((input, other), (other, input)):
+            value = s.uniform_bool(constant)
+            if value is not None:
+                if value == absorbing:
+                    return s.same(s.number(constant))
+                if getattr(rest, "shape", None) == s.shape and getattr(rest, "op", None) in _BOOLEAN:
+                    return rest
+        return None
+
+    return built
+
+
+_BOOLEAN = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not", "isnan", "isinf",
+            "isfinite"}
+
+
 eq = nondiff("eq", lambda xp, input, other: xp.equal(input, other), doc="input == other, elementwise.",
              method=True, operators=("__eq__",), batch=ELEMENTWISE,
              spelling=infix("==", COMPARE, latex="=", build=_compared("eq")))
@@ -40,11 +60,11 @@ isfinite = nondiff("isfinite", lambda xp, input: xp.isfinite(input), doc="True w
 )
 logical_and = nondiff("logical_and", lambda xp, input, other: xp.logical_and(input, other),
                       doc="True where both are nonzero.", method=True, operators=("__and__",), batch=ELEMENTWISE,
-    spelling=elementwise("np.logical_and", latex=r"\left({0} \land {1}\right)"),
+    spelling=elementwise("np.logical_and", latex=r"\left({0} \land {1}\right)", build=_logical("and", False)),
 )
 logical_or = nondiff("logical_or", lambda xp, input, other: xp.logical_or(input, other),
                      doc="True where either is nonzero.", method=True, operators=("__or__",), batch=ELEMENTWISE,
-    spelling=elementwise("np.logical_or", latex=r"\left({0} \lor {1}\right)"),
+    spelling=elementwise("np.logical_or", latex=r"\left({0} \lor {1}\right)", build=_logical("or", True)),
 )
 logical_not = nondiff("logical_not", lambda xp, input: xp.logical_not(input), doc="True where input is zero.",
                       method=True, operators=("__invert__",), batch=ELEMENTWISE,
@@ -93,7 +113,7 @@ def _reflected_floor_divide(input, other):
 bind_operators(_reflected_floor_divide, ("__rfloordiv__",), batch=ELEMENTWISE)
 
 
-# -- closeness (issue 24) -----------------------------------------------------------------------------------
+# -- closeness -------------------------------------------------------------------------------------------
 
 _TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long", "int32": "Int",
                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}

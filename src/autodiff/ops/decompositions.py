@@ -1,4 +1,4 @@
-"""Determinants, inverses, solves, Cholesky and QR (issue 24), on (..., n, n) batches of matrices.
+"""Determinants, inverses, solves, Cholesky and QR, on (..., n, n) batches of matrices.
 
 Each op is PyTorch's node (`LinalgDetBackward0`, `LinalgSlogdetBackward0`,
 `LinalgInvExBackward0`, `LinalgSolveExBackward0`, `LinalgCholeskyExBackward0`,

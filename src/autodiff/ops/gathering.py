@@ -1,4 +1,4 @@
-"""Picking and placing by index tensors (issue 24): index_select, gather, scatter, scatter_add.
+"""Picking and placing by index tensors: index_select, gather, scatter, scatter_add.
 
 `gather(input, dim, index)[i][j][k] = input[i][index[i][j][k]][k]` (dim 1), and `scatter` and
 `scatter_add` are its transposes: they put (or add) `src`'s values at those places of a copy of

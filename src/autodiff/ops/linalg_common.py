@@ -1,4 +1,4 @@
-"""What the linear algebra of issue 24 shares (ops/decompositions.py, ops/spectral.py):
+"""What the linear algebra shares (ops/decompositions.py, ops/spectral.py):
 PyTorch's checks and error texts, `LinAlgError`, the batching rule of functions of matrices, and
 the few matrix helpers their gradients are written with.
 

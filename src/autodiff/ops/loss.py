@@ -216,5 +216,5 @@ NLL_LOSS2D = defop(  # (N, C, d1, ...) inputs: PyTorch's node for them
 DIV_SCALAR = defop(
     "div_scalar", lambda xp, input, other: input / other, grad_fn="DivBackward1",
     input=lambda grad, other: grad / other,
-    spelling=Spelling(build=lambda s, a, b: s.number(a) / s.number(b)),
+    spelling=Spelling(build=lambda s, a, b: s.number(a) / s.number(b), called="div"),
 )

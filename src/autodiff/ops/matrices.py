@@ -1,4 +1,4 @@
-"""Vectors into matrices and back, and two products (issue 24): diag, diag_embed, kron, cross.
+"""Vectors into matrices and back, and two products: diag, diag_embed, kron, cross.
 
 As PyTorch records them: `diag` of a vector is a `diag_embed` (`DiagEmbedBackward0`) and of a
 matrix a copy of its diagonal (`DiagonalBackward0_copy`, PyTorch's name for that node); `kron`

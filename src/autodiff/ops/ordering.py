@@ -1,4 +1,4 @@
-"""Ordering (issue 24): sort, argsort, msort, topk, cummax, cummin, median and kthvalue.
+"""Ordering: sort, argsort, msort, topk, cummax, cummin, median and kthvalue.
 
 Each function finds its indices first, with an op that has no gradient (`argsort`,
 `topk_indices`...), and its values are the input gathered at them, by an op named as PyTorch

@@ -1,4 +1,4 @@
-"""One tensor into many: unbind, split and chunk (issue 24).
+"""One tensor into many: unbind, split and chunk.
 
 Each piece is the op of its function at one place along `dim` — `unbind` a select, `split` a
 slice — named as PyTorch names the node (`UnbindBackward0`, `SplitBackward0`,

@@ -79,6 +79,7 @@ RELU = defop(
     input=lambda grad, result: WHERE.apply(result <= 0, 0.0, grad),  # at NaN the gradient passes
     batch=ELEMENTWISE,
     spelling=elementwise("np.maximum({0}, 0)", latex=r"\operatorname{relu}"),
+    why_zero="relu at a value that is not positive",
 )
 ABS = defop(
     "abs", lambda xp, input: xp.abs(input), doc="|input|; its gradient at 0 is 0.", method=True, inplace=True,
@@ -86,6 +87,7 @@ ABS = defop(
     input=lambda grad, input: grad * SIGN.apply(input),
     batch=ELEMENTWISE,
     spelling=elementwise("np.abs", latex=r"\left|{0}\right|"),
+    why_zero="abs at 0",
 )
 SIGN = defop(
     "sign", lambda xp, input: xp.where(input != input, 0, xp.sign(input)),  # sign(nan) = 0
@@ -93,6 +95,7 @@ SIGN = defop(
     input=lambda grad: zeros_as(grad),
     batch=ELEMENTWISE,
     spelling=elementwise("np.nan_to_num(np.sign({0}))", latex=r"\operatorname{sign}"),
+    why_zero="sign, whose derivative is 0",
 )
 LOG1P = defop(
     "log1p", lambda xp, input: xp.log1p(input), domain=True, doc="log(1 + input), accurate near 0.",
@@ -112,7 +115,7 @@ EXPM1 = defop(
 )
 
 
-# -- issue 24: inverse and hyperbolic trigonometry, logarithms and powers of other bases ------------
+# -- inverse and hyperbolic trigonometry, logarithms and powers of other bases ------------
 # Each formula is PyTorch's (derivatives.yaml), so edges agree: asin'(±1) = inf, acosh' below 1 is
 # nan where x² < 1, and sinc'(0) = 0.
 
@@ -267,7 +270,7 @@ FRAC = defop(
 )
 
 
-# -- issue 24: functions of two tensors ----------------------------------------------------------------
+# -- functions of two tensors -------------------------------------------------------------------------
 
 
 def _atan2_grads(grad, input, other):

@@ -236,23 +236,27 @@ MAX = defop(
     "max", lambda xp, input: xp.max(input), grad_fn="MaxBackward1",
     input=_evenly_distribute,
     spelling=Spelling(numpy="np.max", latex=r"\max"),
+    why_zero="an element that is not the largest of max",
 )
 MIN = defop(
     "min", lambda xp, input: xp.min(input), grad_fn="MinBackward1",
     input=_evenly_distribute,
     spelling=Spelling(numpy="np.min", latex=r"\min"),
+    why_zero="an element that is not the smallest of min",
 )
 MAX_DIM = defop(
     "max_dim", lambda xp, input, dim, keepdim: contiguous(xp, xp.max(input, axis=dim, keepdims=keepdim)),
     grad_fn="MaxBackward0",
     input=lambda grad, input, dim, keepdim: _to_selected_index(grad, input, dim, keepdim, nondiff_argmax),
     spelling=_reduced("max", "max"),
+    why_zero="an element that is not the largest of max",
 )
 MIN_DIM = defop(
     "min_dim", lambda xp, input, dim, keepdim: contiguous(xp, xp.min(input, axis=dim, keepdims=keepdim)),
     grad_fn="MinBackward0",
     input=lambda grad, input, dim, keepdim: _to_selected_index(grad, input, dim, keepdim, nondiff_argmin),
     spelling=_reduced("min", "min"),
+    why_zero="an element that is not the smallest of min",
 )
 
 

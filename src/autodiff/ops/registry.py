@@ -156,8 +156,9 @@ class OpDef:
     """One operation: forward, derivative formulas, and the plan for what to save."""
 
     def __init__(self, name, grad_fn, forward, derivatives, *, nondiff=(), domain=False, variadic=False, batch=None,
-                 frees=False, carries=(), floats=False):
+                 frees=False, carries=(), floats=False, why_zero=None):
         self.name = name
+        self.why_zero = why_zero  # where its local derivative is 0, in words (explain's "why")
         self.floats = floats  # bools and integers are computed in the default float dtype (PyTorch's rule)
         self.batch = batch
         self.grad_fn_name = grad_fn or backward_name(name)
@@ -257,7 +258,8 @@ def backward_name(op_name: str) -> str:
 
 def defop(name: str, forward, *, grad_fn: str | None = None, doc: str | None = None, method=False,
           inplace: bool = False, operators=(), aliases=(), nondiff=(), domain=False, variadic=False, batch=None,
-          frees=False, carries=(), floats=False, spelling: Spelling | None = None, **derivatives) -> OpDef:
+          frees=False, carries=(), floats=False, why_zero: str | None = None, spelling: Spelling | None = None,
+          **derivatives) -> OpDef:
     """Declare an operation; returns its OpDef, whose `apply` runs it and records it.
 
     With `doc`, `apply` is also the public function of that name (see surface.py). `spelling`
@@ -266,7 +268,7 @@ def defop(name: str, forward, *, grad_fn: str | None = None, doc: str | None = N
         raise ValueError(f"op {name!r} is declared twice")
     declare_spelling(name, spelling, public=doc is not None)
     op = OpDef(name, grad_fn, forward, derivatives, nondiff=nondiff, domain=domain, variadic=variadic, batch=batch,
-               frees=frees, carries=carries, floats=floats)
+               frees=frees, carries=carries, floats=floats, why_zero=why_zero)
     REGISTRY[name] = op
     if doc is not None:
         function = _public_function(op, doc)

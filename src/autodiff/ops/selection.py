@@ -26,6 +26,7 @@ WHERE = defop(
     other=lambda grad, condition: WHERE.apply(condition, 0.0, grad),
     batch=ELEMENTWISE,
     spelling=Spelling(numpy="np.where", build=lambda s, c, a, b: s.where(c, a, b), latex=_cases),
+    why_zero="the branch of where not taken",
 )
 
 
@@ -60,6 +61,7 @@ CLAMP = defop(
     input=lambda grad, input, min, max: WHERE.apply(_inside(input, min, max), grad, 0.0),
     batch=ELEMENTWISE,
     spelling=Spelling(language=_clamp_call, numpy="np.clip"),
+    why_zero="clamp outside its range",
 )
 
 
@@ -86,6 +88,7 @@ MAXIMUM = defop(
     other=lambda grad, input, other: WHERE.apply(other < input, 0.0, WHERE.apply(input == other, grad / 2, grad)),
     batch=ELEMENTWISE,
     spelling=elementwise("np.maximum", latex=r"\max"),
+    why_zero="the losing side of maximum",
 )
 MINIMUM = defop(
     "minimum",
@@ -94,11 +97,12 @@ MINIMUM = defop(
     other=lambda grad, input, other: WHERE.apply(other > input, 0.0, WHERE.apply(input == other, grad / 2, grad)),
     batch=ELEMENTWISE,
     spelling=elementwise("np.minimum", latex=r"\min"),
+    why_zero="the losing side of minimum",
 )
 
 
 
-# -- issue 24: one bound; at the bound the input keeps the gradient (as PyTorch) -------------------------
+# -- one bound; at the bound the input keeps the gradient (as PyTorch) -------------------------
 CLAMP_MIN = defop(  # clamp_min(x, 0.5)
     "clamp_min", lambda xp, input, min: xp.maximum(input, min),
     input=lambda grad, input, min: WHERE.apply(input >= min, grad, 0.0),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from .. import backend, dtypes
 from ..autograd.grad_mode import STATE as GRAD_MODE, no_grad
@@ -53,6 +54,7 @@ def _cast(s, input, dtype):
 
 _RESHAPED = Spelling(build=lambda s, input, *dims: s.reshape(input))
 _SAME = Spelling(build=lambda s, input, *rest: s.same(input))
+_CAST = Spelling(build=_cast, called="to")
 
 
 EXPAND = defop(
@@ -217,13 +219,13 @@ RESHAPE_ALIAS = defop(
     "reshape_alias",
     lambda xp, input, shape: input.reshape(shape),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
-    spelling=_RESHAPED,
+    spelling=replace(_RESHAPED, called="reshape"),
 )
 UNSAFE_VIEW = defop(
     "unsafe_view",
     lambda xp, input, shape: input.reshape(shape),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
-    spelling=_RESHAPED,
+    spelling=replace(_RESHAPED, called="view"),
 )
 ALIAS = defop("alias", lambda xp, input: input, input=lambda grad: grad, spelling=_SAME)  # x[:, :], x[...]
 CLONE = defop("clone", lambda xp, input: input.copy(order="K"), batch=ELEMENTWISE,  # keeps the layout, as PyTorch's clone
@@ -454,12 +456,12 @@ def stack(tensors, dim: int = 0) -> Tensor:
 TO_DTYPE = defop(
     "to_dtype", lambda xp, input, dtype: input.astype(dtype), grad_fn="ToCopyBackward0",
     input=lambda grad, input_dtype: TO_DTYPE.apply(grad, input_dtype),
-    spelling=Spelling(build=_cast),
+    spelling=_CAST,
 )
 TO_DEVICE = defop(
     "to_device", lambda xp, input, device: backend.to_device(input, device), grad_fn="ToCopyBackward0",
     input=lambda grad, input_device: TO_DEVICE.apply(grad, input_device),
-    spelling=_SAME,
+    spelling=replace(_SAME, called="to"),
 )
 
 

@@ -1,5 +1,5 @@
 """Eigenvalues and singular values, the pseudo-inverse, the matrix exponential and matrix norms
-(issue 24), on (..., m, n) batches of matrices.
+on (..., m, n) batches of matrices.
 
 Each op is PyTorch's node (`LinalgEighBackward0`, `LinalgSvdBackward0`, `LinalgPinvBackward0`,
 `LinalgMatrixExpBackward0`) with PyTorch's gradient (FunctionsManual.cpp), written with ops.

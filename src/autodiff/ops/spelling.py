@@ -19,8 +19,9 @@ Each of `language`, `numpy` and `latex` is one of:
 - None: no spelling (the printer says which op it cannot write).
 
 `infix` is a binary operator written between its operands in the language and in NumPy
-(`@`, `%`, `<=`), at precedence `level`. `helper` is the NumPy source of the functions a numpy
-spelling calls (`def _softplus(...)`), which a derived module defines. `build` is how the
+(`@`, `%`, `<=`), at precedence `level`. `called` is the function a user calls for the op where that
+is not its own name (explain names a node as that call). `helper` is the NumPy source of the
+functions a numpy spelling calls (`def _softplus(...)`), which a derived module defines. `build` is how the
 algebra makes the op's expression from its arguments' (`sqrt(x)` is `x ** 0.5`, `rsub` is
 `other - input`): a function `(s, *args)` given the builder `s` (symbolic/build.py), returning an
 expression, or None to keep the op as a call.
@@ -52,12 +53,24 @@ class Spelling:
     infix: str | None = None
     latex_infix: str | None = None
     level: int = ATOM
+    called: str | None = None  # the function users call for it, where that is not its own name
 
 
 # An op without a name users can call: written only through its `build` (or not at all).
 INTERNAL = Spelling(language=None, latex=None)
 
 SPELLINGS: dict = {}  # op name -> Spelling
+
+
+def called_as(op_name: str) -> str:
+    """The function a user calls for an op (explain names a node so: `squeeze` for squeeze_dim)."""
+    spelling = SPELLINGS.get(op_name)
+    if spelling is not None and spelling.called:
+        return spelling.called
+    name = op_name.rstrip("_")
+    for suffix in ("_dims", "_dim"):
+        name = name.removesuffix(suffix)
+    return name
 
 
 def declare(name: str, spelling: Spelling | None, public: bool) -> None:

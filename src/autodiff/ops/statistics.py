@@ -1,4 +1,4 @@
-"""Statistics and running reductions (issue 24): var and std, amax and amin, cumprod,
+"""Statistics and running reductions: var and std, amax and amin, cumprod,
 logcumsumexp, and vector norms.
 
 Each with PyTorch's node (`VarBackward0`, `StdBackward0`, `AmaxBackward0`, `AminBackward0`,

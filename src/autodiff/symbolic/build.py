@@ -63,6 +63,18 @@ class Builder:
         """op(args) built by op's own rule (a decomposition into another op)."""
         return build(op, list(args), self.shape if shape is None else tuple(shape))
 
+    @staticmethod
+    def uniform_bool(x) -> bool | None:
+        """The one bool of a constant whose elements are all that bool, else None."""
+        if getattr(x, "op", None) == "tensor":
+            array = x.args[0].array
+            if array.dtype == bool and array.size and (array.all() or not array.any()):
+                return bool(array.flat[0])
+            return None
+        if isinstance(x, (bool, np.bool_)):
+            return bool(x)
+        return None
+
     def same(self, x) -> E.Expr:
         """x itself, in the result's shape (a copy, a cast, an alias)."""
         return E.with_shape(_number(x), self.shape)

@@ -119,7 +119,7 @@ class ArrayKey:
     __slots__ = ("array", "_key")
 
     def __init__(self, array) -> None:
-        self.array = np.ascontiguousarray(array)
+        self.array = np.array(array, order="C")  # a 0-d array stays 0-d (ascontiguousarray makes it 1-d)
         self._key = (self.array.dtype.str, self.array.shape, self.array.tobytes())
 
     def __eq__(self, other) -> bool:

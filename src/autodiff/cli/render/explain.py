@@ -1,6 +1,6 @@
 """`autodiff explain` as text: rich (a terminal, down to 60 columns), plain, JSON, Markdown, LaTeX.
 
-The plain text is the engine's own (autograd/explain.py), so `print(autodiff.explain(...))`
+The plain text is the engine's own (autograd/explain/), so `print(autodiff.explain(...))`
 and `--format plain` agree."""
 
 from __future__ import annotations
