@@ -66,7 +66,8 @@ def derived_as_sympy(statements, symbols) -> list:
 
     namespace = {f: getattr(sympy, f) for f in UNARY}
     namespace.update(symbols)
-    namespace.update(where=sympy.Piecewise, sign=sympy.sign)
+    namespace.update(where=lambda c, a, b: sympy.Piecewise((a, c), (b, True)), sign=sympy.sign,
+                     logical_and=sympy.And, logical_or=sympy.Or)
     out = []
     for name, text in statements:
         expression = eval(compile(text, "<derived>", "eval"), namespace)  # noqa: S307 - our own output

@@ -227,3 +227,21 @@ def test_a_mask_read_as_an_index_is_an_assumption():
     assert_holds_at(d, text, {"x": [0.5, -1.0, 2.0]})  # the same places
     with pytest.raises(ValueError, match=r"derived assuming \(x > 0\) == \[True, False, True\]"):
         module_of(d).value_and_grad([0.5, 1.0, 2.0])
+
+
+def test_a_base_that_is_never_zero_drops_pows_guard_at_zero():
+    """pow's gradient guards `base == 0`; x * x + 0.5 never is (nan and inf neither), and the
+    formula says so. x alone may be: the guard stays."""
+    d = D.derive("y = (x * x + 0.5) ** z", {"x": 0.5, "z": 1.5})
+    assert "where" not in d.formula("z") and "t1 == 0" not in d.program
+    kept = D.derive("y = x ** z", {"x": 0.5, "z": 1.5})
+    assert "x == 0" in kept.program
+
+
+def test_an_even_power_alone_may_be_zero():
+    from autodiff.symbolic.build import build
+
+    x = E.symbol("x")
+    assert build("eq", [x ** 2.0, 0.0], ()).op == "eq"  # 0 at x = 0: not folded
+    assert build("eq", [x ** 2.0 + 0.5, 0.0], ()).op == "tensor"  # never 0
+    assert build("eq", [E.call("exp", (x,), ()), 0.0], ()).op == "eq"  # exp(-inf) is 0

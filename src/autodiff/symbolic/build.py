@@ -99,6 +99,9 @@ class Builder:
         # relu's formula asks `relu(x) <= 0`: for a number 0 that is `x <= 0` (nan included)
         if a.op == "relu" and b.op == "const" and b.number == 0 and name in ("le", "gt"):
             a = a.args[0]
+        # pow's asks `base == 0`: never, for a base such as x * x + 0.5 (nan and inf included)
+        if name in ("eq", "ne") and b.op == "const" and b.number == 0 and _positive(a):
+            return E.constant(np.full(self.shape, name == "ne"))
         return E.call(name, (a, b), self.shape)
 
     def where(self, condition, a, b) -> E.Expr:
@@ -164,6 +167,33 @@ class Builder:
             parts.append(E.const(0.0, part_shape) if size > 0 else None)
         pieces = tuple(p for p in (parts[0], g, parts[1]) if p is not None)
         return pieces[0] if len(pieces) == 1 else E.call("cat", (pieces, dim), shape)
+
+
+def _positive(e: E.Expr) -> bool:
+    """Whether e is above 0 (or nan, or inf) wherever its symbols are real, infinities included:
+    a positive number, or a sum of one with terms that are never negative."""
+    if e.op == "const":
+        return e.number > 0
+    if e.op == "add":
+        number, terms = e.args
+        return number > 0 and all(k > 0 and _never_negative(t) for t, k in terms)
+    if e.op == "mul":  # a positive number to a power that is a number (not one that may be infinite)
+        number, factors = e.args
+        return number > 0 and all(isinstance(x, float) and _positive(b) for b, x in factors)
+    return False
+
+
+def _never_negative(e: E.Expr) -> bool:
+    if e.op == "pow":
+        return _even(e.args[1])
+    if e.op == "mul":
+        number, factors = e.args
+        return number > 0 and all(_even(x) or _positive(b) for b, x in factors)
+    return _positive(e)
+
+
+def _even(exponent) -> bool:
+    return isinstance(exponent, float) and exponent > 0 and exponent % 2 == 0
 
 
 def _number(value):
