@@ -12,6 +12,8 @@ no loops (Python has no iteration limit).
 import ast
 import math
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.lark import from_lark
@@ -250,3 +252,17 @@ def test_the_python_oracle_compares():
     assert python_value("a = 7\n-a // 2", {}) == -4.0 and python_value("-7 % 3", {}) == 2.0
     assert python_value("0.5 and 2", {}) == 2.0 and python_value("1 < 2 < 1.5", {}) == 0.0
     assert python_value("x = [1]\nx", {}) is None and python_value("1 / 0", {}) is None
+
+
+@pytest.mark.parametrize("text", [
+    "-7 // 2", "7 // -2", "-7 % 3", "7 % -3", "-7.5 // 2", "7.5 % -2", "-2 ** 2", "2 ** -1", "2 ** 3 ** 2",
+    "1 < 2 < 1.5", "0.5 and 2", "0 or -3", "not 0.5", "True + True", "-7 // 2 * 3 % 4", "a // -0.3",
+    "b % 0.75", "(a > 0) + (b > 0)",
+])
+def test_python_arithmetic_means_what_python_means(text):
+    """The corners where other languages round or group otherwise: // and % towards minus infinity,
+    ** right-associative and above unary minus, chained comparisons, and/or giving an operand."""
+    source = Source(text + "\n", "python.txt")
+    result = evaluate(parse(source), source, at=dict(SCALAR_VALUES))
+    output = result.output.item() if isinstance(result.output, Tensor) else result.output
+    assert float(output) == python_value(text, dict(SCALAR_VALUES)), text
