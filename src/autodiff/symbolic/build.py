@@ -23,7 +23,10 @@ def build(name: str, args: list, shape: tuple, result=None) -> E.Expr:
     spelling = SPELLINGS.get(name)
     rule = spelling.build if spelling is not None else None
     if rule is not None:
-        built = rule(Builder(shape), *args)
+        builder = _BUILDERS.get(shape)
+        if builder is None:
+            builder = _BUILDERS[shape] = Builder(shape)
+        built = rule(builder, *args)
         if built is not None:
             return E.with_shape(built, shape) if built.shape != shape else built
     for a in args:
@@ -194,6 +197,9 @@ def _never_negative(e: E.Expr) -> bool:
 
 def _even(exponent) -> bool:
     return isinstance(exponent, float) and exponent > 0 and exponent % 2 == 0
+
+
+_BUILDERS: dict = {}  # a builder holds only its shape: one per shape serves every rule
 
 
 def _number(value):

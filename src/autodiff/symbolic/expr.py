@@ -119,7 +119,8 @@ class ArrayKey:
     __slots__ = ("array", "_key")
 
     def __init__(self, array) -> None:
-        self.array = np.array(array, order="C")  # a 0-d array stays 0-d (ascontiguousarray makes it 1-d)
+        contiguous = np.ascontiguousarray(array)
+        self.array = contiguous if contiguous.ndim == np.ndim(array) else contiguous.reshape(())  # 0-d stays 0-d
         self._key = (self.array.dtype.str, self.array.shape, self.array.tobytes())
 
     def __eq__(self, other) -> bool:
