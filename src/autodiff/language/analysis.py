@@ -26,6 +26,7 @@ class Analysis:
     assigned: set = field(default_factory=set)  # names assigned at the top level
     functions: dict = field(default_factory=dict)  # name -> FunctionDef
     equalities: list = field(default_factory=list)  # top-level `y == x*2` statements: `=` meant?
+    shapes: dict = field(default_factory=dict)  # input name -> its sizes, `A: input[n, n]`: names and ints
 
 
 def analyze(program: ast.Program, source: Source) -> Analysis:
@@ -63,11 +64,29 @@ def _collect_top_level(body, result: Analysis, source: Source) -> None:
             if node.name in result.declared:
                 raise NameProblem(f"{node.name!r} is declared twice", source, node.start, node.end)
             result.declared[node.name] = node
+            if node.sizes is not None:
+                result.shapes[node.name] = _sizes(node, source)
         elif isinstance(node, ast.Return):
             raise SyntaxProblem("'return' outside a function", source, node.start, node.end)
         elif type(node) is ast.ExprStatement and type(node.value) is ast.Compare and node.value.ops == ("==",):
             result.equalities.append(node)
         stack.extend(reversed(ast.children(node)[0]))
+
+
+def _sizes(node: ast.Declare, source: Source) -> tuple:
+    """`A: input[n, 3]`'s sizes: each a name or a whole number; only an input has them."""
+    if node.kind != "input":
+        raise SyntaxProblem(f"only an input has sizes: `{node.name}: input[n]`", source, node.start, node.end)
+    sizes = []
+    for size in node.sizes:
+        if size.isidentifier():
+            sizes.append(size)
+        elif size.isdigit():
+            sizes.append(int(size))
+        else:
+            raise SyntaxProblem(f"a size is a name or a whole number, not {size}: `{node.name}: input[n, 3]`",
+                                source, node.start, node.end)
+    return tuple(sizes)
 
 
 def _find_inputs(program: ast.Program, result: Analysis, source: Source) -> None:

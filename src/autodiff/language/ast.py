@@ -230,12 +230,14 @@ class AugAssign(Node):
 
 @_node
 class Declare(Node):
-    """`a: input = 2` or `g: const = 9.81` (the value may be missing for inputs)."""
+    """`a: input = 2` or `g: const = 9.81` (the value may be missing for inputs); `A: input[n, n]`
+    gives the input's shape, its sizes named (`sizes`: names and ints, None where not given)."""
 
     name: str
     kind: str
     value: Node | None
     kind_start: int
+    sizes: tuple | None
     start: int
     end: int
 

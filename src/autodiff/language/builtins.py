@@ -138,6 +138,21 @@ LOSSES["nll_loss"] = _taking_class_indices(nn_functional.nll_loss, always=True)
 LOSSES["cross_entropy"] = _taking_class_indices(nn_functional.cross_entropy, always=False)
 FUNCTIONS.update(LOSSES)
 FUNCTIONS["linear"] = nn_functional.linear
+
+
+def size(input, dim=None):
+    """The size of `input` along `dim`, a number (all its sizes when `dim` is None): what derive's
+    programs bind their named sizes to, `n = size(x, 0)`."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"size() takes a tensor, not {type(input).__name__}")
+    if dim is None:
+        return tuple(input.shape)
+    if isinstance(dim, float) and dim.is_integer():
+        dim = int(dim)
+    return input.size(dim)
+
+
+WORDS["size"] = size
 ACTIVATIONS = {name: getattr(nn_functional, name) for name in nn_functional.ACTIVATIONS}
 FUNCTIONS.update(ACTIVATIONS)
 # torch.linalg's functions, by ATen's names for them (the language has no dotted names): linalg_det(A)

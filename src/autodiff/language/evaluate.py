@@ -180,6 +180,7 @@ class _Runner:
         self.depth = 0
         self.finite_warning_given = False
         self.dtype = dtypes.from_name(options.dtype)
+        self.sizes: dict = {}  # a declared size's name -> the size the inputs give it
         self._located_at = options.trace.located if options.trace is not None else None
 
     # -- the run -------------------------------------------------------------------------------------
@@ -264,6 +265,9 @@ class _Runner:
             table[name] = self.globals[name] = value
             return value
         tensor = self._leaf(value, node, f"the value of {name!r}")
+        declared = self.result.analysis.shapes.get(name)
+        if declared is not None:
+            self._check_sizes(name, tuple(tensor.shape), declared, node)
         if requires_grad and (self.wrt is None or name in self.wrt):
             if not tensor.dtype.is_floating_point:
                 tensor = tensor.to(self.dtype)
@@ -276,6 +280,24 @@ class _Runner:
             self.result.constants[name] = tensor
         self.globals[name] = tensor
         return tensor
+
+    def _check_sizes(self, name: str, shape: tuple, declared: tuple, node) -> None:
+        """An input's value against its declaration `A: input[n, n]`: as many dims, the numbers
+        equal, each named size the same wherever it is used."""
+        problem = None
+        if len(shape) != len(declared):
+            problem = f"has {len(shape)} dims"
+        else:
+            for size, value in zip(declared, shape):
+                bound = self.sizes.setdefault(size, value) if isinstance(size, str) else size
+                if bound != value:
+                    problem = (f"gives {size} = {value}, where it is {bound}" if isinstance(size, str)
+                               else f"has {value} where it declares {size}")
+                    break
+        if problem is not None:
+            written = "[" + ", ".join(str(s) for s in declared) + "]"
+            raise InputProblem(f"the value of {name!r} has shape {list(shape)}, declared {written}: it {problem}",
+                               self.source, node.start, node.end)
 
     def _leaf(self, value, node, what: str) -> Tensor:
         from .. import tensor as make

@@ -33,6 +33,17 @@ class _Splice(list):
     __slots__ = ("start", "end")
 
 
+class _Sizes(tuple):
+    """`[n, 3]` of a declaration, with its place (a plain tuple has none)."""
+
+
+def _sizes(children, start, end) -> _Sizes:
+    """The sizes as written: names, and numbers as their text (analysis reads and checks them)."""
+    sizes = _Sizes(x for x in children if x is not None)
+    sizes.start, sizes.end = start, end
+    return sizes
+
+
 class _Elif:
     __slots__ = ("test", "body", "start", "end")
 
@@ -336,7 +347,10 @@ BUILDERS = {
     "assign": "Assign(c[0].value, c[1], s, e)",
     "unpack": "Unpack(_names(c[:-1]), c[-1], s, e)",
     "augassign": "AugAssign(c[0].value, c[1].value[:-1], c[2], c[1].start, s, e)",
-    "declare": "Declare(c[0].value, c[1].value, c[2], c[1].start, s, e)",
+    "declare": "Declare(c[0].value, c[1].value, c[3], c[1].start, None if c[2] is None else tuple(c[2]), s, e)",
+    "sizes": "_sizes(c, s, e)",
+    "size_name": "c[0].value",
+    "size_number": "c[0].value",
     "expression": "ExprStatement(c[0], s, e)",
     "return_": "Return(c[0], s, e)",
     "pass_": "Pass(s, e)",
@@ -382,7 +396,7 @@ def _scope() -> dict:
                        if isinstance(value, type) and issubclass(value, ast.Node) and value is not ast.Node})
         _SCOPE.update(Node=ast.Node, _Splice=_Splice, _span=_span, _Elif=_Elif, _statements=_statements,
                       _statement_list=_statement_list, _number=_number, _if=_if, _call=_call, _compare=_compare,
-                      _names=_names)
+                      _names=_names, _sizes=_sizes)
     return _SCOPE
 
 
