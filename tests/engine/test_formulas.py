@@ -163,7 +163,7 @@ def test_formulas_read_as_the_ops_derivatives():
     assert local_formula("tanh", "input", (x,)).text({"input": "a + b"}) == "1 - tanh(a + b) ** 2"
     assert local_formula("mul", "input", (x, y)).text({"other": "a + b"}) == "a + b"
     assert local_formula("div", "input", (x, y)).text({"other": "a + b"}) == "1 / (a + b)"
-    assert local_formula("mm", "input", (matrix, matrix)).text() == "g ↦ g @ t(mat2)"
+    assert local_formula("mm", "input", (matrix, matrix)).text() == "g ↦ g @ mat2.T"
     assert local_formula("sum", "input", (x,)).text() == "1"  # for each element: g broadcast
     broadcast = local_formula("mul", "input", (autodiff.tensor([[1.0], [2.0]], requires_grad=True), y))
     # the engine's reduction to the input's shape is part of it (factors print in the order made)

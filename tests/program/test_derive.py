@@ -125,14 +125,19 @@ def test_a_negative_product_on_the_right_of_matmul_keeps_its_parentheses():
     text = "v = dot(W @ x, y)\ne = v * -0.5"
     at = {"W": [[1.0], [2.0], [3.0]], "x": [0.5], "y": [1.0, -2.0, 0.25]}
     f, d = formulas(text, at=at)
-    assert "@ (-0.5 * y)" in f["x"]
+    assert f["x"] == "-0.5 * (W.T @ y)"  # the number leaves the product, as the Cookbook writes it
     assert D.check(d, text, at).passed
+    from autodiff.symbolic import expr as E
+    from autodiff.symbolic.printing import to_text
+
+    a, x = E.symbol("a", (2, 3)), E.symbol("x", (3,))
+    assert to_text(E.call("mv", (a, E.mul(E.const(-2.0), x)), (2,))) == "a @ (-2 * x)"
 
 
 def test_a_number_broadcast_into_a_vector_gets_the_sum_of_its_copies():
     # sum(c + a) counts a once per element of c: its derivative is 3 * u, not u
     f, d = formulas("u = a * b\ne = sum(c + a) * u", at={"a": 2.0, "b": 3.0, "c": [1.0, 2.0, 3.0]})
-    assert f["a"] == "3 * u + b * t1"
+    assert f["a"] == "n * u + b * t1" and "n = size(c, 0)" in d.program  # n copies, whatever n is
     assert D.check(d, "u = a * b\ne = sum(c + a) * u", {"a": 2.0, "b": 3.0, "c": [1.0, 2.0, 3.0]}).passed
 
 
@@ -434,7 +439,7 @@ def test_linear_algebra_derived_as_numpy_agrees_with_grad(tmp_path):
 def test_a_result_of_several_is_written_as_the_call_indexed():
     found, d = formulas("sum(linalg_eigh(S).eigenvalues * [1, 3])", at=LINALG_AT)
     assert ("t1", "linalg_eigh(S)[1]") in d.statements
-    assert found["S"] == "t1 * [[1, 3]] @ transpose(t1, -2, -1)"
+    assert found["S"] == "t1 * [[1, 3]] @ t1.T"
     found, _ = formulas("sum(linalg_svdvals(T))", at=LINALG_AT)
     assert found["T"] == "linalg_svd(T, full_matrices=False)[0] @ linalg_svd(T, full_matrices=False)[2]"
 
@@ -465,7 +470,7 @@ def test_ordering_derived_holds_where_the_order_differs(text):
 
 def test_sorts_derivative_is_written_with_argsort():
     f, _ = formulas("sum(sort(x).values * y)", at={"x": [3.0, 1.0, 2.0], "y": [1.0, 2.0, 3.0]})
-    assert f == {"x": "scatter_add(zeros(3), 0, t1, y)", "y": "gather(x, 0, t1)"}
+    assert f == {"x": "scatter_add(zeros(n), 0, t1, y)", "y": "gather(x, 0, t1)"}
     _, d = formulas("sum(sort(x).values * y)", at={"x": [3.0, 1.0, 2.0], "y": [1.0, 2.0, 3.0]})
     assert "t1 = argsort(x, 0, False)" in d.program
 

@@ -198,13 +198,23 @@ def test_a_loop_count_read_from_an_input_is_checked():
 
 
 def test_the_module_checks_each_inputs_shape():
-    d = D.derive("loss = mean((X @ w) ** 2)", {"X": np.ones((4, 2)).tolist(), "w": [1.0, 2.0]})
+    text = "loss = mean((X @ w) ** 2)"
+    d = D.derive(text, {"X": np.ones((4, 2)).tolist(), "w": [1.0, 2.0]})
     module = module_of(d)
     module.value_and_grad(np.ones((4, 2)), [0.5, 0.5])
-    with pytest.raises(ValueError, match=r"^X has shape \[2, 2\]; derived for shape \[4, 2\]$"):
-        module.value_and_grad(np.ones((2, 2)), [0.5, 0.5])  # mean's 1/4 would be wrong here
-    with pytest.raises(ValueError, match=r"^w has shape \[3\]; derived for shape \[2\]$"):
-        module.value_and_grad(X=np.ones((4, 3)) if False else np.ones((4, 2)), w=[1.0, 2.0, 3.0])
+    assert_holds_at(d, text, {"X": [[1.0, 2.0], [0.5, -1.0]], "w": [0.5, 0.25]})  # mean's 1/n is n's, not 1/4
+    with pytest.raises(ValueError, match=r"^w has shape \[3\]; derived for shape \[m\] with m = 2$"):
+        module.value_and_grad(X=np.ones((4, 2)), w=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"^X has shape \[4\]; derived for shape \[n, m\]$"):
+        module.value_and_grad(np.ones(4), [0.5, 0.5])
+
+
+def test_literal_sizes_are_checked_where_the_sizes_could_not_be_named():
+    d = D.derive("y = sum(x[:2] * 3)", {"x": [1.0, 2.0, 3.0]})
+    assert d.sizes is None or "3" not in d.formula("x")
+    module = module_of(D.derive("y = sum(x ** 2)", {"x": 2.0}))
+    with pytest.raises(ValueError, match=r"^x has shape \[2\]; derived for shape \[\]$"):
+        module.value_and_grad([1.0, 2.0])
 
 
 def test_with_order_2_the_module_has_the_hessian():

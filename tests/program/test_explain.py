@@ -362,7 +362,7 @@ def test_a_vector_matmul_shows_a_formula_for_each_node():
     assert any(f.endswith("= g ↦ reshape(g, (1, 3))") for f in formulas), formulas
     # the steps inside `x @ w` have no source text of their own: they read as calls of their inputs
     assert not any("Backward" in f for f in formulas), formulas
-    assert "∂mm(unsqueeze(x), w)/∂w = g ↦ t(unsqueeze(x)) @ g" in {e.formula for e in result.inputs["w"].paths[0].edges}
+    assert "∂mm(unsqueeze(x), w)/∂w = g ↦ unsqueeze(x).T @ g" in {e.formula for e in result.inputs["w"].paths[0].edges}
 
 
 def test_a_graph_built_in_python_reads_as_calls_of_its_inputs():

@@ -11,10 +11,10 @@ from contextlib import contextmanager
 
 FLAGS = {"at": "--at", "wrt": "--wrt", "output": "--output", "order": "--order", "retain": "--retain",
          "grad_output": "--grad-output", "check": "--check", "max_iterations": "--max-iterations",
-         "max_elements": "--max-elements", "range": "--range", "points": "--samples", "mode": "--mode"}
+         "max_elements": "--max-elements", "range": "--range", "points": "--samples", "mode": "--mode", "shape": "--shape"}
 PARAMETERS = {"at": "at", "wrt": "wrt", "output": "output", "order": "order", "retain": "retain",
               "grad_output": "grad_output", "check": "check", "max_iterations": "Options.max_iterations",
-              "max_elements": "Options.max_elements", "range": "low and high", "points": "points", "mode": "mode"}
+              "max_elements": "Options.max_elements", "range": "low and high", "points": "points", "mode": "mode", "shape": "shapes"}
 
 
 class _State:

@@ -52,6 +52,11 @@ def _cast(s, input, dtype):
     return s.same(input)
 
 
+def _dot_t(w, x) -> str:
+    """`A.T`, in the language as in NumPy (a vector's is itself there too)."""
+    return f"{w(x, ATOM)}.T"
+
+
 _RESHAPED = Spelling(build=lambda s, input, *dims: s.reshape(input))
 _SAME = Spelling(build=lambda s, input, *rest: s.same(input))
 _CAST = Spelling(build=_cast, called="to")
@@ -153,7 +158,7 @@ def _squeeze_rule(function, args, kwargs):
 # -- transposes -----------------------------------------------------------------------------------
 
 T = defop("t", lambda xp, input: input.T, input=lambda grad: T.apply(grad),
-          spelling=Spelling(numpy="np.transpose", latex=lambda w, x: f"{w(x, ATOM)}^{{\\top}}",
+          spelling=Spelling(language=_dot_t, numpy=_dot_t, latex=lambda w, x: f"{w(x, ATOM)}^{{\\top}}",
                             build=lambda s, x: s.transposed(x)))
 TRANSPOSE = defop(
     "transpose",

@@ -10,12 +10,14 @@ conditions are listed as assumptions; with no value given there, derive refuses.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .. import Tensor, autograd
-from ..language import InputProblem, Options, Program, Source, evaluate, parse
+from ..language import InputProblem, Options, Program, ProgramError, Source, evaluate, parse
+from ..language.errors import EvaluationProblem
 from ..language.errors import Warning_
 from ..language._gc import collector_paused
 from ..language.analysis import analyze
@@ -23,6 +25,8 @@ from ..language.spelling import given, option
 from ..symbolic import expr as E
 from ..ops.spelling import SUM
 from ..symbolic.printing import Printer, Program as Statements, UnsupportedOperation, to_text
+from ..symbolic.matrix import simplify
+from ..symbolic.sizes import CHECKED, TRACED, SizeNames, assign
 from ..symbolic.trace import Traced, Tracer
 from .errors import GradientProblem, UsageProblem
 from .run import _source_and_program, refuse_non_tensor
@@ -74,10 +78,28 @@ class Derivation:
     check: object = None  # DeriveCheck with --check
     warnings: list = field(default_factory=list)
     labels: dict = field(default_factory=dict, repr=False)  # expression -> the user's name for it
+    shapes: dict = field(default_factory=dict)  # input name -> its sizes by name (and numbers), where named
+    sizes: object = field(default=None, repr=False)  # SizeNames of the formulas' trace (None: literal sizes)
+
+    @property
+    def bindings(self) -> list:
+        """[(size name, input, dim)]: where each named size a formula uses is read from."""
+        out, seen = [], set()
+        for name, dims in self.shapes.items():
+            for dim, size in enumerate(dims):
+                if isinstance(size, str) and size not in seen:
+                    seen.add(size)
+                    out.append((size, name, dim))
+        return out
 
     @property
     def program(self) -> str:
-        return "".join(f"{name} = {text}\n" for name, text in self.statements)
+        sizes = "".join(f"{size} = size({name}, {dim})\n" for size, name, dim in self.bindings
+                        if self._uses(size))
+        return sizes + "".join(f"{name} = {text}\n" for name, text in self.statements)
+
+    def _uses(self, size: str) -> bool:
+        return any(re.search(rf"\b{re.escape(size)}\b", text) for _, text in self.statements)
 
     def formula(self, wrt) -> str:
         key = (wrt,) if isinstance(wrt, str) else tuple(wrt)
@@ -122,6 +144,17 @@ class _Watcher:
                 condition = f"{Printer()._wrap(expression, SUM)} == {_value_text(value)}"  # (x > 0) == [...]
             self.assumptions.append(Assumption(line, condition, (id(node), turn), expression, value))
 
+    def derivative_read(self, evaluation) -> None:
+        """The decisions the derivative formulas made (which of PyTorch's formulas applies, by a
+        value): assumptions too, placed at the output's line."""
+        node = evaluation.output_node or (evaluation.source and None)
+        line = self.source.line_column(node.start)[0] if node is not None else 0
+        for expression, value in self.tracer.decisions[self.seen:]:
+            self.assumptions.append(Assumption(line, f"{Printer()._wrap(expression, SUM)} == {_value_text(value)}",
+                                               ("derivative", 1), expression, value))
+        self._turns.setdefault("derivative", 1)
+        self.seen = len(self.tracer.decisions)
+
     def finished(self) -> list:
         """The assumptions, each line's turns numbered where it decided more than once; the same
         condition decided the same way twice on one turn is stated once."""
@@ -147,25 +180,40 @@ def _value_text(value) -> str:
 
 
 def derive(source: Source | str, at: dict | None = None, *, program: Program | None = None, wrt=None,
-           output: str | None = None, order: int = 1, options: Options | None = None) -> Derivation:
+           output: str | None = None, order: int = 1, options: Options | None = None,
+           shapes: dict | None = None) -> Derivation:
     """The derivatives of `source`'s output with respect to its inputs (`wrt`: some of them),
     as formulas and as a program. `at` gives input values: shapes, and the path through
-    control flow that depends on values. Raises ProgramError, UsageProblem, GradientProblem."""
+    control flow that depends on values; `shapes` ({input: sizes}, `{"A": ("n", "n")}`) names
+    the inputs' sizes, so that the formulas hold for every size. Raises ProgramError,
+    UsageProblem, GradientProblem."""
     with collector_paused():  # tracing makes many small objects and no cycles, as a run does
-        return _derive(source, at, program, wrt, output, order, options)
+        return _derive(source, at, program, wrt, output, order, options, shapes)
 
 
-def _derive(source, at, program, wrt, output, order, options) -> Derivation:
+@dataclass
+class _Trace:
+    """One run of the program, traced: what the formulas are made of."""
+
+    evaluation: object
+    inputs: dict  # input name -> its traced leaf
+    derivatives: list  # Derived, their expressions
+    value: object  # the output's expression
+    assumptions: list
+    labels: dict
+    sizes: object  # SizeNames of this trace
+
+    def statements(self, taken: set) -> list:
+        roots = {d.name: d.expr for d in self.derivatives}
+        return Statements(roots, self.labels, taken=taken).statements(self.sizes)
+
+
+def _derive(source, at, program, wrt, output, order, options, shapes) -> Derivation:
     if order not in (1, 2):
         raise UsageProblem(f"{option('order')} takes 1 or 2, not {order}")
     source, program = _source_and_program(source, program)
     analysis = analyze(program, source)
     given = dict(at or {})
-    point = dict(given)
-    for name in analysis.inputs:
-        declared = analysis.declared.get(name)
-        if name not in point and (declared is None or declared.value is None):
-            point[name] = DEFAULT_VALUE
     if wrt is not None:
         for name in wrt:
             if name not in analysis.inputs:
@@ -174,7 +222,54 @@ def _derive(source, at, program, wrt, output, order, options) -> Derivation:
                 raise UsageProblem(f"{option('wrt')} names {name!r}, which is not an input of the program"
                                    f"{suggestion(name, list(analysis.inputs))}")
     options = Options() if options is None else options
-    made_up = any(point[n] is DEFAULT_VALUE for n in point if n not in given)
+    named = _named_shapes(analysis, shapes or {}, given)
+    traced_sizes = _sizes_at(named, given)
+    point, made_up = _point(analysis, given, named, traced_sizes, seed=0)
+    primary = _trace(source, program, analysis, point, set(given), made_up, wrt, output, order, options,
+                     SizeNames(traced_sizes if not _user_sized(named, given) else {}))
+    evaluation = primary.evaluation
+    taken = set(primary.inputs) | set(evaluation.variables) | set(evaluation.constants)
+    _name_derivatives(primary.derivatives, evaluation.output_name, taken)
+    formulas_from, sizes, warnings = primary, primary.sizes, list(evaluation.warnings)
+    size_names = {size for dims in named.values() for size in dims if isinstance(size, str)}
+    if size_names:
+        generic = primary if primary.sizes else None
+        if generic is None:  # the user's sizes: the formulas come from a trace at sizes of our own
+            generic = _generic_trace(source, program, analysis, named, TRACED, primary, wrt, output, order, options)
+        checked = generic and _generic_trace(source, program, analysis, named, CHECKED, primary, wrt, output, order,
+                                             options)
+        if generic and checked and _same_program(generic, checked, taken):
+            formulas_from, sizes = generic, generic.sizes
+            for d, g in zip(primary.derivatives, generic.derivatives):
+                d.expr = g.expr
+        else:
+            sizes = None
+            warnings.append(Warning_("the formulas are written for these sizes only: a size or a path of this "
+                                     "program depends on its values"))
+    labels = formulas_from.labels
+    roots = {d.name: d.expr for d in primary.derivatives}
+    written = Statements(roots, labels, taken=set(primary.inputs))
+    try:
+        statements = written.statements(sizes)
+    except UnsupportedOperation as exc:  # an op whose declaration gives no spelling in the language
+        raise GradientProblem(f"derive cannot write {exc.args[0]}() in the expression language (it comes from a "
+                              "derivative here); grad computes its value") from None
+    formulas = dict(statements[-len(roots):]) if roots else {}
+    for d in primary.derivatives:
+        d.formula = formulas[d.name]
+    declared = {n: source.snippet(d.value.start, d.value.end) for n, d in analysis.declared.items()
+                if d.kind == "input" and d.value is not None and n not in given}
+    result = evaluation.output
+    if not made_up and not _finite(result):
+        warnings.append(Warning_("the output is not finite at this point; the formulas are the symbolic ones, "
+                                 "which hold wherever they are defined"))
+    return Derivation(source.name, evaluation.output_name, {n: tuple(t.shape) for n, t in primary.inputs.items()},
+                      primary.derivatives, statements, primary.assumptions, order, formulas_from.value, declared,
+                      warnings=warnings, labels=labels, shapes=named if sizes else {}, sizes=sizes)
+
+
+def _trace(source, program, analysis, point, given, made_up, wrt, output, order, options, sizes) -> _Trace:
+    """Run the program traced at `point` and derive: the expressions, before they are named."""
     if made_up:  # values only for shapes: what they compute is nobody's point, nothing to warn of
         options = replace(options, check_finite=False)
     with Tracer(detach_no_grad=True) as tracer:
@@ -182,6 +277,10 @@ def _derive(source, at, program, wrt, output, order, options) -> Derivation:
         options.trace = watcher
         try:
             evaluation = evaluate(program, source, at=point, output=output, options=options, analysis=analysis)
+        except EvaluationProblem as problem:
+            if made_up and not sizes and not given:
+                raise _needs_shapes(problem, analysis) from None
+            raise
         finally:
             options.trace = None
         result = evaluation.output
@@ -193,31 +292,129 @@ def _derive(source, at, program, wrt, output, order, options) -> Derivation:
         derivatives, first = _first_order(result, inputs, chosen, evaluation.output_name)
         if order == 2:
             derivatives += _second_order(first, inputs, chosen, evaluation.output_name)
-        if len(tracer.decisions) != watcher.seen:  # a formula read a value: never expected
-            raise GradientProblem("derive: a derivative formula depends on a value; it cannot be written "
-                                  "as one formula")
-    taken = set(inputs) | set(evaluation.variables) | set(evaluation.constants)
-    _name_derivatives(derivatives, evaluation.output_name, taken)
-    labels = _labels(evaluation, result)
-    roots = {d.name: d.expr for d in derivatives}
-    written = Statements(roots, labels, taken=set(inputs))
+        watcher.derivative_read(evaluation)  # a formula's choice by value (det's, at a singular matrix)
+    if any(leaf.ndim for leaf in inputs.values()):  # matrices and vectors: in textbook form
+        *simplified, value = simplify([d.expr for d in derivatives] + [value])
+        for d, e in zip(derivatives, simplified):
+            d.expr = e
+    return _Trace(evaluation, inputs, derivatives, value, watcher.finished(), _labels(evaluation, result), sizes)
+
+
+def _generic_trace(source, program, analysis, named, primes, primary, wrt, output, order, options):
+    """The program traced again with every named size a prime of `primes` and made-up values,
+    for formulas by name; None where its path differs from the primary trace's (the path
+    depends on values, or on sizes)."""
+    sizes = assign(sorted({s for dims in named.values() for s in dims if isinstance(s, str)}), {}, primes)
+    point, _ = _point(analysis, {}, named, sizes, seed=1, every=True)
     try:
-        statements = written.statements()
-    except UnsupportedOperation as exc:  # an op whose declaration gives no spelling in the language
-        raise GradientProblem(f"derive cannot write {exc.args[0]}() in the expression language (it comes from a "
-                              "derivative here); grad computes its value") from None
-    formulas = dict(statements[-len(roots):]) if roots else {}
-    for d in derivatives:
-        d.formula = formulas[d.name]
-    declared = {n: source.snippet(d.value.start, d.value.end) for n, d in analysis.declared.items()
-                if d.kind == "input" and d.value is not None and n not in given}
-    warnings = list(evaluation.warnings)
-    if not made_up and not _finite(result):
-        warnings.append(Warning_("the output is not finite at this point; the formulas are the symbolic ones, "
-                                 "which hold wherever they are defined"))
-    return Derivation(source.name, evaluation.output_name, {n: tuple(t.shape) for n, t in inputs.items()},
-                      derivatives, statements, watcher.finished(), order, value, declared,
-                      warnings=warnings, labels=labels)
+        trace = _trace(source, program, analysis, point, set(analysis.inputs), True, wrt, output, order,
+                       replace(options, check_finite=False), SizeNames(sizes))
+    except (ProgramError, GradientProblem, UsageProblem):
+        return None
+    if [(a.line, a.turn, a.condition) for a in trace.assumptions] != \
+            [(a.line, a.turn, a.condition) for a in primary.assumptions]:
+        return None
+    taken = set(trace.inputs) | set(trace.evaluation.variables) | set(trace.evaluation.constants)
+    _name_derivatives(trace.derivatives, trace.evaluation.output_name, taken)
+    return trace
+
+
+def _same_program(a: _Trace, b: _Trace, taken: set) -> bool:
+    """Whether two traces at different sizes write the same program by name: then no size was
+    misread (a literal that happened to be a traced size)."""
+    try:
+        return a.statements(taken) == b.statements(taken)
+    except UnsupportedOperation:
+        return False
+
+
+def _named_shapes(analysis, shapes: dict, given: dict) -> dict:
+    """{input: its sizes (names and numbers)} from the file's declarations and `shapes`; with
+    values only (`--at` and no names), each size is named, one name for each size value."""
+    named = dict(analysis.shapes)
+    for name, dims in shapes.items():
+        if name not in analysis.inputs:
+            raise UsageProblem(f"{option('shape')} names {name!r}, which is not an input of the program")
+        dims = tuple(dims)
+        if name in named and named[name] != dims:
+            raise UsageProblem(f"{option('shape')} gives {name!r} the sizes {list(dims)}; the program declares "
+                               f"{list(named[name])}")
+        named[name] = dims
+    if named or not given:
+        return named
+    letters = iter(n for n in ("n", "m", "k", "p", "q", "r", "s", "u", "v", "w") if n not in analysis.inputs)
+    by_value: dict = {}
+    for name in analysis.inputs:  # sizes from the values alone: equal sizes share a name
+        if name in given:
+            shape = np.shape(given[name] if not isinstance(given[name], Tensor) else given[name].shape)
+            if isinstance(given[name], Tensor):
+                shape = tuple(given[name].shape)
+            if shape:
+                named[name] = tuple(by_value.setdefault(size, next(letters, None) or f"n{len(by_value)}")
+                                    for size in shape)
+    return named
+
+
+def _user_sized(named: dict, given: dict) -> bool:
+    """Whether a named size takes its value from the user's values (else a prime of ours)."""
+    return any(name in given for name in named)
+
+
+def _sizes_at(named: dict, given: dict) -> dict:
+    """{size name: its size}: from the values given (one size per name), else primes of our own."""
+    taken: dict = {}
+    for name, dims in named.items():
+        if name not in given:
+            continue
+        shape = tuple(given[name].shape) if isinstance(given[name], Tensor) else np.shape(given[name])
+        if len(shape) != len(dims):
+            raise UsageProblem(f"{given_text(name, given[name])} has {len(shape)} dims; {name!r} has the sizes "
+                               f"{list(dims)}")
+        for size, value in zip(dims, shape):
+            if isinstance(size, str):
+                if taken.setdefault(size, value) != value:
+                    raise UsageProblem(f"the size {size} is {taken[size]} and {value}: one name, one size "
+                                       f"({option('shape')} and {option('at')})")
+            elif size != value:
+                raise UsageProblem(f"{name!r} has {value} where its shape says {size}")
+    names = sorted({s for dims in named.values() for s in dims if isinstance(s, str)})
+    return assign(names, taken, TRACED)
+
+
+def given_text(name: str, value) -> str:
+    return f"the value of {name!r}"
+
+
+def _point(analysis, given: dict, named: dict, sizes: dict, seed: int, every: bool = False) -> tuple:
+    """(values of every input, whether some were made up): the given ones, and for the others
+    values of their shape (random, in [0.5, 1.5]) or the number DEFAULT_VALUE. `every`: made up
+    for every input, at `sizes`."""
+    rng = np.random.default_rng(seed)
+    point = {} if every else dict(given)
+    made_up = False
+    for name in analysis.inputs:
+        declared = analysis.declared.get(name)
+        if name in point or (not every and declared is not None and declared.value is not None):
+            continue
+        if name in named:
+            shape = tuple(sizes[s] if isinstance(s, str) else s for s in named[name])
+            point[name] = rng.uniform(0.5, 1.5, size=shape).tolist()
+        elif every and name in given:
+            point[name] = given[name]
+        elif every and declared is not None and declared.value is not None:
+            continue
+        else:
+            point[name] = DEFAULT_VALUE
+        made_up = True
+    return point, made_up
+
+
+def _needs_shapes(problem, analysis) -> UsageProblem:
+    """A program that fails with every input a number: it needs their shapes."""
+    example = analysis.inputs[0] if analysis.inputs else "x"
+    return UsageProblem(f"{problem.message}: with no values, every input is a number; give the inputs' shapes by "
+                        f"name, {option('shape')} {example}=n (or {option('shape')} A=n,n), or values with "
+                        f"{option('at')}")
 
 
 def _finite(value) -> bool:
@@ -374,13 +571,14 @@ def _latex_escaped(text: str) -> str:
 def python_module(d: Derivation) -> str:
     """A module that imports only NumPy: value_and_grad(<inputs>) and, with --order 2,
     hessian(<inputs>). Each checks first that it is called at a point the derivation holds for:
-    every input's shape as derived and every assumption true, else ValueError."""
+    every input's shape as derived (named sizes the same wherever they are used) and every
+    assumption true, else ValueError."""
     from ..symbolic.printing import NumpyPrinter
 
     first = [x for x in d.derivatives if len(x.wrt) == 1]
     second = [x for x in d.derivatives if len(x.wrt) == 2]
     checks = {f"_assumed{k}": a.test for k, a in enumerate(d.assumptions, 1) if a.test is not None}
-    printer = NumpyPrinter()
+    printer = NumpyPrinter(sizes=d.sizes)
     constants: list = []
     try:
         point = _function_body(Statements(checks, d.labels, taken=set(d.inputs)), printer, constants)
@@ -391,12 +589,15 @@ def python_module(d: Derivation) -> str:
     except UnsupportedOperation as exc:
         raise UsageProblem(f"--format python cannot write {exc.args[0]}() in NumPy yet; --format expr can") from None
     parameters = ", ".join(d.inputs)
-    shapes = ", ".join(f"{n}: {list(s)}" for n, s in d.inputs.items()) or "none"
+    shapes = ", ".join(f"{n}: {_shape_text(d, n)}" for n in d.inputs) or "none"
     helpers = "".join("\n\n" + h for h in printer.helpers)
     assumed = "".join(f"  {a.condition}  ({a.where})\n" for a in d.assumptions)
+    begin = (f"    {_POINT}({parameters})\n" + "".join(f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs)
+             + _size_bindings(d))
     out = [
         f'"""The value and gradients of {d.source}, derived by autodiff (symbolic, simplified).\n\n'
-        f"Inputs and the shapes they were derived for: {shapes}.\n"
+        f"Inputs and the shapes they were derived for: {shapes}"
+        + (" (every size: the names are sizes)" if d.sizes else "") + ".\n"
         + (f"Derived assuming (checked at each call):\n{assumed}" if assumed else "")
         + f'Needs only NumPy: value, grads = value_and_grad({parameters})'
         + (f"; hessian({parameters})" if second else "") + '\n"""\n\n',
@@ -407,11 +608,10 @@ def python_module(d: Derivation) -> str:
         _point_check(d, point, checks),
         f"\n\ndef value_and_grad({parameters}):\n"
         f'    """({d.output}, {{input name: d{d.output}/d input}})"""\n'
-        f"    {_POINT}({parameters})\n"
-        + "".join(f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs)
-        + grads
+        + begin + grads
         + "    return _as({}, ()), {{{}}}\n".format(
-            _value_name(d), ", ".join(f"{x.wrt[0]!r}: _as({x.name}, {tuple(d.inputs[x.wrt[0]])!r})" for x in first)),
+            _value_name(d), ", ".join(f"{x.wrt[0]!r}: _as({x.name}, {printer._static(tuple(x.expr.shape))})"
+                                      for x in first)),
     ]
     if second:
         blocks: dict = {}
@@ -424,10 +624,19 @@ def python_module(d: Derivation) -> str:
         out.append(
             f"\n\ndef hessian({parameters}):\n"
             f'    """{{input a: {{input b: d2{d.output}/(da db)}}}}"""\n'
-            f"    {_POINT}({parameters})\n"
-            + "".join(f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs)
-            + hessian + f"    return {{{rows}}}\n")
+            + begin + hessian + f"    return {{{rows}}}\n")
     return "".join(out)
+
+
+def _shape_text(d: Derivation, name: str) -> str:
+    """An input's shape as derived: `[n, n]` by its sizes' names where they are named."""
+    dims = d.shapes.get(name) if d.sizes else None
+    return "[" + ", ".join(str(s) for s in dims) + "]" if dims is not None else str(list(d.inputs[name]))
+
+
+def _size_bindings(d: Derivation) -> str:
+    """`    n = np.shape(x)[0]`: each named size, from the first input that has it."""
+    return "".join(f"    {size} = np.shape({name})[{dim}]\n" for size, name, dim in d.bindings) if d.sizes else ""
 
 
 _POINT = "_check_point"
@@ -460,14 +669,30 @@ def _function_body(program: Statements, printer, constants: list) -> str:
 
 
 def _point_check(d: Derivation, body: str, checks: dict) -> str:
-    """`_check_point(<inputs>)`: ValueError unless each input has the shape it was derived for and
-    each assumption holds."""
+    """`_check_point(<inputs>)`: ValueError unless each input has the shape it was derived for
+    (each named size one size wherever it is used) and each assumption holds."""
     lines = [f"def {_POINT}({', '.join(d.inputs)}):\n",
              '    """ValueError where this module does not hold: another shape, another path."""\n']
+    bound = set()
     for name, shape in d.inputs.items():
-        lines.append(f"    if np.shape({name}) != {tuple(shape)!r}:\n"
+        dims = d.shapes.get(name) if d.sizes else None
+        if dims is None:
+            lines.append(f"    if np.shape({name}) != {tuple(shape)!r}:\n"
+                         f"        raise ValueError(f\"{name} has shape {{list(np.shape({name}))}}; derived for shape "
+                         f"{list(shape)}\")\n")
+            continue
+        lines.append(f"    if np.ndim({name}) != {len(dims)}:\n"
                      f"        raise ValueError(f\"{name} has shape {{list(np.shape({name}))}}; derived for shape "
-                     f"{list(shape)}\")\n")
+                     f"{_shape_text(d, name)}\")\n")
+        for dim, size in enumerate(dims):
+            if isinstance(size, str) and size not in bound:
+                bound.add(size)
+                lines.append(f"    {size} = np.shape({name})[{dim}]\n")
+        expected = "(" + ", ".join(str(s) for s in dims) + ("," if len(dims) == 1 else "") + ")"
+        values = ", ".join(f"{s} = {{{s}}}" for s in dict.fromkeys(s for s in dims if isinstance(s, str)))
+        lines.append(f"    if np.shape({name}) != {expected}:\n"
+                     f"        raise ValueError(f\"{name} has shape {{list(np.shape({name}))}}; derived for shape "
+                     f"{_shape_text(d, name)}" + (f" with {values}" if values else "") + "\")\n")
     if checks:
         lines += [f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs]
         lines.append(body)

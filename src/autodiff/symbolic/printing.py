@@ -53,10 +53,12 @@ def _array_text(array) -> str:
 
 
 class Printer:
-    """Language text for expressions, with `names` for the nodes that are named."""
+    """Language text for expressions, with `names` for the nodes that are named; `sizes`
+    (symbolic/sizes.py) writes the integers and fractions made of named sizes by their names."""
 
-    def __init__(self, names: dict | None = None) -> None:
+    def __init__(self, names: dict | None = None, sizes=None) -> None:
         self.names = names or {}
+        self.sizes = sizes if sizes else None
 
     def text(self, e: E.Expr) -> str:
         return self._text(e)[0]
@@ -99,10 +101,24 @@ class Printer:
         value = e.args[0]
         if e.shape:
             word = {1.0: "ones", 0.0: "zeros"}.get(value)
-            size = ", ".join(str(s) for s in e.shape)
-            text = f"{word}({size})" if word else f"full({_static_text(e.shape)}, {number_text(value)})"
+            size = ", ".join(self._static(s) for s in e.shape)
+            text = f"{word}({size})" if word else f"full({self._static(e.shape)}, {self._number(value)})"
             return text, _ATOM
+        if self.sizes is not None and self.sizes.ratio(value) is not None:
+            return self._number(value), _PRODUCT
         return number_text(value), (_UNARY if value < 0 else _ATOM)
+
+    def _number(self, value: float) -> str:
+        """A number as text: by named sizes where it is made of them (`n`, `2 / n`)."""
+        ratio = self.sizes.ratio(value) if self.sizes is not None else None
+        if ratio is None:
+            return number_text(value)
+        plain, above, below = ratio
+        top = ([] if abs(plain) == 1 and above else [number_text(abs(plain))]) + above
+        text = " * ".join(top or ["1"])
+        if below:
+            text += " / " + (below[0] if len(below) == 1 else "(" + " * ".join(below) + ")")
+        return ("-" if plain < 0 else "") + text
 
     def _array(self, array) -> str:
         return _array_text(array)
@@ -118,6 +134,14 @@ class Printer:
         return self._static(value)
 
     def _static(self, value) -> str:
+        if self.sizes is not None:
+            if isinstance(value, tuple):
+                inner = ", ".join(self._static(v) for v in value)
+                return f"({inner},)" if len(value) == 1 else f"({inner})"
+            if isinstance(value, int) and not isinstance(value, bool):
+                text = self.sizes.integer_text(value)
+                if text is not None:
+                    return text
         return _static_text(value)
 
     def _spelled(self, op: str, args) -> tuple:
@@ -159,7 +183,7 @@ class Printer:
             else:
                 pieces.append(self._scaled(term, k))
         if number:
-            pieces.append((number < 0, number_text(abs(number))))
+            pieces.append((number < 0, self._number(abs(number))))
         if pieces[0][0]:  # `1 - x**2` and `h - y`, rather than `-x**2 + 1` and `-y + h`
             positive = next((i for i, (negative, _) in enumerate(pieces) if not negative), None)
             if positive is not None:
@@ -203,6 +227,11 @@ class Printer:
         factors = self._factors(e, own)
         top, bottom = [], []
         names = self.names
+        ratio = self.sizes.ratio(k) if self.sizes is not None and k != 1 else None
+        if ratio is not None:  # a number made of named sizes: 1/77 is 1 / (n * m)
+            plain, above, below = ratio
+            k = abs(plain)
+            top, bottom = list(above), list(below)
         for base, exponent in factors:
             if exponent == 1.0:
                 name = names.get(base)
@@ -297,9 +326,9 @@ class Program:
         for name, e in self.roots.items():
             yield name, e, printer.text(e)
 
-    def statements(self) -> list:
-        """[(name, right-hand side text)] in the expression language."""
-        return [(name, text) for name, _, text in self.written()]
+    def statements(self, sizes=None) -> list:
+        """[(name, right-hand side text)] in the expression language (named sizes by name)."""
+        return [(name, text) for name, _, text in self.written(Printer(sizes=sizes))]
 
 
 def _trivial(e: E.Expr) -> bool:
@@ -384,14 +413,15 @@ class NumpyPrinter(Printer):
 
     FORM = "numpy"
 
-    def __init__(self, names: dict | None = None) -> None:
-        super().__init__(names)
+    def __init__(self, names: dict | None = None, sizes=None) -> None:
+        super().__init__(names, sizes)
         self.helpers: dict = {}  # the source of each helper the code calls, in the order first used
 
     def _constant(self, e: E.Expr) -> tuple:
         value = e.args[0]
         if e.shape:
-            return f"np.full({_static_text(e.shape)}, {_number(value)})", _ATOM
+            number = _number(value) if not math.isfinite(value) else self._number(value)
+            return f"np.full({self._static(e.shape)}, {number})", _ATOM
         if not math.isfinite(value):
             return _number(value), (_UNARY if value < 0 else _ATOM)
         return super()._constant(e)

@@ -170,7 +170,7 @@ class Tracer:
         if result.__class__ is not Tensor and not isinstance(result, Tensor):
             return result
         if not symbolic:
-            return Traced(result, E.constant(_host(result)))
+            return Traced(result, _constant(name, exprs, result))
         built = build(name, exprs, result._data.shape, result)
         traced = Traced(result, detached(built) if under_no_grad else built)
         node = result.grad_fn
@@ -202,6 +202,16 @@ class Tracer:
         """The saved result a formula reads, as the traced tensor it stands for."""
         traced = self._results.get(node)
         return result if traced is None else Traced(result, traced.expr)
+
+
+def _constant(name: str, exprs: list, result: Tensor) -> E.Expr:
+    """The expression of a result that depends on no input: the algebra's own where it folds
+    its arguments exactly (1/d * d is 1, not its rounding 0.9999999999999999), else the value."""
+    if any(e.__class__ is E.Expr and e.op == "const" for e in exprs):
+        built = build(name, exprs, result._data.shape, result)
+        if built.op in ("const", "tensor"):
+            return built
+    return E.constant(_host(result))
 
 
 def _plain(value):

@@ -1,0 +1,267 @@
+"""Textbook forms: the engine's derivatives of matrix programs, rewritten the way the Matrix
+Cookbook writes them.
+
+The engine's formulas work on arrays of any rank, so a derivative comes out with the steps
+PyTorch takes: a vector raised to a (1, n) matrix and back (`reshape(reshape(x, (1, n)) @ A,
+(n,))`), identity matrices written out (trace's gradient), solves against the identity
+(log det's). `simplify` rebuilds a derivative bottom up, every node through the algebra again
+(so that like terms meet and merge), with these identities, each of which holds for every
+value and every size:
+
+- a vector's row or column product is a matrix-vector product: `x @ A` is `Aᵀ @ x`, and
+  `aᵀ b` of a column and a row is `outer(a, b)`;
+- the identity vanishes from products (`A @ I` is `A`), and is written `eye(n)` where it stays;
+- transposes go through products, sums and numbers (`(A B)ᵀ = Bᵀ Aᵀ`), and twice is none;
+- a number leaves a product (`A @ (2 * x)` is `2 * A @ x`);
+- terms that share a factor are collected (`A @ x + Aᵀ @ x` is `(A + Aᵀ) @ x`);
+- a solve against the identity is an inverse (`solve(X, I)` is `X⁻¹`), against a multiple of
+  it a multiple of the inverse, and `(Xᵀ)⁻¹` is written `(X⁻¹)ᵀ`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops.spelling import ATOM, Spelling, declare
+from . import expr as E
+from .build import build
+
+_PRODUCTS = ("mm", "mv")
+
+# What the rewrites write that no op of the engine is: the identity matrix (eye(n)) and the outer
+# product of two vectors, as the language calls them.
+declare("eye", Spelling(numpy="np.eye", latex=lambda w, n: rf"I_{{{w(n)}}}"), public=True)
+declare("outer", Spelling(numpy="np.outer", latex=lambda w, a, b: rf"{w(a, ATOM)} {w(b, ATOM)}^{{\top}}"),
+        public=True)
+
+
+def simplify(roots: list) -> list:
+    """The same expressions in textbook form (the DAG's sharing kept)."""
+    memo: dict = {}
+    for e in E.postorder(roots):
+        memo[e] = _rewritten(e, memo)
+    return [memo[r] for r in roots]
+
+
+def _arg(a, memo):
+    if a.__class__ is E.Expr:
+        return memo[a]
+    if a.__class__ is tuple:
+        return tuple(_arg(x, memo) for x in a)
+    return a
+
+
+def _rewritten(e: E.Expr, memo: dict) -> E.Expr:
+    op = e.op
+    if op in ("sym", "const"):
+        return e
+    if op == "tensor":
+        return _eye(e) or e
+    if op == "add":
+        number, terms = e.args
+        parts = [E.mul(E.const(k), memo[t]) for t, k in terms]
+        if number:
+            parts.append(E.const(number))
+        return _collected(E.with_shape(E.add(*parts), e.shape))
+    if op == "mul":
+        number, factors = e.args
+        parts = [E.const(number)] + [E.power(_unraised(memo[b]), x if x.__class__ is not E.Expr else memo[x])
+                                     for b, x in factors]
+        return E.with_shape(E.mul(*parts), e.shape)
+    if op == "pow":
+        base, exponent = e.args
+        return E.power(memo[base], exponent if exponent.__class__ is not E.Expr else memo[exponent])
+    args = [_arg(a, memo) for a in e.args]
+    rebuilt = build(op, args, e.shape)
+    return _matrix_rule(rebuilt) or rebuilt
+
+
+# -- the identities ------------------------------------------------------------------------------------
+
+
+def _unraised(e: E.Expr) -> E.Expr:
+    """A number reshaped to (1, 1) as a factor of a product: the number itself (it broadcasts)."""
+    if e.op == "reshape" and e.args[0].shape == () and all(size == 1 for size in e.shape):
+        return e.args[0]
+    return e
+
+
+def _eye(e: E.Expr):
+    """An identity matrix given as an array: eye(n)."""
+    array = e.args[0].array
+    if array.ndim == 2 and array.shape[0] == array.shape[1] and array.size > 1 and array.dtype.kind in "fiu" \
+            and np.array_equal(array, np.eye(array.shape[0])):
+        return E.call("eye", (array.shape[0],), array.shape)
+    return None
+
+
+def _is_eye(e) -> bool:
+    return e.__class__ is E.Expr and e.op == "eye"
+
+
+def _coefficient(e: E.Expr) -> tuple:
+    """(k, rest) with e == k * rest, k a number."""
+    if e.op == "mul":
+        k, factors = e.args
+        if k != 1:
+            if len(factors) == 1 and factors[0][1] == 1.0:
+                return k, factors[0][0]
+            return k, E.mul(*[E.power(b, x) for b, x in factors]) if factors else E.const(1.0, e.shape)
+    return 1.0, e
+
+
+def _scalar_factor(e: E.Expr) -> tuple:
+    """(s, rest) with e == s * rest, s a 0-d expression (a number's or a scalar's product), rest
+    the matrix; (None, e) where e is no such product."""
+    if e.op != "mul":
+        return None, e
+    k, factors = e.args
+    scalars = [(b, x) for b, x in factors if b.shape == () and (x.__class__ is not E.Expr or x.shape == ())]
+    rest = [(b, x) for b, x in factors if (b, x) not in scalars]
+    if not scalars and k == 1 or not rest:
+        return None, e
+    scalar = E.mul(E.const(k), *[E.power(b, x) for b, x in scalars])
+    matrix = E.mul(*[E.power(b, x) for b, x in rest]) if len(rest) > 1 or rest[0][1] != 1.0 else rest[0][0]
+    return scalar, matrix
+
+
+def _transpose(e: E.Expr) -> E.Expr:
+    """eᵀ for a matrix, pushed through what it is made of (a vector or a number is its own)."""
+    if len(e.shape) < 2:
+        return e
+    return _matrix_rule(E.call("t", (e,), e.shape[::-1])) or E.call("t", (e,), e.shape[::-1])
+
+
+def _product(a: E.Expr, b: E.Expr, shape) -> E.Expr:
+    """a @ b, as mm (two matrices) or mv (a matrix and a vector), in textbook form."""
+    op = "mv" if len(b.shape) == 1 else "mm"
+    node = E.call(op, (a, b), tuple(shape))
+    return _matrix_rule(node) or node
+
+
+def _matrix_rule(e: E.Expr):
+    """The node in textbook form, or None where no identity applies."""
+    op, args = e.op, e.args
+    if op in _PRODUCTS:
+        a, b = args
+        if _is_eye(a):
+            return b
+        if _is_eye(b):
+            return a
+        for k_of, rest_of in ((a, b), (b, a)):  # a number, or a scalar, leaves the product
+            scalar, matrix = _scalar_factor(k_of)
+            if scalar is not None:
+                pair = (matrix, rest_of) if k_of is a else (rest_of, matrix)
+                return E.mul(scalar, _product(pair[0], pair[1], e.shape))
+        column, row = _column(a), _row(b)
+        if op == "mm" and column is not None and row is not None:  # a column times a row
+            return E.call("outer", (column, row), e.shape)
+        return None
+    if op == "reshape":
+        x, shape = args
+        vector = _as_vector_product(x, shape)
+        if vector is not None:
+            return vector
+        if x.shape == () and all(s == 1 for s in shape):  # a number raised to (1, 1): broadcasts as it is
+            return None
+        return None
+    if op == "t":
+        (x,) = args
+        if _is_eye(x):
+            return x
+        if x.op == "t":
+            return x.args[0]
+        if x.op == "mm":
+            left, right = x.args
+            return _product(_transpose(right), _transpose(left), e.shape)
+        if x.op == "outer":
+            a, b = x.args
+            return E.call("outer", (b, a), e.shape)
+        if x.op == "add" and x.shape == x.shape:
+            number, terms = x.args
+            parts = [E.mul(E.const(k), _transpose(t)) for t, k in terms]
+            return E.add(*parts, E.const(number)) if number else E.add(*parts)
+        k, rest = _coefficient(x)
+        if k != 1:
+            return E.mul(E.const(k), _transpose(rest))
+        if x.op == "linalg_inv":  # (X⁻¹)ᵀ, as the Cookbook writes X⁻ᵀ
+            return None
+        return None
+    if op == "expand" and len(args[0].shape) == 1 and len(e.shape) == 2:  # the rows all x: 1 xᵀ
+        return E.call("outer", (E.const(1.0, (e.shape[0],)), args[0]), e.shape)
+    if op == "transpose" and len(e.shape) == 2 and {args[1] % 2, args[2] % 2} == {0, 1}:
+        return _transpose(args[0])
+    if op == "linalg_solve":
+        A, B, left = args
+        if left and _is_eye(B):
+            return _inverse(A)
+        if left:
+            scalar, matrix = _scalar_factor(B)
+            if scalar is not None and _is_eye(matrix):
+                return E.mul(scalar, _inverse(A))
+        return None
+    if op == "linalg_inv" and args[0].op == "t":
+        return _transpose(E.call("linalg_inv", (args[0].args[0],), e.shape))
+    return None
+
+
+def _inverse(A: E.Expr) -> E.Expr:
+    node = E.call("linalg_inv", (A,), A.shape)
+    return _matrix_rule(node) or node
+
+
+def _column(e: E.Expr):
+    """The vector v where e is v as an (n, 1) column, else None."""
+    if e.op == "reshape" and len(e.shape) == 2 and e.shape[1] == 1 and len(e.args[0].shape) == 1:
+        return e.args[0]
+    if e.op == "t":
+        return _row(e.args[0])
+    return None
+
+
+def _row(e: E.Expr):
+    """The vector v where e is v as a (1, n) row, else None."""
+    if e.op == "reshape" and len(e.shape) == 2 and e.shape[0] == 1 and len(e.args[0].shape) == 1:
+        return e.args[0]
+    if e.op == "t":
+        return _column(e.args[0])
+    return None
+
+
+def _as_vector_product(x: E.Expr, shape: tuple):
+    """reshape(row(v) @ B, (m,)) is Bᵀ @ v; reshape(A @ column(v), (m,)) is A @ v."""
+    if len(shape) != 1 or x.op != "mm":
+        return None
+    a, b = x.args
+    row = _row(a)
+    if row is not None and x.shape[0] == 1:
+        return _product(_transpose(b), row, shape)
+    column = _column(b)
+    if column is not None and x.shape[1] == 1:
+        return _product(a, column, shape)
+    return None
+
+
+def _collected(e: E.Expr) -> E.Expr:
+    """Terms that share a factor, collected: A @ x + B @ x is (A + B) @ x."""
+    if e.op != "add":
+        return e
+    number, terms = e.args
+    for side in (1, 0):  # the right factor first: (A + Aᵀ) @ x
+        groups: dict = {}
+        for t, k in terms:
+            if t.op in _PRODUCTS:
+                groups.setdefault((t.op, t.args[side]), []).append((t, k))
+        shared = {key: members for key, members in groups.items() if len(members) > 1}
+        if not shared:
+            continue
+        kept = [(t, k) for t, k in terms if not any((t, k) in m for m in shared.values())]
+        parts = [E.mul(E.const(k), t) for t, k in kept]
+        for (op, factor), members in shared.items():
+            other = E.add(*[E.mul(E.const(k), t.args[1 - side]) for t, k in members])
+            parts.append(_product(factor, other, members[0][0].shape) if side == 0 else
+                         _product(other, factor, members[0][0].shape))
+        if number:
+            parts.append(E.const(number))
+        return _collected(E.add(*parts))
+    return e
