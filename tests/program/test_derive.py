@@ -43,7 +43,7 @@ def test_powers_and_products_come_out_simplified():
     ("x * x * x - 2 * x", "x", "3 * x ** 2 - 2"),
     ("x + x + y", "x", "2"),
     ("log(x)", "x", "1 / x"),
-    ("sqrt(x)", "x", "0.5 / sqrt(x)"),
+    ("sqrt(x)", "x", "1 / (2 * sqrt(x))"),
     ("exp(2 * x)", "x", "2 * exp(2 * x)"),
 ])
 def test_closed_forms(text, wrt, expected):
@@ -125,7 +125,7 @@ def test_a_negative_product_on_the_right_of_matmul_keeps_its_parentheses():
     text = "v = dot(W @ x, y)\ne = v * -0.5"
     at = {"W": [[1.0], [2.0], [3.0]], "x": [0.5], "y": [1.0, -2.0, 0.25]}
     f, d = formulas(text, at=at)
-    assert f["x"] == "-0.5 * (W.T @ y)"  # the number leaves the product, as the Cookbook writes it
+    assert f["x"] == "-(W.T @ y) / 2"  # the number leaves the product, as the Cookbook writes it
     assert D.check(d, text, at).passed
     from autodiff.symbolic import expr as E
     from autodiff.symbolic.printing import to_text
@@ -470,7 +470,7 @@ def test_ordering_derived_holds_where_the_order_differs(text):
 
 def test_sorts_derivative_is_written_with_argsort():
     f, _ = formulas("sum(sort(x).values * y)", at={"x": [3.0, 1.0, 2.0], "y": [1.0, 2.0, 3.0]})
-    assert f == {"x": "scatter_add(zeros(n), 0, t1, y)", "y": "gather(x, 0, t1)"}
+    assert f == {"x": "scatter_add(zeros_like(x), 0, t1, y)", "y": "gather(x, 0, t1)"}
     _, d = formulas("sum(sort(x).values * y)", at={"x": [3.0, 1.0, 2.0], "y": [1.0, 2.0, 3.0]})
     assert "t1 = argsort(x, 0, False)" in d.program
 

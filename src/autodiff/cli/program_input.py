@@ -163,3 +163,28 @@ def parse_names(option: str | None, what: str) -> list[str] | None:
         if not name.isidentifier():
             raise UsageProblem(f"{what}: {name!r} is not a name")
     return names
+
+
+def parse_shapes(options: list | None) -> dict | None:
+    """`--shape x=n --shape A=n,n --shape c=` as {"x": ("n",), "A": ("n", "n"), "c": ()}: each
+    size a name or a whole number."""
+    if not options:
+        return None
+    shapes: dict = {}
+    for text in options:
+        name, equals, dims = text.partition("=")
+        name = name.strip()
+        if not equals or not name.isidentifier():
+            raise UsageProblem(f"--shape takes NAME=SIZES, as --shape A=n,n (a size a name or a number), not {text!r}")
+        sizes = []
+        for size in (s.strip() for s in dims.split(",") if s.strip()):
+            if size.isidentifier():
+                sizes.append(size)
+            elif size.isdigit():
+                sizes.append(int(size))
+            else:
+                raise UsageProblem(f"--shape {name}=...: a size is a name or a whole number, not {size!r}")
+        if name in shapes:
+            raise UsageProblem(f"--shape gives {name!r} twice")
+        shapes[name] = tuple(sizes)
+    return shapes

@@ -48,7 +48,8 @@ class Options:
     keep_tensors: bool = False  # remember every recorded tensor (for showing a graph's values)
     # A watcher of the run (program/derive.py): `input(name, leaf)` may stand in for an input's
     # leaf; `located(node, outcome)` is told where values were just read as Python values: a
-    # condition's test with its outcome, a loop's iterable, each statement when it is done.
+    # condition's test with its outcome, a loop's iterable, each statement when it is done;
+    # `constant(name, value)` may stand in for pi.
     trace: object = None
 
 
@@ -589,6 +590,9 @@ class _Runner:
         if value is not _MISSING:
             return value
         if name in CONSTANTS:
+            trace = self.options.trace
+            if name == "pi" and trace is not None:  # derive writes pi by name, never 3.14159...
+                return trace.constant(name, CONSTANTS[name])
             return CONSTANTS[name]
         if name in WORDS:
             return WORDS[name]

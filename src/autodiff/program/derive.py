@@ -121,6 +121,13 @@ class _Watcher:
     def input(self, name: str, leaf: Tensor) -> Tensor:
         return self.tracer.input(name, leaf)
 
+    def constant(self, name: str, value: float) -> Tensor:
+        """pi as a symbol of its own: sqrt(2 * pi) stays written so."""
+        from .. import tensor
+
+        self.given.add(name)
+        return self.tracer.input(name, tensor(value))
+
     def located(self, node, outcome) -> None:
         decisions = self.tracer.decisions
         if len(decisions) == self.seen:
@@ -225,8 +232,9 @@ def _derive(source, at, program, wrt, output, order, options, shapes) -> Derivat
     named = _named_shapes(analysis, shapes or {}, given)
     traced_sizes = _sizes_at(named, given)
     point, made_up = _point(analysis, given, named, traced_sizes, seed=0)
+    ours = not _user_sized(named, given)  # the sizes are primes of our own: this trace writes by name
     primary = _trace(source, program, analysis, point, set(given), made_up, wrt, output, order, options,
-                     SizeNames(traced_sizes if not _user_sized(named, given) else {}))
+                     SizeNames(traced_sizes if ours else {}, _likes(point)), traced_sizes if ours else None)
     evaluation = primary.evaluation
     taken = set(primary.inputs) | set(evaluation.variables) | set(evaluation.constants)
     _name_derivatives(primary.derivatives, evaluation.output_name, taken)
@@ -268,8 +276,10 @@ def _derive(source, at, program, wrt, output, order, options, shapes) -> Derivat
                       warnings=warnings, labels=labels, shapes=named if sizes else {}, sizes=sizes)
 
 
-def _trace(source, program, analysis, point, given, made_up, wrt, output, order, options, sizes) -> _Trace:
-    """Run the program traced at `point` and derive: the expressions, before they are named."""
+def _trace(source, program, analysis, point, given, made_up, wrt, output, order, options, sizes,
+           named_at=None) -> _Trace:
+    """Run the program traced at `point` and derive: the expressions, before they are named.
+    `named_at` ({size name: size}): the sizes derive chose for the user's names, said in errors."""
     if made_up:  # values only for shapes: what they compute is nobody's point, nothing to warn of
         options = replace(options, check_finite=False)
     with Tracer(detach_no_grad=True) as tracer:
@@ -280,6 +290,9 @@ def _trace(source, program, analysis, point, given, made_up, wrt, output, order,
         except EvaluationProblem as problem:
             if made_up and not sizes and not given:
                 raise _needs_shapes(problem, analysis) from None
+            if named_at:  # the sizes in the message are ours: say which name each one is
+                traced = ", ".join(f"{name} = {size}" for name, size in sorted(named_at.items()))
+                problem.message += f" (derive traced the named sizes at {traced})"
             raise
         finally:
             options.trace = None
@@ -308,7 +321,7 @@ def _generic_trace(source, program, analysis, named, primes, primary, wrt, outpu
     point, _ = _point(analysis, {}, named, sizes, seed=1, every=True)
     try:
         trace = _trace(source, program, analysis, point, set(analysis.inputs), True, wrt, output, order,
-                       replace(options, check_finite=False), SizeNames(sizes))
+                       replace(options, check_finite=False), SizeNames(sizes, _likes(point)))
     except (ProgramError, GradientProblem, UsageProblem):
         return None
     if [(a.line, a.turn, a.condition) for a in trace.assumptions] != \
@@ -326,6 +339,16 @@ def _same_program(a: _Trace, b: _Trace, taken: set) -> bool:
         return a.statements(taken) == b.statements(taken)
     except UnsupportedOperation:
         return False
+
+
+def _likes(point: dict) -> dict:
+    """{shape: the first input of that shape}, for `ones_like(x)`."""
+    likes: dict = {}
+    for name, value in point.items():
+        shape = tuple(value.shape) if isinstance(value, Tensor) else np.shape(value)
+        if shape:
+            likes.setdefault(shape, name)
+    return likes
 
 
 def _named_shapes(analysis, shapes: dict, given: dict) -> dict:
@@ -528,11 +551,20 @@ def _symbolic_name(output: str, wrt: tuple) -> str:
 
 
 def readable_lines(d: Derivation) -> list:
-    """[(left, right)]: the shared statements, then `∂e/∂a = formula` for each derivative."""
-    names = {x.name for x in d.derivatives}
-    lines = [(name, text) for name, text in d.statements if name not in names]
-    lines += [(_symbolic_name(d.output, x.wrt), x.formula) for x in d.derivatives]
-    return lines
+    """[(left, right)]: the shared statements, then `∂e/∂a = formula` for each derivative, in the
+    notation of a page of mathematics (Aᵀ, X⁻¹)."""
+    from ..symbolic.printing import MathPrinter
+
+    derivatives = {x.name: x for x in d.derivatives}
+    program = Statements({x.name: x.expr for x in d.derivatives}, d.labels, taken=set(d.inputs))
+    lines, last = [], []
+    for name, _, text in program.written(MathPrinter(sizes=d.sizes)):
+        x = derivatives.get(name)
+        if x is None:
+            lines.append((name, text))
+        else:
+            last.append((_symbolic_name(d.output, x.wrt), text))
+    return lines + last
 
 
 def latex(d: Derivation) -> str:

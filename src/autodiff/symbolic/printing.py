@@ -9,6 +9,7 @@ walk over it, grows with the input's length.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -30,6 +31,19 @@ def number_text(value: float) -> str:
     if value == int(value) and abs(value) < 1e16:
         return str(int(value))
     return repr(float(value))
+
+
+def _fraction(k: float):
+    """(|p|, q) with k == p / q in float64, q a small whole number above 1, where p / q reads
+    better than k's decimals (1/3, 2/3, 1/4: a division; 0.5 and 1.5 stay as they are); else None."""
+    if not math.isfinite(k) or k == int(k):
+        return None
+    fraction = Fraction(k).limit_denominator(64)
+    if fraction.denominator < 2 or fraction.numerator / fraction.denominator != k:
+        return None
+    if abs(fraction.numerator) != 1 and len(repr(abs(k))) <= 4:  # 1.5, 2.5: short already
+        return None
+    return float(abs(fraction.numerator)), fraction.denominator
 
 
 def _static_text(value) -> str:
@@ -99,6 +113,15 @@ class Printer:
 
     def _constant(self, e: E.Expr) -> tuple:
         value = e.args[0]
+        like = self.sizes.likes.get(e.shape) if self.sizes is not None and e.shape else None
+        if like is not None:  # ones_like(x) / n: mean's gradient, for every size
+            word = {1.0: "ones_like", 0.0: "zeros_like"}.get(value)
+            if word is not None:
+                return f"{word}({like})", _ATOM
+            number = self._number(value)
+            if number.startswith("1 / "):
+                return f"ones_like({like}) / {number[4:]}", _PRODUCT
+            return f"{number} * ones_like({like})", _PRODUCT
         if e.shape:
             word = {1.0: "ones", 0.0: "zeros"}.get(value)
             size = ", ".join(self._static(s) for s in e.shape)
@@ -106,6 +129,10 @@ class Printer:
             return text, _ATOM
         if self.sizes is not None and self.sizes.ratio(value) is not None:
             return self._number(value), _PRODUCT
+        fraction = _fraction(value)
+        if fraction is not None:  # 1 / 3, as a program writes it
+            p, q = fraction
+            return f"{'-' if value < 0 else ''}{number_text(p)} / {q}", _PRODUCT
         return number_text(value), (_UNARY if value < 0 else _ATOM)
 
     def _number(self, value: float) -> str:
@@ -242,6 +269,10 @@ class Printer:
                 bottom.append(self._factor(base, -exponent))
             else:
                 top.append(self._factor(base, exponent))
+        fraction = _fraction(k) if ratio is None else None
+        if fraction is not None:  # x / 3, 2 * x / 3: as the program wrote it, not 0.3333333333333333 * x
+            k, below = fraction
+            bottom.insert(0, str(below))
         if k != 1 or not top:
             top.insert(0, number_text(k))
         text = " * ".join(top)
@@ -343,7 +374,9 @@ def _trivial(e: E.Expr) -> bool:
 
 
 def latex_name(name: str) -> str:
-    """`de_da` as `de_{da}`; a name with several underscores keeps them as text."""
+    """`de_da` as `de_{da}`; a name with several underscores keeps them as text; pi as π."""
+    if name == "pi":
+        return r"\pi"
     head, _, tail = name.partition("_")
     if tail and "_" not in tail:
         return f"{latex_name(head)}_{{{tail}}}"
@@ -372,6 +405,12 @@ class LatexPrinter(Printer):
 
     def _product_text(self, k: float, e: E.Expr, own: bool = False) -> str:
         top, bottom = [], []
+        fraction = _fraction(k)
+        if fraction is not None:  # \frac{x}{3}
+            k, q = fraction
+            bottom.append(str(q))
+        matrices = sum(1 for base, _ in self._factors(e, own) if base.shape)
+        dot = r" \odot " if matrices > 1 else r" \cdot "  # an elementwise product of non-scalars
         for base, exponent in self._factors(e, own):
             if isinstance(exponent, float) and exponent < 0:
                 bottom.append(self._factor(base, -exponent, plain=True))
@@ -379,7 +418,6 @@ class LatexPrinter(Printer):
                 top.append(self._factor(base, exponent, plain=not bottom))
         if k != 1 or not top:
             top.insert(0, number_text(k))
-        dot = r" \cdot "
         numerator = dot.join(top)
         if bottom:
             denominator = dot.join(bottom)
@@ -419,6 +457,9 @@ class NumpyPrinter(Printer):
 
     def _constant(self, e: E.Expr) -> tuple:
         value = e.args[0]
+        like = self.sizes.likes.get(e.shape) if self.sizes is not None and e.shape else None
+        if like is not None:
+            return f"np.full(np.shape({like}), {self._number(value)})", _ATOM
         if e.shape:
             number = _number(value) if not math.isfinite(value) else self._number(value)
             return f"np.full({self._static(e.shape)}, {number})", _ATOM
@@ -428,6 +469,9 @@ class NumpyPrinter(Printer):
 
     def _array(self, array) -> str:
         return f"np.array({_array_text(array)})"
+
+    def _symbol(self, name: str) -> str:
+        return "np.pi" if name == "pi" else name
 
     def _static(self, value) -> str:
         if isinstance(value, float) and not math.isfinite(value):
@@ -456,3 +500,29 @@ def _number(value: float) -> str:
     if math.isinf(value):
         return "np.inf" if value > 0 else "-np.inf"
     return number_text(value)
+
+
+# -- mathematics, for people ------------------------------------------------------------------------------
+
+_SUPERSCRIPT_T = "ᵀ"
+
+
+class MathPrinter(Printer):
+    """The language's text, with the notation of a page of mathematics where it differs: Aᵀ,
+    X⁻¹ (and X⁻ᵀ), a bᵀ for an outer product (1 xᵀ where a is ones), I for the identity."""
+
+    def _spelled(self, op: str, args) -> tuple:
+        if op == "t":
+            (x,) = args
+            if x.op == "linalg_inv" and x not in self.names:
+                return f"{self._argument(x.args[0], _ATOM)}⁻ᵀ", _ATOM
+            return f"{self._argument(x, _ATOM)}{_SUPERSCRIPT_T}", _ATOM
+        if op == "linalg_inv":
+            return f"{self._argument(args[0], _ATOM)}⁻¹", _ATOM
+        if op == "eye":
+            return "I", _ATOM
+        if op == "outer":
+            a, b = args
+            left = "1" if a.op == "const" and a.number == 1.0 else self._argument(a, _ATOM)
+            return f"{left} {self._argument(b, _ATOM)}{_SUPERSCRIPT_T}", _PRODUCT
+        return super()._spelled(op, args)

@@ -20,9 +20,10 @@ CHECKED = (53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103)
 class SizeNames:
     """{name: its size in this trace}; writes integers and fractions made of them by name."""
 
-    def __init__(self, values: dict) -> None:
+    def __init__(self, values: dict, likes: dict | None = None) -> None:
         self.values = dict(values)
         self.by_prime = {v: n for n, v in values.items() if _is_prime(v)}
+        self.likes = likes or {}  # shape -> the first input of that shape (ones_like(x))
 
     def __bool__(self) -> bool:
         return bool(self.by_prime)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -24,13 +24,18 @@ EXAMPLES = """[bold]Examples[/]
 
   autodiff derive examples/mlp.expr --format python > mlp_grad.py
 
-  autodiff derive -e "x**3 * y" --order 2 --check"""
+  autodiff derive -e "x**3 * y" --order 2 --check
+
+  autodiff derive -e "x @ A @ x" --shape x=n --shape A=n,n --wrt x"""
 
 
 @reads_program
 def derive(
     program=None,  # FILE, -e, --at (see options.reads_program)
     wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b", help="Derive with respect to these inputs only."),
+    shape: Optional[List[str]] = typer.Option(None, "--shape", metavar="NAME=n,m",
+                                              help="An input's shape by named sizes (repeatable): the formulas hold "
+                                                   "for every size."),
     output: Optional[str] = OUTPUT,
     order: int = typer.Option(1, "--order", metavar="1|2", help="2 also derives the second derivatives."),
     check: bool = typer.Option(False, "--check", help="Run the derived program against the engine's gradients at the "
@@ -43,12 +48,12 @@ def derive(
     """Derive the output's derivatives as formulas: simplified, shared parts computed once."""
     from ...program import derive as derivation
     from ..console import say, say_warnings
-    from ..program_input import parse_names
+    from ..program_input import parse_names, parse_shapes
     from ..render.derive import check_lines
 
     source, values = program
     result = derivation.derive(source, values, wrt=parse_names(wrt, "--wrt"), output=output, order=order,
-                               options=options)
+                               options=options, shapes=parse_shapes(shape))
     if check:
         result.check = derivation.check(result, source, values, output=output, options=options)
     say_warnings(result.warnings)
