@@ -52,7 +52,9 @@ def test_a_path_that_depends_on_a_value_needs_at(autodiff):
 
 
 def test_errors_have_their_exit_codes(autodiff):
-    assert autodiff("derive", "-e", "x * 2", "--at", "x=[1,2]").code == 4  # not a scalar
+    assert autodiff("derive", "-e", "cumsum(x, 0)", "--at", "x=[1,2]").code == 4  # a Jacobian with no formula
+    assert autodiff("derive", "-e", "x * x", "--at", "x=[1,2]", "--order", "2").code == 2  # not a number
+    assert autodiff("derive", "-e", "x @ A @ x").code == 2  # shapes needed, none given
     assert autodiff("derive", "-e", "x +").code == 3  # syntax
     assert autodiff("derive", "-e", "x", "--order", "3").code == 2
     assert autodiff("derive", "-e", "x", "--wrt", "y").code == 2

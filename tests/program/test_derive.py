@@ -150,9 +150,14 @@ def test_a_broadcast_input_gets_its_derivative_summed_back_to_its_shape():
     assert values["doutput_db"].shape == (3,)
 
 
-def test_a_non_scalar_output_is_refused_as_pytorch_refuses_it():
-    with pytest.raises(GradientProblem, match="only for scalar outputs"):
-        D.derive("x * 2", {"x": [1.0, 2.0]})
+def test_a_tensor_output_derives_its_jacobian():
+    d = D.derive("x * 2", {"x": [1.0, 2.0]})
+    assert d.jacobian and d.formula("x") == "2 * eye(n)"
+
+
+def test_a_jacobian_with_no_matrix_formula_is_refused_naming_forward_mode():
+    with pytest.raises(GradientProblem, match="--mode forward"):
+        D.derive("cumsum(x, 0)", {"x": [1.0, 2.0]})
 
 
 # -- control flow: traced at --at, conditions stated ---------------------------------------------------------
@@ -260,9 +265,14 @@ def test_latex_and_markdown():
     assert "| `∂output/∂x` |" in md
 
 
-def test_order_2_with_a_tensor_input_is_refused():
-    with pytest.raises(UsageProblem, match="0-d inputs"):
-        D.derive("sum(x * x)", {"x": [1.0, 2.0]}, order=2)
+def test_order_2_with_a_tensor_input_gives_its_hessian_block():
+    d = D.derive("sum(x * x)", {"x": [1.0, 2.0]}, order=2)
+    assert d.formula(("x", "x")) == "2 * eye(n)"
+
+
+def test_order_2_with_a_tensor_output_is_refused():
+    with pytest.raises(UsageProblem, match="second derivatives of a number"):
+        D.derive("x * x", {"x": [1.0, 2.0]}, order=2)
 
 
 # -- agreement on random programs -----------------------------------------------------------------------------

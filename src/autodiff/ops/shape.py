@@ -157,8 +157,15 @@ def _squeeze_rule(function, args, kwargs):
 
 # -- transposes -----------------------------------------------------------------------------------
 
+def _latex_t(w, x) -> str:
+    """Xᵀ; of an inverse X^{-⊤} (one superscript: LaTeX refuses two)."""
+    if getattr(x, "op", None) == "linalg_inv":
+        return f"{w(x.args[0], ATOM)}^{{-\\top}}"
+    return f"{w(x, ATOM)}^{{\\top}}"
+
+
 T = defop("t", lambda xp, input: input.T, input=lambda grad: T.apply(grad),
-          spelling=Spelling(language=_dot_t, numpy=_dot_t, latex=lambda w, x: f"{w(x, ATOM)}^{{\\top}}",
+          spelling=Spelling(language=_dot_t, numpy=_dot_t, latex=_latex_t,
                             build=lambda s, x: s.transposed(x)))
 TRANSPOSE = defop(
     "transpose",

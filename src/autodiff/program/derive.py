@@ -21,10 +21,11 @@ from ..language.errors import EvaluationProblem
 from ..language.errors import Warning_
 from ..language._gc import collector_paused
 from ..language.analysis import analyze
-from ..language.spelling import given, option
+from ..language.spelling import option
 from ..symbolic import expr as E
 from ..ops.spelling import SUM
 from ..symbolic.printing import Printer, Program as Statements, UnsupportedOperation, to_text
+from ..symbolic.jacobian import jacobian_of, linear_map, seed
 from ..symbolic.matrix import simplify
 from ..symbolic.sizes import CHECKED, TRACED, SizeNames, assign
 from ..symbolic.trace import Traced, Tracer
@@ -80,6 +81,7 @@ class Derivation:
     labels: dict = field(default_factory=dict, repr=False)  # expression -> the user's name for it
     shapes: dict = field(default_factory=dict)  # input name -> its sizes by name (and numbers), where named
     sizes: object = field(default=None, repr=False)  # SizeNames of the formulas' trace (None: literal sizes)
+    jacobian: bool = False  # a tensor output: each derivative is a Jacobian (the output's shape, then the input's)
 
     @property
     def bindings(self) -> list:
@@ -209,6 +211,8 @@ class _Trace:
     assumptions: list
     labels: dict
     sizes: object  # SizeNames of this trace
+    jacobian: bool = False  # a tensor output: the derivatives are Jacobians
+    left_out: list = field(default_factory=list)  # what has no matrix formula here, said as warnings
 
     def statements(self, taken: set) -> list:
         roots = {d.name: d.expr for d in self.derivatives}
@@ -239,6 +243,9 @@ def _derive(source, at, program, wrt, output, order, options, shapes) -> Derivat
     taken = set(primary.inputs) | set(evaluation.variables) | set(evaluation.constants)
     _name_derivatives(primary.derivatives, evaluation.output_name, taken)
     formulas_from, sizes, warnings = primary, primary.sizes, list(evaluation.warnings)
+    warnings += [Warning_(message) for message in primary.left_out]
+    if not primary.derivatives and primary.left_out:
+        raise GradientProblem(primary.left_out[0])
     size_names = {size for dims in named.values() for size in dims if isinstance(size, str)}
     if size_names:
         generic = primary if primary.sizes else None
@@ -273,7 +280,8 @@ def _derive(source, at, program, wrt, output, order, options, shapes) -> Derivat
                                  "which hold wherever they are defined"))
     return Derivation(source.name, evaluation.output_name, {n: tuple(t.shape) for n, t in primary.inputs.items()},
                       primary.derivatives, statements, primary.assumptions, order, formulas_from.value, declared,
-                      warnings=warnings, labels=labels, shapes=named if sizes else {}, sizes=sizes)
+                      warnings=warnings, labels=labels, shapes=named if sizes else {}, sizes=sizes,
+                      jacobian=primary.jacobian)
 
 
 def _trace(source, program, analysis, point, given, made_up, wrt, output, order, options, sizes,
@@ -297,20 +305,30 @@ def _trace(source, program, analysis, point, given, made_up, wrt, output, order,
         finally:
             options.trace = None
         result = evaluation.output
-        _check_output(result, evaluation.output_name)
+        refuse_non_tensor(result, evaluation.output_name)
+        jacobian = isinstance(result, Tensor) and (result.ndim > 0 or result.numel() != 1)
+        if jacobian and order == 2:
+            raise UsageProblem(f"{option('order')} 2 derives the second derivatives of a number; the output "
+                               f"{evaluation.output_name!r} has shape {list(result.shape)} (without --order 2, derive "
+                               "gives its Jacobian)")
         inputs = {name: leaf for name, leaf in evaluation.inputs.items()}
         chosen = [n for n in inputs if wrt is None or n in wrt]
         value = _expr_of(result)
         tracer.recording = order == 2
-        derivatives, first = _first_order(result, inputs, chosen, evaluation.output_name)
-        if order == 2:
-            derivatives += _second_order(first, inputs, chosen, evaluation.output_name)
+        left_out = None if wrt is not None else []  # what the user asked for is derived, or an error says why
+        if jacobian:
+            derivatives = _jacobians(result, inputs, chosen, left_out)
+        else:
+            derivatives, first = _first_order(result, inputs, chosen, evaluation.output_name)
+            if order == 2:
+                derivatives += _second_order(first, inputs, chosen, left_out)
         watcher.derivative_read(evaluation)  # a formula's choice by value (det's, at a singular matrix)
     if any(leaf.ndim for leaf in inputs.values()):  # matrices and vectors: in textbook form
         *simplified, value = simplify([d.expr for d in derivatives] + [value])
         for d, e in zip(derivatives, simplified):
             d.expr = e
-    return _Trace(evaluation, inputs, derivatives, value, watcher.finished(), _labels(evaluation, result), sizes)
+    return _Trace(evaluation, inputs, derivatives, value, watcher.finished(), _labels(evaluation, result), sizes,
+                  jacobian, left_out or [])
 
 
 def _generic_trace(source, program, analysis, named, primes, primary, wrt, output, order, options):
@@ -471,27 +489,82 @@ def _first_order(result, inputs: dict, chosen: list, output: str) -> tuple:
     return derivatives, first
 
 
-def _second_order(first: dict, inputs: dict, chosen: list, output: str) -> list:
-    for name in chosen:
-        if inputs[name].ndim:
-            raise UsageProblem(f"{given('order', 2)} derives with respect to numbers (0-d inputs); {name!r} has shape "
-                               f"{list(inputs[name].shape)}", )
+def _second_order(first: dict, inputs: dict, chosen: list, left_out: list | None) -> list:
+    """Each Hessian block ∂²out/∂a∂b (shape a's then b's), a ≤ b: for numbers the derivative of
+    ∂out/∂a; for tensors the matrix M with M · v the vector–Jacobian product of ∂out/∂b by a,
+    seeded with v (mixed partials commute: that is the block itself). A block with no matrix
+    formula is an error, or where `left_out` is a list, said there and left out."""
     out = []
     for i, a in enumerate(chosen):
-        grads = _grads(first[a], [inputs[b] for b in chosen[i:]])
-        for b, g in zip(chosen[i:], grads):
-            out.append(Derived((a, b), "", "", _gradient_expr(g, inputs[b]), ()))
+        for b in chosen[i:]:
+            if not inputs[a].ndim and not inputs[b].ndim:
+                (g,) = _grads(first[a], [inputs[b]])
+                out.append(Derived((a, b), "", "", _gradient_expr(g, inputs[b]), ()))
+                continue
+            shape = tuple(inputs[a].shape) + tuple(inputs[b].shape)
+            block = _block(first[b], inputs[a], inputs[b])
+            if block is None:
+                message = (f"derive writes the Hessian block ∂²/∂{a}∂{b} only where it is a matrix formula (this one "
+                           "is not yet); grad --order 2 computes its numbers")
+                if left_out is None:
+                    raise GradientProblem(message)
+                left_out.append(message)
+                continue
+            out.append(Derived((a, b), "", "", block, shape))
     return out
 
 
-def _grads(result, leaves: list) -> list:
+def _block(gradient, leaf, by) -> E.Expr | None:
+    """∂(∂out/∂b)/∂a as a matrix formula, from the vector–Jacobian product seeded symbolically;
+    None where it is not one."""
+    if gradient is None or not isinstance(gradient, Tensor) or not gradient.requires_grad:
+        return E.const(0.0, tuple(leaf.shape) + tuple(by.shape))
+    v = _symbolic_seed(gradient)
+    (w,) = _grads(gradient, [leaf], seed=v)
+    (expression,) = simplify([_gradient_expr(w, leaf)])
+    return linear_map(expression, v.expr)
+
+
+def _jacobians(result, inputs: dict, chosen: list, left_out: list | None) -> list:
+    """∂y/∂x for a tensor output y (shape y's then x's): the vector–Jacobian product seeded with
+    the symbol g is Jᵀ · g; J as a matrix formula, transposed."""
+    g = _symbolic_seed(result)
+    grads = _grads(result, [inputs[n] for n in chosen], seed=g)
+    out = []
+    for name, grad in zip(chosen, grads):
+        leaf = inputs[name]
+        shape = tuple(result.shape) + tuple(leaf.shape)
+        if grad is None:
+            out.append(Derived((name,), "", "", E.const(0.0, shape), shape))
+            continue
+        (product,) = simplify([_gradient_expr(grad, leaf)])
+        transposed = linear_map(product, g.expr)
+        jacobian = None if transposed is None else jacobian_of(transposed, shape)
+        if jacobian is None:
+            message = (f"derive writes the Jacobian by {name} only where it is a matrix formula (this one is not "
+                       "yet); grad --mode forward computes its numbers")
+            if left_out is None:
+                raise GradientProblem(message)
+            left_out.append(message)
+            continue
+        out.append(Derived((name,), "", "", jacobian, shape))
+    return out
+
+
+def _symbolic_seed(t: Tensor) -> Traced:
+    """Ones of t's shape that stand for the seed symbol: backward then writes its product with them."""
+    plain = t.plain if isinstance(t, Traced) else t
+    return Traced(_ones(plain), seed(tuple(plain.shape)))
+
+
+def _grads(result, leaves: list, seed=None) -> list:
     if not isinstance(result, Tensor) or not result.requires_grad or not leaves:
         return [None] * len(leaves)
     plain = result.plain if isinstance(result, Traced) else result
     needing = [leaf.plain if isinstance(leaf, Traced) else leaf for leaf in leaves]
     try:
-        return list(autograd.grad([plain], needing, grad_outputs=[_ones(plain)], create_graph=True,
-                                  allow_unused=True, retain_graph=True))
+        return list(autograd.grad([plain], needing, grad_outputs=[_ones(plain) if seed is None else seed],
+                                  create_graph=True, allow_unused=True, retain_graph=True))
     except RuntimeError as exc:
         raise GradientProblem(str(exc)) from None
 
@@ -621,6 +694,8 @@ def python_module(d: Derivation) -> str:
     except UnsupportedOperation as exc:
         raise UsageProblem(f"--format python cannot write {exc.args[0]}() in NumPy yet; --format expr can") from None
     parameters = ", ".join(d.inputs)
+    main = "value_and_jacobian" if d.jacobian else "value_and_grad"
+    value_shape = printer._static(tuple(d.value.shape)) if d.value is not None else "()"
     shapes = ", ".join(f"{n}: {_shape_text(d, n)}" for n in d.inputs) or "none"
     helpers = "".join("\n\n" + h for h in printer.helpers)
     assumed = "".join(f"  {a.condition}  ({a.where})\n" for a in d.assumptions)
@@ -631,27 +706,32 @@ def python_module(d: Derivation) -> str:
         f"Inputs and the shapes they were derived for: {shapes}"
         + (" (every size: the names are sizes)" if d.sizes else "") + ".\n"
         + (f"Derived assuming (checked at each call):\n{assumed}" if assumed else "")
-        + f'Needs only NumPy: value, grads = value_and_grad({parameters})'
+        + f'Needs only NumPy: value, {"jacobians" if d.jacobian else "grads"} = {main}({parameters})'
         + (f"; hessian({parameters})" if second else "") + '\n"""\n\n',
         "import numpy as np\n",
         helpers,
         "\n\n" + _AS,
         "".join(constants) + ("\n\n" if constants else ""),
         _point_check(d, point, checks),
-        f"\n\ndef value_and_grad({parameters}):\n"
-        f'    """({d.output}, {{input name: d{d.output}/d input}})"""\n'
+        f"\n\ndef {main}({parameters}):\n"
+        + (f'    """({d.output}, {{input name: the Jacobian d{d.output}/d input, {d.output}\'s shape then the '
+           'input\'s}})"""\n' if d.jacobian else f'    """({d.output}, {{input name: d{d.output}/d input}})"""\n')
         + begin + grads
-        + "    return _as({}, ()), {{{}}}\n".format(
-            _value_name(d), ", ".join(f"{x.wrt[0]!r}: _as({x.name}, {printer._static(tuple(x.expr.shape))})"
-                                      for x in first)),
+        + "    return _as({}, {}), {{{}}}\n".format(
+            _value_name(d), value_shape, ", ".join(f"{x.wrt[0]!r}: _as({x.name}, {printer._static(tuple(x.expr.shape))})"
+                                                   for x in first)),
     ]
     if second:
         blocks: dict = {}
         for x in second:
             a, b = x.wrt
-            blocks.setdefault(a, {})[b] = x.name
-            blocks.setdefault(b, {})[a] = x.name  # the blocks are symmetric
-        rows = ", ".join(f"{a!r}: {{{', '.join(f'{b!r}: _as({name}, ())' for b, name in row.items())}}}"
+            blocks.setdefault(a, {})[b] = f"_as({x.name}, {printer._static(tuple(x.expr.shape))})"
+            if b != a:  # ∂²/∂b∂a is ∂²/∂a∂b with a's and b's dimensions swapped
+                na, nb = len(d.inputs[a]), len(d.inputs[b])
+                axes = tuple(range(na, na + nb)) + tuple(range(na))
+                block = blocks[a][b] if not axes else f"np.transpose({blocks[a][b]}, {axes})"
+                blocks.setdefault(b, {})[a] = block
+        rows = ", ".join(f"{a!r}: {{{', '.join(f'{b!r}: {text}' for b, text in row.items())}}}"
                          for a, row in blocks.items())
         out.append(
             f"\n\ndef hessian({parameters}):\n"
@@ -758,8 +838,10 @@ def for_json(d: Derivation) -> dict:
         "assumptions": [{"line": a.line, "condition": a.condition, **({"turn": a.turn} if a.turn else {})}
                         for a in d.assumptions],
     }
+    if d.jacobian:
+        out["jacobian"] = True
     if d.order == 2:
-        out["second"] = [{"wrt": list(x.wrt), "name": x.name, "formula": x.formula}
+        out["second"] = [{"wrt": list(x.wrt), "name": x.name, "formula": x.formula, "shape": list(x.shape)}
                          for x in d.derivatives if len(x.wrt) == 2]
     if d.check is not None:
         out["check"] = d.check.for_json()
@@ -822,7 +904,8 @@ def check(d: Derivation, source: Source | str, at: dict | None, *, output=None, 
     mismatches = []
     for number, point in enumerate(points, 1):
         run = differentiate(source, point, program=program, wrt=wrt, output=output, order=d.order,
-                            options=Options() if options is None else options)
+                            options=Options() if options is None else options,
+                            **({"mode": "forward"} if d.jacobian else {}))
         engine = {q.name: q.grad for q in run.inputs}
         used = {n: v for n, v in point.items() if n in d.inputs}
         values = evaluate(derived_program, Source(expr_program(d), "<derived>"), at=used).variables

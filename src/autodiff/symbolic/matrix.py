@@ -14,6 +14,9 @@ value and every size:
 - transposes go through products, sums and numbers (`(A B)ᵀ = Bᵀ Aᵀ`), and twice is none;
 - a number leaves a product (`A @ (2 * x)` is `2 * A @ x`);
 - terms that share a factor are collected (`A @ x + Aᵀ @ x` is `(A + Aᵀ) @ x`);
+- a sum of products is multiplied out, and what its terms share taken out, where that makes it
+  shorter (`p * (1 - p) * ((1 - y) / (1 - p) - y / p)` is `p - y`: symbolic/cancel.py);
+- `exp(z - logsumexp(z, d))` and `exp(log_softmax(z, d))` are `softmax(z, d)`;
 - a solve against the identity is an inverse (`solve(X, I)` is `X⁻¹`), against a multiple of
   it a multiple of the inverse, and `(Xᵀ)⁻¹` is written `(X⁻¹)ᵀ`.
 """
@@ -25,6 +28,7 @@ import numpy as np
 from ..ops.spelling import ATOM, Spelling, declare
 from . import expr as E
 from .build import build
+from .cancel import smaller
 
 _PRODUCTS = ("mm", "mv")
 
@@ -62,12 +66,12 @@ def _rewritten(e: E.Expr, memo: dict) -> E.Expr:
         parts = [E.mul(E.const(k), memo[t]) for t, k in terms]
         if number:
             parts.append(E.const(number))
-        return _collected(E.with_shape(E.add(*parts), e.shape))
+        return smaller(_collected(E.with_shape(E.add(*parts), e.shape)))
     if op == "mul":
         number, factors = e.args
         parts = [E.const(number)] + [E.power(_unraised(memo[b]), x if x.__class__ is not E.Expr else memo[x])
                                      for b, x in factors]
-        return E.with_shape(E.mul(*parts), e.shape)
+        return smaller(_outer(E.with_shape(E.mul(*parts), e.shape)))
     if op == "pow":
         base, exponent = e.args
         return E.power(memo[base], exponent if exponent.__class__ is not E.Expr else memo[exponent])
@@ -125,6 +129,13 @@ def _scalar_factor(e: E.Expr) -> tuple:
     return scalar, matrix
 
 
+def transpose_matrix(e: E.Expr) -> E.Expr:
+    """eᵀ, in textbook form (diag(d) is its own transpose)."""
+    if e.op == "diag":
+        return e
+    return _transpose(e)
+
+
 def _transpose(e: E.Expr) -> E.Expr:
     """eᵀ for a matrix, pushed through what it is made of (a vector or a number is its own)."""
     if len(e.shape) < 2:
@@ -167,7 +178,7 @@ def _matrix_rule(e: E.Expr):
         return None
     if op == "t":
         (x,) = args
-        if _is_eye(x):
+        if _is_eye(x) or x.op == "diag":  # symmetric
             return x
         if x.op == "t":
             return x.args[0]
@@ -184,12 +195,17 @@ def _matrix_rule(e: E.Expr):
         k, rest = _coefficient(x)
         if k != 1:
             return E.mul(E.const(k), _transpose(rest))
+        scalar, matrix = _scalar_factor(x)
+        if scalar is not None:
+            return E.mul(scalar, _transpose(matrix))
         if x.op == "linalg_inv":  # (X⁻¹)ᵀ, as the Cookbook writes X⁻ᵀ
             return None
         return None
     if op == "expand" and len(args[0].shape) == 1 and len(e.shape) == 2:  # the rows all x: 1 xᵀ
         return E.call("outer", (E.const(1.0, (e.shape[0],)), args[0]), e.shape)
     if op == "transpose" and len(e.shape) == 2 and {args[1] % 2, args[2] % 2} == {0, 1}:
+        return _transpose(args[0])
+    if op == "permute" and len(e.shape) == 2 and tuple(d % 2 for d in args[1]) == (1, 0):
         return _transpose(args[0])
     if op == "linalg_solve":
         A, B, left = args
@@ -200,8 +216,25 @@ def _matrix_rule(e: E.Expr):
             if scalar is not None and _is_eye(matrix):
                 return E.mul(scalar, _inverse(A))
         return None
+    if op == "exp":
+        if args[0].op == "log_softmax":
+            return E.call("softmax", args[0].args, e.shape)
+        return _softmax(args[0])
     if op == "linalg_inv" and args[0].op == "t":
         return _transpose(E.call("linalg_inv", (args[0].args[0],), e.shape))
+    return None
+
+
+def _softmax(x: E.Expr):
+    """exp(z - logsumexp(z, d) kept as z's dims) is softmax(z, d)."""
+    if x.op != "add" or x.args[0] or len(x.args[1]) != 2:
+        return None
+    (a, ka), (b, kb) = x.args[1]
+    for z, k, lse, kl in ((a, ka, b, kb), (b, kb, a, ka)):
+        if k == 1.0 and kl == -1.0 and lse.op == "reshape" and lse.args[0].op == "logsumexp":
+            inner, dims = lse.args[0].args[0], lse.args[0].args[1]
+            if inner is z and len(dims) == 1 and len(lse.shape) == len(z.shape):
+                return E.call("softmax", (z, dims[0] % len(z.shape)), z.shape)
     return None
 
 
@@ -240,6 +273,20 @@ def _as_vector_product(x: E.Expr, shape: tuple):
     if column is not None and x.shape[1] == 1:
         return _product(a, column, shape)
     return None
+
+
+def _outer(e: E.Expr) -> E.Expr:
+    """A column times a row vector, broadcast: `reshape(a, (m, 1)) * b` is outer(a, b)."""
+    if e.op != "mul" or len(e.shape) != 2:
+        return e
+    k, factors = e.args
+    if len(factors) != 2 or any(x != 1.0 for _, x in factors):
+        return e
+    for (a, _), (b, _) in (factors, factors[::-1]):
+        column = _column(a)
+        if column is not None and len(b.shape) == 1:
+            return E.mul(E.const(k), E.call("outer", (column, b), e.shape))
+    return e
 
 
 def _collected(e: E.Expr) -> E.Expr:

@@ -363,7 +363,11 @@ class Program:
 
 
 def _trivial(e: E.Expr) -> bool:
-    """Too small to be worth a name: -x, 2 * x."""
+    """Too small to be worth a name: -x, 2 * x, a transposed input."""
+    if e.op == "t":
+        return e.args[0].op == "sym"
+    if e.op == "eye":
+        return True
     if e.op == "mul" and len(e.args[1]) == 1:
         (base, exponent), = e.args[1]
         return exponent == 1.0 and base.op == "sym"
@@ -505,11 +509,13 @@ def _number(value: float) -> str:
 # -- mathematics, for people ------------------------------------------------------------------------------
 
 _SUPERSCRIPT_T = "ᵀ"
+_MATRIX_PRODUCTS = ("mm", "mv", "diag_times")
 
 
 class MathPrinter(Printer):
     """The language's text, with the notation of a page of mathematics where it differs: Aᵀ,
-    X⁻¹ (and X⁻ᵀ), a bᵀ for an outer product (1 xᵀ where a is ones), I for the identity."""
+    X⁻¹ (and X⁻ᵀ), a bᵀ for an outer product (1 xᵀ where a is ones), I for the identity, A B C
+    for a chain of matrix products, P ⊗ R for a Hessian block's Kronecker product."""
 
     def _spelled(self, op: str, args) -> tuple:
         if op == "t":
@@ -523,6 +529,15 @@ class MathPrinter(Printer):
             return "I", _ATOM
         if op == "outer":
             a, b = args
-            left = "1" if a.op == "const" and a.number == 1.0 else self._argument(a, _ATOM)
-            return f"{left} {self._argument(b, _ATOM)}{_SUPERSCRIPT_T}", _PRODUCT
+            left, right = (("1" if v.op == "const" and v.number == 1.0 else self._argument(v, _ATOM)) for v in (a, b))
+            return f"{left} {right}{_SUPERSCRIPT_T}", _PRODUCT
+        if op == "kron_map":  # the Kronecker product, its rows and columns in the shapes of a Hessian block
+            return f"{self._argument(args[0], _POWER)} ⊗ {self._argument(args[1], _POWER)}", _PRODUCT
+        if op == "diag_map":
+            return f"diag(vec({self._argument(args[0])}))", _ATOM
+        if op == "jacobian_outer":
+            return f"{self._argument(args[0], _POWER)} ⊗ {self._argument(args[1], _ATOM)}{_SUPERSCRIPT_T}", _PRODUCT
+        if op in ("mm", "mv") and args[1].__class__ is E.Expr and args[1].op in _MATRIX_PRODUCTS \
+                and args[1] not in self.names:  # associative: A Bᵀ C, not A (Bᵀ C), on paper
+            return f"{self._argument(args[0], _PRODUCT)} @ {self._argument(args[1], _PRODUCT)}", _PRODUCT
         return super()._spelled(op, args)

@@ -1,0 +1,313 @@
+"""Jacobians and Hessians as matrix formulas.
+
+Backward gives the vector–Jacobian product: traced with a symbolic seed `s`, the derivative of
+an output is an expression V(s) that is linear in s, V(s) = M · s. `linear_map(V, s)` finds M as
+a formula in the forms a reader of the Matrix Cookbook writes, for the cases where one exists:
+
+- a vector seed: M is a matrix, made of matrix products, `diag(d) M` for an elementwise
+  factor d (computed as `d[:, None] * M`, never through an n × n diagonal), sums and numbers
+  (the Jacobian of A @ x is A; of sigmoid(x), diag(s ⊙ (1 − s)); the Hessian of a logistic
+  loss, Xᵀ diag(s ⊙ (1 − s)) X);
+- a matrix seed: M is a sum of maps s ↦ P s Rᵀ (`kron_map(P, R)`, the Kronecker product P ⊗ R
+  with its rows and columns as v's and s's shapes: element [i, a, j, b] is P[i, j] R[a, b]) and
+  of elementwise maps s ↦ D ⊙ s (`diag_map(D)`).
+
+Where V is not of these forms, `linear_map` gives None, and the caller computes M column by
+column from V itself.
+"""
+
+from __future__ import annotations
+
+from ..ops.spelling import ATOM, PRODUCT, Spelling, declare
+from . import expr as E
+from .matrix import transpose_matrix
+
+SEED = "_s"  # the seed's symbol: no program's name (the language's names do not start so)
+
+
+def _diag_times_numpy(w, d, m) -> str:
+    return f"{w(d, ATOM)}[:, None] * {w(m, PRODUCT + 1)}"
+
+
+def _kron_language(w, p, r) -> str:
+    return f"reshape(kron({w(p)}, {w(r)}), {w((p.shape[0], r.shape[0], p.shape[1], r.shape[1]))})"
+
+
+def _diag_map_language(w, d) -> str:
+    m, r = d.shape
+    return f"reshape(diag(reshape({w(d)}, (-1,))), {w((m, r, m, r))})"
+
+
+# The forms a Jacobian is written in, as the language, NumPy and LaTeX write them.
+declare("diag", Spelling(numpy="np.diag", latex=r"\operatorname{diag}"), public=True)
+declare("diag_times", Spelling(language=lambda w, d, m: f"diag({w(d)}) @ {w(m, PRODUCT + 1)}",
+                               numpy=_diag_times_numpy, level=PRODUCT,
+                               latex=lambda w, d, m: rf"\operatorname{{diag}}\left({w(d)}\right) {w(m, PRODUCT)}"),
+        public=False)
+declare("kron_map", Spelling(language=_kron_language, numpy="np.einsum('ij,ab->iajb', {0}, {1})",
+                             latex=lambda w, p, r: rf"{w(p, ATOM)} \otimes {w(r, ATOM)}"), public=False)
+declare("diag_map", Spelling(language=_diag_map_language,
+                             numpy=lambda w, d: f"np.diag(np.ravel({w(d)})).reshape({w(d, ATOM)}.shape * 2)",
+                             latex=lambda w, d: rf"\operatorname{{diag}}\left({w(d)}\right)"), public=False)
+
+
+def _outer_map_language(w, p, b) -> str:
+    (j, i), (k,) = p.shape, b.shape
+    return f"reshape(kron({w(p)}, reshape({w(b)}, {w((k, 1))})), {w((j, k, i))})"
+
+
+def _jacobian_outer_language(w, q, b) -> str:
+    (i, j), (k,) = q.shape, b.shape
+    return f"reshape(kron({w(q)}, reshape({w(b)}, {w((1, k))})), {w((i, j, k))})"
+
+
+# v = outer(P s, b) as a map of s: element [j, k, i] is P[j, i] b[k]; its Jacobian, element
+# [i, j, k] Q[i, j] b[k] with Q = Pᵀ.
+declare("outer_map", Spelling(language=_outer_map_language, numpy="np.einsum('ji,k->jki', {0}, {1})",
+                              latex=lambda w, p, b: rf"{w(p, ATOM)} \otimes {w(b, ATOM)}"), public=False)
+declare("jacobian_outer", Spelling(language=_jacobian_outer_language, numpy="np.einsum('ij,k->ijk', {0}, {1})",
+                                   latex=lambda w, q, b: rf"{w(q, ATOM)} \otimes {w(b, ATOM)}^{{\top}}"),
+        public=False)
+
+
+def jacobian_of(m: E.Expr, shape: tuple):
+    """The Jacobian (the output's dimensions first, `shape`) from M (the input's first), or None."""
+    if m.op == "const":
+        return E.const(m.number, shape)
+    if len(m.shape) == 1:
+        return m
+    if len(m.shape) == 2:
+        return transpose_matrix(m)
+    if m.op == "outer_map":
+        p, b = m.args
+        return E.call("jacobian_outer", (transpose_matrix(p), b), shape)
+    if m.op == "kron_map":  # element [j, b, i, a] of the Jacobian is P[i, j] R[a, b]
+        p, r = m.args
+        return _kron(transpose_matrix(p), transpose_matrix(r))
+    if m.op == "diag_map":
+        return m
+    if m.op == "add" and not m.args[0]:
+        parts = [jacobian_of(t, shape) for t, _ in m.args[1]]
+        return None if any(p is None for p in parts) else E.add(*[E.mul(E.const(k), p)
+                                                                  for p, (_, k) in zip(parts, m.args[1])])
+    if m.op == "mul":
+        scalar, rest = m.args[0], [(b, x) for b, x in m.args[1]]
+        if len(rest) == 1 and rest[0][1] == 1.0:
+            inner = jacobian_of(rest[0][0], shape)
+            return None if inner is None else E.mul(E.const(scalar), inner)
+    return None
+
+
+def seed(shape: tuple) -> E.Expr:
+    return E.symbol(SEED, tuple(shape))
+
+
+def linear_map(v: E.Expr, s: E.Expr):
+    """M with v == M · s (M's shape v's then s's), or None where v is not of a form written here."""
+    if len(s.shape) == 1:
+        return _vector_map(v, s)
+    if len(s.shape) == 2:
+        return _matrix_map(v, s)
+    return None
+
+
+def _contains(e: E.Expr, s: E.Expr, memo: dict) -> bool:
+    found = memo.get(e)
+    if found is None:
+        found = memo[e] = e is s or any(_contains(c, s, memo) for c in E.children(e))
+    return found
+
+
+def _split_product(v: E.Expr, s: E.Expr, memo: dict):
+    """(d, u) with v == d * u, u the one factor that holds s (to the first power), d the rest; None
+    where s is in more than one factor or under a power."""
+    k, factors = v.args
+    holding = [(b, x) for b, x in factors if _contains(b, s, memo) or (x.__class__ is E.Expr and _contains(x, s, memo))]
+    if len(holding) != 1 or holding[0][1] != 1.0:
+        return None
+    rest = [E.power(b, x) for b, x in factors if (b, x) != holding[0]]
+    return E.mul(E.const(k), *rest), holding[0][0]
+
+
+# -- a vector seed: matrices ------------------------------------------------------------------------------
+
+
+def _vector_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
+    """M for a vector seed s (m,): a vector (m,) where v is a number, a matrix (n, m) where v is a
+    vector (n,), `outer_map` (n, k, m) where v is a matrix (n, k)."""
+    memo = {} if memo is None else memo
+    n = s.shape[0]
+    if v is s:
+        return E.call("eye", (n,), (n, n))
+    if not _contains(v, s, memo):
+        return E.const(0.0, v.shape + s.shape)
+    op = v.op
+    if op == "add":
+        number, terms = v.args
+        parts = [_vector_map(t, s, memo) for t, _ in terms]
+        if any(p is None for p in parts):
+            return None
+        parts = [_broadcast_map(p, t.shape, v.shape) for p, (t, _) in zip(parts, terms)]
+        if any(p is None for p in parts):
+            return None
+        return E.add(*[E.mul(E.const(k), p) for p, (_, k) in zip(parts, terms)])
+    if op == "mul":
+        split = _split_product(v, s, memo)
+        if split is None:
+            return None
+        d, u = split
+        inner = _vector_map(u, s, memo)
+        if inner is None:
+            return None
+        if d.shape == ():
+            return E.mul(d, inner)
+        if len(d.shape) == 1 and _numberlike(u):  # a vector times a number made from s: an outer product
+            return E.call("outer", (d, _as_vector(inner)), d.shape + s.shape)
+        if d.shape == u.shape == v.shape and len(v.shape) == 1:
+            return _diag_times(d, inner)
+        return None
+    if op == "mv":
+        a, b = v.args
+        if _contains(a, s, memo):
+            return None
+        inner = _vector_map(b, s, memo)
+        return None if inner is None else _times(a, inner)
+    if op == "dot":
+        a, b = v.args
+        if _contains(a, s, memo):
+            a, b = b, a
+        if _contains(a, s, memo):
+            return None
+        inner = _vector_map(b, s, memo)
+        return None if inner is None else _times(E.call("reshape", (a, (1,) + a.shape), (1,) + a.shape), inner, row=True)
+    if op == "outer":
+        a, b = v.args
+        if _contains(b, s, memo) or len(a.shape) != 1:
+            return None
+        inner = _vector_map(a, s, memo)  # a = P s: v[j, k] = (P s)[j] b[k]
+        return None if inner is None else E.call("outer_map", (inner, b), v.shape + s.shape)
+    if op in ("sum_to", "sum") and v.shape == () and v.args[0].shape == s.shape:  # sum(d * s) = d · s
+        split = _split_product(v.args[0], s, memo) if v.args[0].op == "mul" else None
+        if v.args[0] is s:
+            return E.const(1.0, s.shape)
+        if split is not None and split[1] is s and split[0].shape in (s.shape, ()):
+            return E.with_shape(split[0], s.shape)
+        return None
+    if op == "sum_dim" and v.shape == (1,) and len(v.args[0].shape) == 1:
+        inner = _vector_map(E.call("sum", (v.args[0],), ()), s, memo)
+        return None if inner is None else E.call("reshape", (inner, (1,) + s.shape), (1,) + s.shape)
+    if op == "t":
+        return _vector_map(v.args[0], s, memo)
+    return None
+
+
+def _numberlike(e: E.Expr) -> bool:
+    """A number, or a vector of one (sum(..., keepdim=True)): it broadcasts over a vector."""
+    return e.shape in ((), (1,))
+
+
+def _as_vector(m: E.Expr) -> E.Expr:
+    """The map of a number as a vector (m,): from a (1, m) row where it was a (1,) vector."""
+    if len(m.shape) == 2 and m.shape[0] == 1:
+        return m.args[0] if m.op == "reshape" else E.call("reshape", (m, m.shape[1:]), m.shape[1:])
+    return m
+
+
+def _broadcast_map(m: E.Expr, term_shape: tuple, shape: tuple):
+    """The map of a term that broadcasts to the sum's shape: a number's map, repeated per row."""
+    if term_shape == shape:
+        return m
+    if len(shape) == 1 and _numberlike(E.const(0.0, term_shape)):
+        return E.call("outer", (E.const(1.0, shape), _as_vector(m)), shape + _as_vector(m).shape)
+    return None
+
+
+def _diag_times(d: E.Expr, m: E.Expr) -> E.Expr:
+    """diag(d) @ m, written without the diagonal matrix where m is not the identity: through a
+    sum, a number and an outer product (diag(d) a bᵀ is (d ⊙ a) bᵀ)."""
+    if m.op == "eye":
+        return E.call("diag", (d,), m.shape)
+    if m.op == "add" and not m.args[0]:
+        return E.add(*[E.mul(E.const(k), _diag_times(d, t)) for t, k in m.args[1]])
+    if m.op == "mul" and len(m.args[1]) == 1 and m.args[1][0][1] == 1.0:
+        return E.mul(E.const(m.args[0]), _diag_times(d, m.args[1][0][0]))
+    if m.op == "outer":
+        a, b = m.args
+        return E.call("outer", (E.mul(d, a), b), m.shape)
+    return E.call("diag_times", (d, m), m.shape)
+
+
+def _times(a: E.Expr, m: E.Expr, row: bool = False) -> E.Expr:
+    """a @ m for the matrix a (the identity vanishes); `row`: a is a vector as a (1, n) row, and
+    the product a vector again."""
+    if row:
+        vector = a.args[0]
+        if m.op == "eye":
+            return vector
+        return E.call("mv", (transpose_matrix(m), vector), m.shape[1:])
+    if m.op == "eye":
+        return a
+    return E.call("mm", (a, m), (a.shape[0], m.shape[1]))
+
+
+# -- a matrix seed: maps s ↦ P s Q and s ↦ D ⊙ s ------------------------------------------------------------
+
+
+def _matrix_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
+    memo = {} if memo is None else memo
+    m, r = s.shape
+    if v is s:
+        return _kron(E.call("eye", (m,), (m, m)), E.call("eye", (r,), (r, r)))
+    if not _contains(v, s, memo):
+        return E.const(0.0, v.shape + s.shape)
+    if len(v.shape) != 2:
+        return None
+    op = v.op
+    if op == "add":
+        number, terms = v.args
+        if number:
+            return None
+        parts = [_matrix_map(t, s, memo) for t, _ in terms]
+        if any(p is None for p in parts):
+            return None
+        return E.add(*[E.mul(E.const(k), p) for p, (_, k) in zip(parts, terms)])
+    if op == "mul":
+        split = _split_product(v, s, memo)
+        if split is None:
+            return None
+        d, u = split
+        inner = _matrix_map(u, s, memo)
+        if inner is None:
+            return None
+        if d.shape == ():
+            return E.mul(d, inner)
+        if d.shape == v.shape == s.shape and u is s:
+            return E.call("diag_map", (d,), v.shape + s.shape)
+        return None
+    if op == "mm":
+        a, b = v.args
+        if not _contains(a, s, memo):
+            inner = _matrix_map(b, s, memo)
+            if inner is not None and inner.op == "kron_map":
+                p, r = inner.args
+                return _kron(_product(a, p), r)
+        if not _contains(b, s, memo):
+            inner = _matrix_map(a, s, memo)
+            if inner is not None and inner.op == "kron_map":
+                p, r = inner.args
+                return _kron(p, _product(transpose_matrix(b), r))  # (Rᵀ b)ᵀ = bᵀ R
+        return None
+    return None
+
+
+def _kron(p: E.Expr, r: E.Expr) -> E.Expr:
+    """The map s ↦ p @ s @ rᵀ, as an array of v's shape then s's."""
+    return E.call("kron_map", (p, r), (p.shape[0], r.shape[0], p.shape[1], r.shape[1]))
+
+
+def _product(a: E.Expr, b: E.Expr) -> E.Expr:
+    if a.op == "eye":
+        return b
+    if b.op == "eye":
+        return a
+    return E.call("mm", (a, b), (a.shape[0], b.shape[1]))

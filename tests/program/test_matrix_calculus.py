@@ -1,0 +1,344 @@
+"""`derive` speaks matrix calculus: the Matrix Cookbook's identities, derived with named sizes,
+hold at two different sizes, are written without a literal size, and take no more operations
+than the Cookbook's own form plus two. Jacobians and Hessians against PyTorch's
+`autograd.functional` at two sizes."""
+
+from __future__ import annotations
+
+import re
+import types
+
+import numpy as np
+import pytest
+
+from autodiff.language import ast
+from autodiff.language.parser import parse
+from autodiff.program import derive as D
+from autodiff.symbolic.sizes import CHECKED, TRACED
+
+torch = pytest.importorskip("torch")
+
+SIZES = ({"n": 3, "m": 4, "k": 2}, {"n": 5, "m": 7, "k": 3})
+
+
+def module_of(d) -> types.ModuleType:
+    module = types.ModuleType("derived")
+    exec(compile(D.python_module(d), "<derived module>", "exec"), module.__dict__)  # noqa: S102 - our own code
+    return module
+
+
+def point(shapes: dict, sizes: dict, seed: int = 0, spd: tuple = ()) -> dict:
+    """Values in [0.5, 1.5] for each input at `sizes`; the inputs named in `spd` symmetric and
+    positive definite (log det's, an inverse's)."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, dims in shapes.items():
+        shape = tuple(sizes[d] for d in dims)
+        value = rng.uniform(0.5, 1.5, size=shape)
+        if name in spd:
+            value = value @ value.T + shape[0] * np.eye(shape[0])
+        out[name] = value
+    return out
+
+
+def operations(program_text: str) -> int:
+    """The operations a program's statements take (a size's binding is free): each operator,
+    call, `.T` and index."""
+    count = 0
+    for statement in parse(program_text).body:
+        if isinstance(statement.value, ast.Call) and getattr(statement.value.func, "name", "") == "size":
+            continue
+        for node in ast.walk(statement.value):
+            if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Call, ast.Attribute, ast.Subscript)):
+                count += 1
+    return count
+
+
+def language_value(text: str, values: dict) -> np.ndarray:
+    """A formula in the language, run by the language at `values`."""
+    from autodiff.language.evaluate import evaluate
+    from autodiff.language.source import Source
+
+    names = [n for n in values if re.search(rf"\b{n}\b", text)]
+    program_text = "".join(f"{n}: input\n" for n in names) + f"out = {text}\n"
+    result = evaluate(parse(program_text), Source(program_text, "<cookbook>"), at={n: values[n] for n in names})
+    return np.asarray(result.output.detach().numpy(), dtype=float)
+
+
+def literal_sizes(program_text: str) -> set:
+    """The traced sizes (primes of ours) a program writes as numbers: none may appear."""
+    numbers = {int(x) for x in re.findall(r"(?<![\w.])(\d+)(?![\w.])", program_text)}
+    return numbers & set(TRACED + CHECKED)
+
+
+# (program, {input: its sizes by name}, wrt, the Cookbook's form, inputs made positive definite)
+COOKBOOK = [
+    ("x @ a", {"x": "n", "a": "n"}, "x", "a", ()),
+    ("a @ x", {"x": "n", "a": "n"}, "x", "a", ()),
+    ("x @ x", {"x": "n"}, "x", "2 * x", ()),
+    ("x @ A @ x", {"x": "n", "A": "nn"}, "x", "(A + A.T) @ x", ()),
+    ("x @ A @ x", {"x": "n", "A": "nn"}, "A", "outer(x, x)", ()),
+    ("a @ X @ b", {"a": "m", "X": "mn", "b": "n"}, "X", "outer(a, b)", ()),
+    ("a @ X.T @ b", {"a": "n", "X": "mn", "b": "m"}, "X", "outer(b, a)", ()),
+    ("sum((A @ x - b) ** 2)", {"A": "mn", "x": "n", "b": "m"}, "x", "2 * A.T @ (A @ x - b)", ()),
+    ("sum((A @ x - b) ** 2)", {"A": "mn", "x": "n", "b": "m"}, "A", "2 * outer(A @ x - b, x)", ()),
+    ("sum((A @ x - b) ** 2) + lam * (x @ x)", {"A": "mn", "x": "n", "b": "m", "lam": ""}, "x",
+     "2 * A.T @ (A @ x - b) + 2 * lam * x", ()),
+    ("mean((A @ x - b) ** 2)", {"A": "mn", "x": "n", "b": "m"}, "x", "2 * A.T @ (A @ x - b) / size(b, 0)", ()),
+    ("trace(X)", {"X": "nn"}, "X", "eye(size(X, 0))", ()),
+    ("trace(A @ X)", {"A": "nn", "X": "nn"}, "X", "A.T", ()),
+    ("trace(X @ A)", {"A": "nn", "X": "nn"}, "X", "A.T", ()),
+    ("trace(X.T @ A)", {"A": "nn", "X": "nn"}, "X", "A", ()),
+    ("trace(X.T @ X)", {"X": "mn"}, "X", "2 * X", ()),
+    ("trace(X @ X)", {"X": "nn"}, "X", "2 * X.T", ()),
+    ("trace(X @ A @ X.T)", {"X": "mn", "A": "nn"}, "X", "X @ (A + A.T)", ()),
+    ("trace(A @ X @ B)", {"A": "nm", "X": "mk", "B": "kn"}, "X", "A.T @ B.T", ()),
+    ("sum(X * X)", {"X": "mn"}, "X", "2 * X", ()),
+    ("log(det(X))", {"X": "nn"}, "X", "linalg_inv(X).T", ("X",)),
+    ("det(X)", {"X": "nn"}, "X", "det(X) * linalg_inv(X).T", ("X",)),
+    ("a @ linalg_inv(X) @ b", {"a": "n", "X": "nn", "b": "n"}, "X",
+     "-(linalg_inv(X).T @ outer(a, b) @ linalg_inv(X).T)", ("X",)),
+    ("trace(linalg_inv(X))", {"X": "nn"}, "X", "-(linalg_inv(X) @ linalg_inv(X)).T", ("X",)),
+    ("norm(x)", {"x": "n"}, "x", "x / norm(x)", ()),
+    ("sqrt(x @ x)", {"x": "n"}, "x", "x / sqrt(x @ x)", ()),
+    ("sum(exp(A @ x))", {"A": "mn", "x": "n"}, "x", "A.T @ exp(A @ x)", ()),
+    ("logsumexp(z, 0) - y @ z", {"z": "n", "y": "n"}, "z", "softmax(z, 0) - y", ()),
+    ("-sum(y * log_softmax(z, 0))", {"z": "n", "y": "n"}, "z", "softmax(z, 0) * sum(y) - y", ()),
+    ("p = sigmoid(X @ w)\nloss = -sum(y * log(p) + (1 - y) * log(1 - p))", {"X": "mn", "w": "n", "y": "m"}, "w",
+     "X.T @ (sigmoid(X @ w) - y)", ()),
+    ("sum(softplus(X @ w) - y * (X @ w))", {"X": "mn", "w": "n", "y": "m"}, "w", "X.T @ (sigmoid(X @ w) - y)", ()),
+    ("h = tanh(W @ x)\nout = v @ h", {"W": "mn", "x": "n", "v": "m"}, "W", "outer(v * (1 - tanh(W @ x) ** 2), x)", ()),
+    ("h = tanh(W @ x)\nout = v @ h", {"W": "mn", "x": "n", "v": "m"}, "v", "tanh(W @ x)", ()),
+    ("(x @ A @ x) / (x @ x)", {"x": "n", "A": "nn"}, "x",
+     "((A + A.T) @ x - 2 * (x @ A @ x) / (x @ x) * x) / (x @ x)", ()),
+    ("sum((T - U @ V.T) ** 2)", {"T": "mk", "U": "mn", "V": "kn"}, "U", "-2 * (T - U @ V.T) @ V", ()),
+]
+
+
+def _shapes(spec: dict) -> dict:
+    return {name: tuple(dims) for name, dims in spec.items()}
+
+
+@pytest.mark.parametrize("program, spec, wrt, cookbook, spd", COOKBOOK,
+                         ids=[f"{c[0].splitlines()[-1]} wrt {c[2]}" for c in COOKBOOK])
+def test_a_cookbook_identity_is_derived_generic_and_short(program, spec, wrt, cookbook, spd):
+    shapes = _shapes(spec)
+    d = D.derive(program, shapes=shapes, wrt=[wrt])
+    assert d.sizes is not None, "the formula is written for every size"
+    assert not literal_sizes(d.program), d.program
+    assert operations(d.program) <= operations(f"out = {cookbook}") + 2, d.program
+    module = module_of(d)
+    for sizes in SIZES:
+        values = point(shapes, sizes, spd=spd)
+        _, grads = module.value_and_grad(**values)
+        np.testing.assert_allclose(grads[wrt], language_value(cookbook, values), rtol=1e-9, atol=1e-12)
+
+
+# -- Jacobians and Hessians against PyTorch, at two sizes -------------------------------------------------
+
+
+def _torch_function(program: str):
+    """The program as a PyTorch function: our language's names are PyTorch's here."""
+    lines = program.splitlines()
+
+    def run(**values):
+        scope = {"torch": torch, "sigmoid": torch.sigmoid, "tanh": torch.tanh, "exp": torch.exp,
+                 "log": torch.log, "softmax": torch.softmax, "sum": torch.sum, "det": torch.det,
+                 "trace": torch.trace, **values}
+        for line in lines[:-1]:
+            name, text = line.split(" = ", 1)
+            scope[name] = eval(text, scope)  # noqa: S307 - the test's own programs
+        last = lines[-1].split(" = ", 1)[-1]
+        return eval(last, scope)  # noqa: S307
+    return run
+
+
+JACOBIANS = [
+    ("A @ x", {"A": "mn", "x": "n"}, ("x", "A")),
+    ("sigmoid(x)", {"x": "n"}, ("x", "diag(output * (1 - output))")),
+    ("tanh(A @ x)", {"A": "mn", "x": "n"}, ("x", "diag(1 - tanh(A @ x) ** 2) @ A")),
+    ("softmax(x, 0)", {"x": "n"}, ("x", "diag(output) - output outputᵀ")),
+    ("x * sum(x)", {"x": "n"}, None),
+    ("x / sum(x)", {"x": "n"}, None),
+    ("exp(x) * c", {"x": "n", "c": ""}, None),
+    ("A @ B", {"A": "mn", "B": "nk"}, None),
+    ("sigmoid(A)", {"A": "mn"}, None),
+    ("W @ x + b", {"W": "mn", "x": "n", "b": "m"}, None),
+]
+
+
+@pytest.mark.parametrize("program, spec, readable", JACOBIANS, ids=[j[0] for j in JACOBIANS])
+def test_a_jacobian_agrees_with_pytorch_at_two_sizes(program, spec, readable):
+    shapes = _shapes(spec)
+    d = D.derive(program, shapes=shapes)
+    assert d.jacobian and d.sizes is not None
+    assert not literal_sizes(d.program), d.program
+    if readable is not None:
+        wrt, formula = readable
+        lines = dict(D.readable_lines(d))
+        written = lines[f"∂output/∂{wrt}"]
+        for name, value in lines.items():  # a shared value, written where it is used
+            written = re.sub(rf"\b{name}\b", value, written) if re.fullmatch(r"t\d+", name) else written
+        assert written == formula
+    module = module_of(d)
+    names = list(shapes)
+    function = _torch_function(program)
+    for sizes in SIZES:
+        values = point(shapes, sizes)
+        _, jacobians = module.value_and_jacobian(**values)
+        theirs = torch.autograd.functional.jacobian(
+            lambda *args: function(**dict(zip(names, args))), tuple(torch.tensor(values[n]) for n in names))
+        for name in names:
+            np.testing.assert_allclose(jacobians[name], theirs[names.index(name)].numpy(), rtol=1e-9, atol=1e-12,
+                                       err_msg=name)
+
+
+HESSIANS = [
+    ("x @ A @ x", {"x": "n", "A": "nn"}, ["x"], "A + Aᵀ"),
+    ("p = sigmoid(X @ w)\nloss = -sum(y * log(p) + (1 - y) * log(1 - p))", {"X": "mn", "w": "n", "y": "m"}, ["w"],
+     "Xᵀ @ diag(p * (1 - p)) @ X"),
+    ("sum((T - U @ V.T) ** 2)", {"T": "mk", "U": "mn", "V": "kn"}, ["U"], "2 * (I ⊗ (Vᵀ @ V))"),
+    ("sum((A @ x - b) ** 2)", {"A": "mn", "x": "n", "b": "m"}, ["x", "b"], None),
+    ("x @ A @ x", {"x": "n", "A": "nn"}, None, None),
+    ("sum(exp(A @ x))", {"A": "mn", "x": "n"}, ["x"], None),
+    ("sum((T - U @ V.T) ** 2)", {"T": "mk", "U": "mn", "V": "kn"}, None, None),
+]
+
+
+@pytest.mark.parametrize("program, spec, wrt, readable", HESSIANS, ids=[f"{h[0].splitlines()[-1]} {h[2]}" for h in HESSIANS])
+def test_a_hessian_agrees_with_pytorch_at_two_sizes(program, spec, wrt, readable):
+    shapes = _shapes(spec)
+    d = D.derive(program, shapes=shapes, wrt=wrt, order=2)
+    assert d.sizes is not None and not literal_sizes(d.program), d.program
+    if readable is not None:
+        lines = dict(D.readable_lines(d))
+        second = next(right for left, right in lines.items() if left.startswith("∂²"))
+        assert lines.get(second, second) == readable
+    if wrt is None:  # the blocks with no matrix formula are left out, and said
+        assert all("Hessian block" in w.message for w in d.warnings)
+    module = module_of(d)
+    names = list(shapes)
+    function = _torch_function(program)
+    for sizes in SIZES:
+        values = point(shapes, sizes)
+        blocks = module.hessian(**values)
+        theirs = torch.autograd.functional.hessian(
+            lambda *args: function(**dict(zip(names, args))), tuple(torch.tensor(values[n]) for n in names))
+        for a, row in blocks.items():
+            for b, block in row.items():
+                np.testing.assert_allclose(block, theirs[names.index(a)][names.index(b)].numpy(), rtol=1e-9,
+                                           atol=1e-12, err_msg=f"{a}, {b}")
+
+
+def test_a_hessian_is_computed_without_a_diagonal_matrix():
+    d = D.derive("p = sigmoid(X @ w)\nloss = -sum(y * log(p) + (1 - y) * log(1 - p))",
+                 shapes={"X": ("m", "n"), "w": ("n",), "y": ("m",)}, wrt=["w"], order=2)
+    code = D.python_module(d)
+    assert "np.diag" not in code and "[:, None] * X" in code
+
+
+# -- random matrix programs against PyTorch ---------------------------------------------------------------
+
+
+def _random_program(rng) -> tuple:
+    """A random number-valued program of a matrix A (m × n) and vectors x (n), b (m)."""
+    vector = rng.choice(["A @ x", "A @ x - b", "tanh(A @ x)", "sigmoid(A @ x) * b", "exp(A @ x / 4)",
+                         "A @ (x * x)", "A @ x + b * b"])
+    outer = rng.choice([f"sum(({vector}) ** 2)", f"b @ ({vector})", f"sum(log(1 + ({vector}) ** 2))",
+                        f"logsumexp({vector}, 0)", f"({vector}) @ ({vector}) + x @ x"])
+    return outer
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_matrix_programs_agree_with_pytorch_at_two_sizes(seed):
+    rng = np.random.default_rng(seed)
+    program = _random_program(rng)
+    shapes = {name: dims for name, dims in {"A": ("m", "n"), "x": ("n",), "b": ("m",)}.items()
+              if re.search(rf"\b{name}\b", program)}
+    d = D.derive(program, shapes=shapes)
+    assert d.sizes is not None and not literal_sizes(d.program), (program, d.program)
+    module = module_of(d)
+    names = list(shapes)
+    scope = {"sum": torch.sum, "tanh": torch.tanh, "sigmoid": torch.sigmoid, "exp": torch.exp, "log": torch.log,
+             "logsumexp": torch.logsumexp}
+    for sizes in SIZES:
+        values = point(shapes, sizes, seed=seed)
+        _, grads = module.value_and_grad(**values)
+        leaves = {n: torch.tensor(values[n], requires_grad=True) for n in names}
+        out = eval(program, {**scope, **leaves})  # noqa: S307 - the test's own programs
+        out.backward()
+        for n in names:
+            np.testing.assert_allclose(grads[n], leaves[n].grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=f"{program}: {n}")
+
+
+# -- the contract's other points ---------------------------------------------------------------------------
+
+
+def test_shapes_in_a_file_and_on_the_command_line_derive_the_same():
+    on_line = D.derive("x @ A @ x", shapes={"x": ("n",), "A": ("n", "n")}, wrt=["x"])
+    in_file = D.derive("x: input[n]\nA: input[n, n]\noutput = x @ A @ x", wrt=["x"])
+    assert on_line.formula("x") == in_file.formula("x") == "(A + A.T) @ x"
+
+
+def test_mean_writes_its_size_from_the_inputs():
+    d = D.derive("mean(x)", shapes={"x": ("n",)})
+    assert d.formula("x") == "ones_like(x) / n" and "n = size(x, 0)" in d.program
+
+
+def test_with_values_alone_the_formula_is_the_generic_one():
+    d = D.derive("x @ A @ x", {"x": [1.0, 2.0, 3.0], "A": np.eye(3).tolist()}, wrt=["x"])
+    assert d.formula("x") == "(A + A.T) @ x"
+    d = D.derive("trace(X)", {"X": np.eye(3).tolist()})
+    assert d.formula("X") == "eye(n)" and "3" not in d.program
+
+
+def test_a_size_name_of_two_sizes_is_a_usage_error():
+    from autodiff.program.errors import UsageProblem
+
+    with pytest.raises(UsageProblem, match="n"):
+        D.derive("x @ y", {"x": [1.0, 2.0], "y": [1.0, 2.0, 3.0]}, shapes={"x": ("n",), "y": ("n",)})
+
+
+def test_the_module_checks_shapes_by_name():
+    d = D.derive("x @ A @ x", shapes={"x": ("n",), "A": ("n", "n")})
+    module = module_of(d)
+    with pytest.raises(ValueError, match=r"A has shape \[3, 4\]"):
+        module.value_and_grad(np.ones(3), np.ones((3, 4)))
+    with pytest.raises(ValueError, match="A has shape"):
+        module.value_and_grad(np.ones(3), np.ones((4, 4)))
+    value, grads = module.value_and_grad(x=np.ones(6), A=np.eye(6))
+    assert value == 6.0 and grads["x"].shape == (6,)
+
+
+def test_notation_in_every_format():
+    d = D.derive("x @ A @ x", shapes={"x": ("n",), "A": ("n", "n")}, wrt=["x"])
+    assert dict(D.readable_lines(d))["∂output/∂x"] == "(A + Aᵀ) @ x"
+    assert r"A^{\top}" in D.latex(d)
+    d = D.derive("log(det(X))", shapes={"X": ("n", "n")})
+    assert dict(D.readable_lines(d))["∂output/∂X"] == "X⁻ᵀ"
+    assert r"X^{-\top}" in D.latex(d) and d.formula("X") == "linalg_inv(X).T"
+    d = D.derive("trace(A @ X) * trace(X)", shapes={"A": ("n", "n"), "X": ("n", "n")}, wrt=["X"])
+    assert r"\operatorname{tr}" in D.latex(d)
+    d = D.derive("sum(x * sin(y))", shapes={"x": ("n",), "y": ("n",)}, wrt=["y"])
+    assert r"\odot" in D.latex(d)
+
+
+def test_constants_stay_exact():
+    d = D.derive("exp(-x**2/2)/sqrt(2*pi)")
+    assert d.formula("x") == "-x * exp(-x ** 2 / 2) / sqrt(2 * pi)"
+    assert D.derive("x / 3").formula("x") == "1 / 3"
+
+
+def test_json_marks_jacobians_and_gives_hessian_blocks_shapes():
+    d = D.derive("sigmoid(x)", shapes={"x": ("n",)})
+    assert D.for_json(d)["jacobian"] is True
+    d = D.derive("x @ A @ x", {"x": [1.0, 2.0], "A": [[1.0, 2.0], [3.0, 4.0]]}, wrt=["x"], order=2)
+    (block,) = D.for_json(d)["second"]
+    statements = dict(line.split(" = ", 1) for line in d.program.splitlines())
+    assert block["wrt"] == ["x", "x"] and block["shape"] == [2, 2]
+    assert statements.get(block["formula"], block["formula"]) == "A + A.T"
+
+
+def test_check_runs_jacobians_against_the_engine():
+    d = D.derive("softmax(x, 0)", {"x": [0.5, -1.0, 2.0]})
+    assert D.check(d, "softmax(x, 0)", {"x": [0.5, -1.0, 2.0]}).passed
