@@ -94,7 +94,7 @@ def build(source, at: dict | None = None, *, program=None, wrt=None, why: str | 
     model = build_graph(run.evaluation, run.tensor, nodes)
     for node in model.nodes:  # drawn as before backward, as `graph --format svg` draws it: the steps show gradients
         node.grad, node.retained = None, False
-    svg = graph_svg(model, title=f"autodiff graph of {run.source}")
+    svg = graph_svg(model, title=f"autodiff graph of {run.source}") if model.nodes else ""  # nothing recorded
     return Page(run.source, run.evaluation.source.text, explanation, model, svg, list(run.warnings))
 
 

@@ -167,6 +167,8 @@
     notes.setAttribute("class", "edge-notes");
     svg.appendChild(notes);
   }
+  if (!svg) picture.appendChild(el("p", "muted", "Nothing was recorded: the output does not depend on an input " +
+                                   "that requires grad."));
   if (graph.left_out) $("left-out").textContent = "… " + graph.left_out.toLocaleString("en-US") + " more nodes not drawn";
 
   var natural = svg ? { w: parseFloat(svg.getAttribute("width")), h: parseFloat(svg.getAttribute("height")) } : null;
@@ -305,7 +307,7 @@
     box.appendChild(add(el("p", "grad-line"), el("span", "formula", label + " = "),
                         item.grad === null ? number(null, "grad") : tensorView(item.grad, "grad")));
     if (item.why) box.appendChild(el("p", "why", "Why: " + item.why));
-    if (item.grad === null) { light(); if (!quiet) announce(label + " is None"); return; }
+    if (item.grad === null) { light(); if (!quiet) announce(inputSummary(name)); return; }
     var counts = words.counts[name], many = item.paths.length < item.paths_count;
     var count = el("p", "count-line", counts.all + " path" + (item.paths_count === 1 ? "" : "s") + " from " + ex.output +
                    " to " + name + (many ? "; the " + item.paths.length + " largest shown" : "") + ".");
@@ -361,7 +363,13 @@
     add(sum, " = ", el("span", "formula", label + " = "), tensorView(item.grad, "total"));
     box.appendChild(sum);
     light();
-    if (!quiet) announce(label + " = " + short(item.grad) + ": " + counts.all + " path" + (item.paths_count === 1 ? "" : "s"));
+    if (!quiet) announce(inputSummary(name));
+  }
+  function inputSummary(name) {
+    var item = ex.inputs[name];
+    if (item.grad === null) return words.labels[name] + " is None";
+    return words.labels[name] + " = " + short(item.grad) + ": " + words.counts[name].all + " path" +
+      (item.paths_count === 1 ? "" : "s");
   }
 
   function choosePath(k) {
@@ -503,8 +511,12 @@
     if (n.line !== null) row("line", el("span", "mono", String(n.line)));
     box.appendChild(dl);
     hereLine(n.line);
-    if (n.leaf && n.name && n.name in ex.inputs) showInput(n.name);
-    announce(nodeTitle(n) + ", " + n.op + ", shape [" + n.shape.join(", ") + "]");
+    var said = nodeTitle(n) + ", " + n.op + ", shape [" + n.shape.join(", ") + "]";
+    if (n.leaf && n.name && n.name in ex.inputs) { // a leaf picks its input
+      showInput(n.name, true);
+      said += "; " + inputSummary(n.name);
+    }
+    announce(said);
   }
   Object.keys(nodeEls).forEach(function (id) {
     var g = nodeEls[id];
