@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import pathlib
 import re
 import subprocess
 import sys
@@ -190,3 +191,25 @@ def test_the_notebook_magic_shows_the_same_page_inline():
 
     with pytest.raises(UsageProblem, match="add --explain"):
         jupyter.run_cell("--at a=2,b=3,c=5,d=10 --html", text)
+
+
+def _browser_test_without_a_browser(**env) -> str:
+    """One browser test run where no browser can be found (PATH holds only this Python's scripts)."""
+    import os
+
+    keep = {k: v for k, v in os.environ.items() if k not in ("CI", "PATH", "PYTEST_XDIST_WORKER")}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-rs", "-q",
+                           "tests/page/test_browser.py::test_keyboard_and_screen_reader"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300,
+                          env={**keep, "PATH": str(pathlib.Path(sys.executable).parent), **env})
+    return done.stdout + done.stderr
+
+
+def test_without_a_browser_the_browser_tests_skip_saying_how_to_get_one():
+    out = _browser_test_without_a_browser()
+    assert "1 skipped" in out and "apt-get install chromium chromium-driver" in out
+
+
+def test_in_ci_a_browser_that_cannot_be_had_is_a_failure():
+    out = _browser_test_without_a_browser(CI="true")  # no apt-get on this PATH either
+    assert "1 error" in out and "no headless Chromium and its driver found" in out
