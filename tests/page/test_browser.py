@@ -61,6 +61,9 @@ def check_paths(page, explanation: dict, name: str, names: dict | None = None) -
     scalar = not isinstance(item["grad"], list)
     for path, expected in zip(shown["paths"], item["paths"], strict=True):
         assert same(value(path["product"]), expected["product"]) and texts_agree(path["product"])
+        heads = " · ".join(e["formula"].split(" = ")[0].split(":")[0] for e in expected["edges"])
+        assert path["head"].startswith((heads or f"∂{expected['nodes'][0]}/∂{expected['nodes'][0]}") +
+                                       (" = " if scalar else " → "))
         locals_ = [e["local"] for e in expected["edges"]] if scalar and len(expected["edges"]) > 1 else []
         assert [value(x) for x in path["locals"]] == [float(x) for x in locals_]
         assert all(texts_agree(x) for x in path["locals"])

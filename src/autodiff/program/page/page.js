@@ -320,7 +320,7 @@
       li.tabIndex = 0;
       li.setAttribute("role", "button");
       li.setAttribute("aria-current", k === chosenPath ? "true" : "false");
-      var line = add(el("div", "heads"), el("span", "formula", heads(path) + " = "));
+      var line = add(el("div", "heads"), el("span", "formula", heads(path) + (scalar ? " = " : " → ")));
       if (scalar) { // as explain writes it: the local derivatives' product, then its value
         if (path.edges.length > 1) {
           path.edges.forEach(function (e, i) {
@@ -331,7 +331,7 @@
         }
         line.appendChild(number(path.product, "product"));
       } else {
-        add(line, "→ ", tensorView(path.product, "product"));
+        line.appendChild(tensorView(path.product, "product")); // this path's share, in the input's shape
       }
       li.appendChild(line);
       var steps = el("ul");
