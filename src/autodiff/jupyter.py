@@ -12,6 +12,9 @@ graph run backward with each edge's local derivative. `--wrt`, `--output`, `--gr
 
 This is the top of the layers, beside the command line: IPython is imported here only, and
 this module only when a notebook loads the extension (autodiff.load_ipython_extension).
+
+`--explain --html` (or `--graph --html`) shows instead the page of `autodiff explain --format
+html`, inline: the graph, each input's paths and the backward pass step by step, to click through.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ def parser() -> argparse.ArgumentParser:
     shown.add_argument("--tree", action="store_true")
     shown.add_argument("--explain", action="store_true")
     shown.add_argument("--graph", action="store_true")
+    options.add_argument("--html", action="store_true")
     return options
 
 
@@ -59,6 +63,13 @@ def _run_cell(args, source):
 
     at = parse_at(args.at)
     wrt = parse_names(args.wrt, "--wrt")
+    if args.html:  # explain --format html's page, shown in the notebook
+        from .program.errors import UsageProblem
+        from .program.page import build
+
+        if not (args.explain or args.graph):
+            raise UsageProblem("%%autodiff --html shows the page of --explain: add --explain")
+        return build(source, at, wrt=wrt, output=args.output, grad_output=args.grad_output)
     if args.explain:
         return explain(source, at, wrt=wrt, output=args.output, grad_output=args.grad_output)
     if args.graph:

@@ -28,6 +28,12 @@ def explain(source, at: dict | None = None, *, program=None, wrt=None, why: str 
     (those of `wrt`, else every input that requires grad; `why` adds its own)."""
     run = differentiate(source, at, program=program, wrt=wrt, output=output, grad_output=grad_output,
                         options=options, keep_graph=True)
+    return explain_run(run, wrt=wrt, why=why, limit=limit)
+
+
+def explain_run(run, *, wrt=None, why: str | None = None, limit: int = LIMIT) -> Explanation:
+    """`explain` of a run already made (`differentiate(..., keep_graph=True)`: its graph still
+    holds the saved values), so that a caller can draw the same graph the explanation walks."""
     evaluation = run.evaluation
     names = [q.name for q in run.inputs if q.requires_grad] if wrt is None else list(wrt)
     known = set(evaluation.inputs) | set(evaluation.constants)

@@ -26,6 +26,7 @@ class GraphNode:
     value: object = None  # host array, where known
     grad: object = None  # host array, where computed
     retained: bool = False
+    seq: int | None = None  # the node's creation number (Node._seq): what an explanation's paths and steps name
 
 
 @dataclass
@@ -112,7 +113,7 @@ def _describe(node, node_id: int, evaluation, input_names: dict) -> GraphNode:
     if type(node) is AccumulateGrad:
         variable = node.variable
         return GraphNode(node_id, "AccumulateGrad", input_names.get(id(variable)), None, None,
-                         tuple(variable.shape), host(variable), host(variable._grad))
+                         tuple(variable.shape), host(variable), host(variable._grad), seq=node._seq)
     text, line = source_of(evaluation, node)
     tensor = evaluation.tensors.get(node)
     name = evaluation.labels.get(node)
@@ -122,7 +123,7 @@ def _describe(node, node_id: int, evaluation, input_names: dict) -> GraphNode:
     value = host(tensor) if tensor is not None else None
     retained = tensor is not None and tensor.retains_grad
     grad = host(tensor._grad) if retained else None
-    return GraphNode(node_id, node.name(), name, text, line, tuple(node._shape), value, grad, retained)
+    return GraphNode(node_id, node.name(), name, text, line, tuple(node._shape), value, grad, retained, node._seq)
 
 
 # -- labels, as every picture of the graph writes them -------------------------------------------------------

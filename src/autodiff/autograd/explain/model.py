@@ -25,6 +25,9 @@ class Path:
     nodes: list  # display names, from the output to the input
     edges: list  # Edge, one per step
     product: object  # a number for a graph of numbers, else this path's share (an array in the input's shape)
+    # Where the path runs, for pictures that draw it: (the node's creation number `_seq`, the input
+    # position it leaves by) for each step after the output, in order. Not part of the JSON.
+    route: list = field(default_factory=list, repr=False, compare=False)
 
 
 @dataclass
@@ -49,6 +52,7 @@ class Passed:
     local: object
     value: object  # array, or None
     leaf: bool
+    position: int = -1  # the input of the step's node it goes to (not part of the JSON)
 
 
 @dataclass
@@ -63,6 +67,7 @@ class Step:
     retained: bool = False
     leaf: str | None = None  # AccumulateGrad: the input's name
     total: object = None  # AccumulateGrad: .grad after this step
+    key: int | None = field(default=None, repr=False, compare=False)  # the node's `_seq` (not part of the JSON)
 
 
 @dataclass(repr=False)

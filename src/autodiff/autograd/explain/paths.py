@@ -42,7 +42,7 @@ def _path_from(graph: _Graph, steps: list, product, scalar: bool) -> Path:
         nodes.append(graph.name(child))
         local = graph.locals_of(node)[position] if scalar else graph.tensor_local(node, position)
         edges.append(Edge(node.name(), graph.formula(node, position), local))
-    return Path(nodes, edges, product)
+    return Path(nodes, edges, product, [(node._seq, position) for node, position in steps])
 
 
 def _seed_edge(graph: _Graph, seed_value: float) -> Edge:

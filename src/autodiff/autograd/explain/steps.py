@@ -26,7 +26,8 @@ def _replay(graph: _Graph, leaf_names: dict, scalar: bool) -> tuple:
         grad = buffers.pop(node, None)
         arriving[node] = grad
         info = graph.infos[node]
-        step = Step(len(steps) + 1, graph.name(node), node.name(), info.line, grad, arrivals.get(node, 0))
+        step = Step(len(steps) + 1, graph.name(node), node.name(), info.line, grad, arrivals.get(node, 0),
+                    key=node._seq)
         steps.append(step)
         if type(node) is AccumulateGrad:
             step.leaf = leaf_names.get(node, graph.name(node))
@@ -48,7 +49,7 @@ def _replay(graph: _Graph, leaf_names: dict, scalar: bool) -> tuple:
                 arrivals[ckey] = arrivals.get(ckey, 0) + 1
                 local = graph.locals_of(node)[position] if scalar else graph.tensor_local(node, position)
                 step.passes.append(Passed(graph.name(child), node.name(), graph.formula(node, position), local, g,
-                                          type(child) is AccumulateGrad))
+                                          type(child) is AccumulateGrad, position))
             if type(child) is AccumulateGrad:
                 leaf_edges[child] -= 1
                 if leaf_edges[child] == 0:

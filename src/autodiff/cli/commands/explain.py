@@ -21,7 +21,9 @@ EXAMPLES = """[bold]Examples[/]
 
   autodiff explain examples/tutorial.expr --at a=2,b=3,c=5,d=10 --format json | jq .inputs.d.paths
 
-  autodiff explain examples/tutorial.expr --at a=2,b=3,c=5,d=10 --format svg > explained.svg"""
+  autodiff explain examples/tutorial.expr --at a=2,b=3,c=5,d=10 --format svg > explained.svg
+
+  autodiff explain examples/tutorial.expr --at a=2,b=3,c=5,d=10 --format html > explained.html"""
 
 
 @reads_program
@@ -37,9 +39,10 @@ def explain(
     limit: int = typer.Option(10, "--limit", metavar="N", min=1,
                               help="Show the N largest paths per input (graph's --limit counts nodes, 500 by default)."),
     format: ExplainFormat = typer.Option(ExplainFormat.auto, "--format", "-f",
-                                         help="rich, plain, json, markdown, latex, or svg (the graph with each "
-                                              "edge's local derivative, each node's value and gradient); auto is "
-                                              "rich on a terminal."),
+                                         help="rich, plain, json, markdown, latex, svg (the graph with each "
+                                              "edge's local derivative, each node's value and gradient), or html "
+                                              "(one page to click through: the graph, each input's paths, the "
+                                              "backward pass step by step); auto is rich on a terminal."),
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
 ) -> None:
     """The chain rule, made visible: each gradient as a sum over paths, and backward step by step."""
@@ -50,6 +53,9 @@ def explain(
     if format is ExplainFormat.svg:
         return _explain_svg(source, values, wrt=parse_names(wrt, "--wrt"), output=output, grad_output=grad_output,
                             options=options)
+    if format is ExplainFormat.html:
+        return _explain_html(source, values, wrt=parse_names(wrt, "--wrt"), why=why, output=output,
+                             grad_output=grad_output, options=options, limit=limit)
     result = explain_program(source, values, wrt=parse_names(wrt, "--wrt"), why=why, output=output,
                              grad_output=grad_output, options=options, limit=limit)
     emit("explanation", result, format)
@@ -62,3 +68,10 @@ def _explain_svg(source, values, *, wrt, output, grad_output, options) -> None:
     result = record(source, values, wrt=wrt, output=output, backward=True, grad_output=grad_output,
                     options=options, edge_labels=True)
     emit("graph", result, "svg")
+
+
+def _explain_html(source, values, **how) -> None:
+    """explain --format html: one self-contained page of the graph, the paths and the steps."""
+    from ...program.page import build
+
+    emit("page", build(source, values, **how), "html")

@@ -19,7 +19,9 @@ EXAMPLES = """[bold]Examples[/]
 
   autodiff graph examples/mlp.expr --format mermaid
 
-  autodiff graph examples/tutorial.expr --at a=2,b=3,c=5,d=10 --backward --edges local --format svg > graph.svg"""
+  autodiff graph examples/tutorial.expr --at a=2,b=3,c=5,d=10 --backward --edges local --format svg > graph.svg
+
+  autodiff graph examples/tutorial.expr --at a=2,b=3,c=5,d=10 --format html > graph.html"""
 
 
 @reads_program
@@ -36,7 +38,9 @@ def graph(
                                      help="local: write each edge's local derivative on it (dot, mermaid)."),
     format: GraphFormat = typer.Option(GraphFormat.auto, "--format", "-f",
                                        help="rich (a tree), dot (Graphviz), mermaid, json, plain, svg (drawn "
-                                            "with nothing installed), png or pdf (need Graphviz's dot)."),
+                                            "with nothing installed), png or pdf (need Graphviz's dot), or html "
+                                            "(explain's page: the graph as svg draws it, with every input's paths "
+                                            "and the backward pass, step by step)."),
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
 ) -> None:
     """Show the recorded graph: PyTorch's node names, with the variables and lines they come from."""
@@ -44,6 +48,11 @@ def graph(
     from ..program_input import parse_names
 
     source, values = program
+    if format is GraphFormat.html:  # the page runs backward and labels the edges itself
+        from ...program.page import build
+
+        return emit("page", build(source, values, wrt=parse_names(wrt, "--wrt"), output=output,
+                                  grad_output=grad_output, options=options, nodes=limit), "html")
     result = record(source, values, wrt=parse_names(wrt, "--wrt"), output=output, backward=backward,
                     grad_output=grad_output, options=options, limit=limit, edge_labels=edges is EdgeLabels.local)
     emit("graph", result, format)

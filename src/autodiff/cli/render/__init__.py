@@ -1,5 +1,5 @@
 """Renderers: reports in, text out. Rich for people, plain and JSON for scripts, DOT, Mermaid and
-SVG for graphs, LaTeX and Markdown for documents.
+SVG for graphs, LaTeX and Markdown for documents, a page of HTML to click through.
 
 `RENDERERS` is the one table of them: for each kind of result, its formats and the function
 that writes each ("module:function" in this package, imported only when that format is asked
@@ -17,15 +17,18 @@ RENDERERS = {
     "grad": {"rich": "rich_:grad", "plain": "plain:grad", "json": "json_:grad"},
     "evaluation": {"rich": "rich_:evaluation", "plain": "plain:evaluation", "json": "json_:evaluation"},
     "graph": {"rich": "rich_:graph", "plain": "plain:graph", "json": "json_:graph", "dot": "diagrams:dot",
-              "mermaid": "diagrams:mermaid", "svg": "diagrams:svg", "png": "diagrams:png", "pdf": "diagrams:pdf"},
+              "mermaid": "diagrams:mermaid", "svg": "diagrams:svg", "png": "diagrams:png", "pdf": "diagrams:pdf",
+              "html": None},
     # None: a format the command makes another way. explain --format svg draws the graph of the
-    # same run, each edge labelled: the command records it and renders it as "graph" (commands/explain.py)
+    # same run, each edge labelled: the command records it and renders it as "graph" (commands/explain.py).
+    # --format html, of explain and of graph, is the page (program/page/) of the run: rendered as "page".
     "explanation": {"rich": "explain:rich", "plain": "explain:plain", "json": "explain:json_",
-                    "markdown": "explain:markdown", "latex": "explain:latex", "svg": None},
+                    "markdown": "explain:markdown", "latex": "explain:latex", "svg": None, "html": None},
     "derivation": {"rich": "derive:rich", "plain": "derive:plain", "json": "derive:json_", "latex": "derive:latex",
                    "markdown": "derive:markdown", "expr": "derive:expr", "python": "derive:python"},
     "plot": {"rich": "plot:rich", "plain": "plot:plain", "json": "plot:json_", "svg": "plot:svg"},
     "suite": {"rich": "suite:rich", "plain": "suite:plain", "json": "suite:json_"},
+    "page": {"html": "page:html"},
 }
 
 

@@ -1,0 +1,129 @@
+"""The chain rule you can click: a run's explanation and its graph as one self-contained HTML page.
+
+    from autodiff.program.page import build
+    page = build(text, {"a": 2, "b": 3, "c": 5, "d": 10})
+    page.html()          # the whole page, one string: no file beside it, no network
+    page.data()          # what the page embeds, as JSON-ready data
+
+The program runs once: its graph is drawn by program/svg.py exactly as `graph --format svg`
+draws it (the same model, the same layout), and explained by program/explain.py exactly as
+`explain --format json` writes it. The page embeds that JSON as it is, with the graph's nodes
+(their values, as `graph --format json` gives them) and, for each path and each backward step,
+which drawn nodes and edges it runs through, so its script only shows numbers, never works one
+out. The page itself is page.html, page.css and page.js beside this file (write.py puts them
+together); nothing here is imported until a page is asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...autograd.explain import LIMIT, Explanation, grad_label, seed_text, seeded
+from ..explain import explain_run
+from ..graph import GraphModel, build_graph
+from ..run import differentiate
+from ..svg import graph_svg
+from ..values import for_json
+
+NODES = 2_000  # graph nodes drawn on explain's page (graph's page draws its --limit)
+
+
+@dataclass(repr=False)
+class Page:
+    source: str  # the program's name
+    text: str  # the program's text
+    explanation: Explanation
+    graph: GraphModel
+    svg: str  # the drawing, as `graph --format svg` makes it
+    warnings: list = field(default_factory=list)
+
+    def data(self) -> dict:
+        """Everything the page shows, as JSON-ready data: `explanation` is `explain --format json`."""
+        explanation = self.explanation
+        model = self.graph
+        return {
+            "source": self.source,
+            "program": self.text,
+            "explanation": explanation.to_dict(for_json),
+            "graph": {
+                "nodes": [{"id": n.id, "op": n.op, "name": n.name, "source": n.source, "line": n.line,
+                           "shape": list(n.shape), "value": for_json(n.value), "leaf": n.op == "AccumulateGrad"}
+                          for n in model.nodes],
+                "root": model.root,
+                "left_out": model.left_out,
+            },
+            "links": links(explanation, model),
+            "text": {
+                "labels": {name: grad_label(explanation, name) for name in explanation.inputs},
+                "seed": seed_text(explanation) if seeded(explanation) else None,
+                "scalar": {name: item.scalar for name, item in explanation.inputs.items()},  # products are numbers
+                "counts": {name: {"all": f"{item.paths_count:,}",
+                                  "others": f"{item.paths_count - len(item.paths):,}"}
+                           for name, item in explanation.inputs.items()},
+            },
+            "warnings": [w.message for w in self.warnings],
+        }
+
+    def __repr__(self) -> str:
+        return (f"<autodiff page of {self.source}: {len(self.graph.nodes)} nodes, "
+                f"{len(self.explanation.steps)} backward steps; .html() is the page>")
+
+    def html(self) -> str:
+        from .write import page_html
+
+        return page_html(self)
+
+    def _repr_html_(self) -> str:  # Jupyter: the same page, in a frame of its own
+        from .write import framed
+
+        return framed(self.html())
+
+
+def build(source, at: dict | None = None, *, program=None, wrt=None, why: str | None = None,
+          output: str | None = None, grad_output=None, options=None, limit: int = LIMIT,
+          nodes: int = NODES) -> Page:
+    """Run `source` at `at` once, explain it (`limit` paths per input) and draw its graph (at most
+    `nodes` nodes): the page of `explain --format html`."""
+    from ...language.evaluate import Options
+
+    options = Options() if options is None else options
+    options.keep_tensors = True  # the graph's nodes show their values
+    run = differentiate(source, at, program=program, wrt=wrt, output=output, grad_output=grad_output,
+                        options=options, keep_graph=True)
+    explanation = explain_run(run, wrt=wrt, why=why, limit=limit)
+    model = build_graph(run.evaluation, run.tensor, nodes)
+    for node in model.nodes:  # drawn as before backward, as `graph --format svg` draws it: the steps show gradients
+        node.grad, node.retained = None, False
+    svg = graph_svg(model, title=f"autodiff graph of {run.source}") if model.nodes else ""  # nothing recorded
+    return Page(run.source, run.evaluation.source.text, explanation, model, svg, list(run.warnings))
+
+
+def links(explanation: Explanation, model: GraphModel) -> dict:
+    """Where each path and each backward step runs in the drawing: node ids and edges
+    ([parent, child, input position], as the drawing's `data-to`, `data-from`, `data-position`),
+    None where a node is not drawn (beyond the node limit) or an edge is the starting gradient."""
+    ids = {n.seq: n.id for n in model.nodes}
+    child_at = {(parent, position): child for parent, child, position in model.edges}
+
+    def edge(parent_seq, position):
+        parent = ids.get(parent_seq)
+        child = child_at.get((parent, position))
+        return None if child is None else [parent, child, position]
+
+    paths = {}
+    for name, item in explanation.inputs.items():
+        shown = []
+        for path in item.paths:
+            edges = [edge(seq, position) for seq, position in path.route]
+            drawn = [ids.get(seq) for seq, _ in path.route] or [model.root]
+            if edges:  # the input at the end: the last edge's child
+                drawn.append(edges[-1][1] if edges[-1] is not None else None)
+            lead = [None] * (len(path.edges) - len(edges))  # the starting gradient's edge, when there is one
+            shown.append({"nodes": drawn, "edges": lead + edges})
+        paths[name] = shown
+    steps = []
+    for step in explanation.steps:
+        node = ids.get(step.key)
+        passes = [edge(step.key, p.position) for p in step.passes]
+        steps.append({"node": node, "passes": passes})
+    return {"paths": paths, "steps": steps}
