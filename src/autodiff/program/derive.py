@@ -159,8 +159,8 @@ class _Watcher:
         node = evaluation.output_node or (evaluation.source and None)
         line = self.source.line_column(node.start)[0] if node is not None else 0
         for expression, value in self.tracer.decisions[self.seen:]:
-            self.assumptions.append(Assumption(line, f"{Printer()._wrap(expression, SUM)} == {_value_text(value)}",
-                                               ("derivative", 1), expression, value))
+            self.assumptions.append(Assumption(line, _decision_text(expression, value), ("derivative", 1), expression,
+                                               value))
         self._turns.setdefault("derivative", 1)
         self.seen = len(self.tracer.decisions)
 
@@ -176,6 +176,18 @@ class _Watcher:
                 seen.add(key)
                 out.append(a)
         return out
+
+
+_NEGATION = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}
+
+
+def _decision_text(expression, value) -> str:
+    """A decision as a condition: a comparison that held (or, negated, did not), else `e == value`."""
+    single = value[0] if isinstance(value, list) and len(value) == 1 else value
+    if expression.op in _NEGATION and isinstance(single, bool) and expression.shape in ((), (1,)):
+        held = expression if single else E.call(_NEGATION[expression.op], expression.args, expression.shape)
+        return Printer().text(held)
+    return f"{Printer()._wrap(expression, SUM)} == {_value_text(value)}"
 
 
 def _value_text(value) -> str:
