@@ -70,3 +70,26 @@ def test_latex_and_markdown_are_for_notes(autodiff):
 def test_second_order(autodiff):
     result = autodiff("derive", "-e", "x**3 * y", "--order", "2", "--format", "plain")
     assert "∂²output/∂x² = 6 * x * y" in result.stdout and "∂²output/∂x∂y = 3 * x ** 2" in result.stdout
+
+
+def test_shapes_by_name_on_the_command_line(autodiff):
+    result = autodiff("derive", "-e", "x @ A @ x", "--shape", "x=n", "--shape", "A=n,n", "--wrt", "x", "--format", "expr")
+    assert result.code == 0 and result.stdout == "doutput_dx = (A + A.T) @ x\n"
+    plain = autodiff("derive", "-e", "x @ A @ x", "--shape", "x=n", "--shape", "A=n,n", "--wrt", "x", "--format", "plain")
+    assert plain.stdout == "∂output/∂x = (A + Aᵀ) @ x\n"
+    bad = autodiff("derive", "-e", "x @ x", "--shape", "x=n m")
+    assert bad.code == 2 and "a size is a name or a whole number" in bad.stderr
+    two = autodiff("derive", "-e", "x @ y", "--shape", "x=n", "--shape", "y=n", "--at", "x=[1,2]", "--at", "y=[1,2,3]")
+    assert two.code == 2 and "the size n is 2 and 3" in two.stderr
+
+
+def test_a_tensor_output_is_a_jacobian_in_json(autodiff):
+    out = json.loads(autodiff("derive", "-e", "sigmoid(x)", "--shape", "x=n", "--format", "json").stdout)
+    assert out["jacobian"] is True and out["inputs"]["x"]["formula"] == "diag(output * (1 - output))"
+
+
+def test_a_declared_shape_is_checked_against_the_value(autodiff):
+    program = "A: input[n, n]\nsize(A, 0) * 2"
+    assert autodiff("eval", "-e", program, "--at", "A=[[1,2],[3,4]]", "--format", "plain").stdout == "output\t4\n"
+    wrong = autodiff("eval", "-e", program, "--at", "A=[[1,2,3],[4,5,6]]")
+    assert wrong.code == 2 and "declared [n, n]: it gives n = 3, where it is 2" in wrong.stderr
