@@ -112,6 +112,14 @@ COOKBOOK = [
     ("(x @ A @ x) / (x @ x)", {"x": "n", "A": "nn"}, "x",
      "((A + A.T) @ x - 2 * (x @ A @ x) / (x @ x) * x) / (x @ x)", ()),
     ("sum((T - U @ V.T) ** 2)", {"T": "mk", "U": "mn", "V": "kn"}, "U", "-2 * (T - U @ V.T) @ V", ()),
+    ("sum((X @ W - Y) ** 2)", {"X": "mn", "W": "nk", "Y": "mk"}, "W", "2 * X.T @ (X @ W - Y)", ()),
+    ("trace(X.T @ A @ X)", {"A": "mm", "X": "mn"}, "X", "(A + A.T) @ X", ()),
+    ("log(det(X.T @ X))", {"X": "mn"}, "X", "2 * X @ linalg_inv(X.T @ X)", ()),
+    ("trace(linalg_inv(X) @ A)", {"X": "nn", "A": "nn"}, "X", "-(linalg_inv(X).T @ A.T @ linalg_inv(X).T)", ("X",)),
+    ("x @ linalg_inv(A) @ x", {"x": "n", "A": "nn"}, "x", "(linalg_inv(A) + linalg_inv(A).T) @ x", ("A",)),
+    ("norm(A @ x - b)", {"A": "mn", "x": "n", "b": "m"}, "x", "A.T @ (A @ x - b) / norm(A @ x - b)", ()),
+    ("-sum(Y * log_softmax(X @ W, 1))", {"Y": "mk", "X": "mn", "W": "nk"}, "W",
+     "X.T @ (softmax(X @ W, 1) * sum(Y, 1, keepdim=True) - Y)", ()),
 ]
 
 

@@ -177,8 +177,15 @@ PERMUTE = defop(
     "permute",
     lambda xp, input, dims: xp.transpose(input, dims),
     input=lambda grad, dims: PERMUTE.apply(grad, _inverse_permutation(dims)),
-    spelling=Spelling(numpy="np.transpose"),
+    spelling=Spelling(numpy="np.transpose", build=lambda s, x, dims: _permute_built(s, x, dims)),
 )
+
+
+def _permute_built(s, x, dims):
+    """A matrix's dims swapped (`A.T`, PyTorch's permute) is its transpose, t(A)."""
+    if len(dims) == 2 and tuple(d % 2 for d in dims) == (1, 0):
+        return s.transposed(x) or s.call("t", x)
+    return None
 
 
 def _inverse_permutation(dims) -> tuple:

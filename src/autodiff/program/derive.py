@@ -27,7 +27,7 @@ from ..ops.spelling import SUM
 from ..symbolic.printing import Printer, Program as Statements, UnsupportedOperation, to_text
 from ..symbolic.jacobian import jacobian_of, linear_map, seed
 from ..symbolic.matrix import simplify
-from ..symbolic.sizes import CHECKED, TRACED, SizeNames, assign
+from ..symbolic.sizes import CHECKED, TRACED, SizeNames, assign, in_order
 from ..symbolic.trace import Traced, Tracer
 from .errors import GradientProblem, UsageProblem
 from .run import _source_and_program, refuse_non_tensor
@@ -347,7 +347,7 @@ def _generic_trace(source, program, analysis, named, primes, primary, wrt, outpu
     """The program traced again with every named size a prime of `primes` and made-up values,
     for formulas by name; None where its path differs from the primary trace's (the path
     depends on values, or on sizes)."""
-    sizes = assign(sorted({s for dims in named.values() for s in dims if isinstance(s, str)}), {}, primes)
+    sizes = assign(in_order(named), {}, primes)
     point, _ = _point(analysis, {}, named, sizes, seed=1, every=True)
     try:
         trace = _trace(source, program, analysis, point, set(analysis.inputs), True, wrt, output, order,
@@ -430,8 +430,7 @@ def _sizes_at(named: dict, given: dict) -> dict:
                                        f"({option('shape')} and {option('at')})")
             elif size != value:
                 raise UsageProblem(f"{name!r} has {value} where its shape says {size}")
-    names = sorted({s for dims in named.values() for s in dims if isinstance(s, str)})
-    return assign(names, taken, TRACED)
+    return assign(in_order(named), taken, TRACED)
 
 
 def given_text(name: str, value) -> str:

@@ -12,7 +12,9 @@ value and every size:
   `aᵀ b` of a column and a row is `outer(a, b)`;
 - the identity vanishes from products (`A @ I` is `A`), and is written `eye(n)` where it stays;
 - transposes go through products, sums and numbers (`(A B)ᵀ = Bᵀ Aᵀ`), and twice is none;
-- a number leaves a product (`A @ (2 * x)` is `2 * A @ x`);
+- a number leaves a product (`A @ (2 * x)` is `2 * A @ x`) and a sum (`sum(-y)` is `-sum(y)`), and a
+  number kept in dimensions of size 1 is the number where it broadcasts (`sum(y, dim=0,
+  keepdim=True) * z` is `sum(y) * z`);
 - terms that share a factor are collected (`A @ x + Aᵀ @ x` is `(A + Aᵀ) @ x`);
 - a sum of products is multiplied out, and what its terms share taken out, where that makes it
   shorter (`p * (1 - p) * ((1 - y) / (1 - p) - y / p)` is `p - y`: symbolic/cancel.py);
@@ -40,11 +42,17 @@ declare("outer", Spelling(numpy="np.outer", latex=lambda w, a, b: rf"{w(a, ATOM)
 
 
 def simplify(roots: list) -> list:
-    """The same expressions in textbook form (the DAG's sharing kept)."""
-    memo: dict = {}
-    for e in E.postorder(roots):
-        memo[e] = _rewritten(e, memo)
-    return [memo[r] for r in roots]
+    """The same expressions in textbook form (the DAG's sharing kept): rewritten until a pass
+    changes nothing (a rewrite's result may open another), three passes at most."""
+    for _ in range(3):
+        memo: dict = {}
+        for e in E.postorder(roots):
+            memo[e] = _rewritten(e, memo)
+        rewritten = [memo[r] for r in roots]
+        if all(a is b for a, b in zip(rewritten, roots)):
+            break
+        roots = rewritten
+    return roots
 
 
 def _arg(a, memo):
@@ -71,11 +79,16 @@ def _rewritten(e: E.Expr, memo: dict) -> E.Expr:
         number, factors = e.args
         parts = [E.const(number)] + [E.power(_unraised(memo[b]), x if x.__class__ is not E.Expr else memo[x])
                                      for b, x in factors]
-        return smaller(_outer(E.with_shape(E.mul(*parts), e.shape)))
+        product = E.mul(*parts)
+        if product.op == "mul" and any(_unraised(b) is not b for b, _ in product.args[1]):  # a factor's number came out
+            product = E.mul(E.const(product.args[0]), *[E.power(_unraised(b), x) for b, x in product.args[1]])
+        return smaller(_outer(E.with_shape(product, e.shape)))
     if op == "pow":
         base, exponent = e.args
         return E.power(memo[base], exponent if exponent.__class__ is not E.Expr else memo[exponent])
     args = [_arg(a, memo) for a in e.args]
+    if op in _BROADCASTING:  # operands that broadcast: a number in dimensions of size 1 is the number
+        args = [_unraised(a) if a.__class__ is E.Expr else a for a in args]
     rebuilt = build(op, args, e.shape)
     return _matrix_rule(rebuilt) or rebuilt
 
@@ -84,10 +97,32 @@ def _rewritten(e: E.Expr, memo: dict) -> E.Expr:
 
 
 def _unraised(e: E.Expr) -> E.Expr:
-    """A number reshaped to (1, 1) as a factor of a product: the number itself (it broadcasts)."""
+    """A number kept in dimensions of size 1 as a factor of a product, or an operand of a
+    comparison: the number itself (it broadcasts). So is a sum over every dimension kept
+    (`sum(y, dim=0, keepdim=True)` is `sum(y)`)."""
     if e.op == "reshape" and e.args[0].shape == () and all(size == 1 for size in e.shape):
         return e.args[0]
+    if e.op == "sum_dim" and e.args[2] and all(size == 1 for size in e.shape) \
+            and len({d % len(e.shape) for d in _dims(e.args[1])}) == len(e.shape):
+        return _sum_rule(E.call("sum", (e.args[0],), ())) or E.call("sum", (e.args[0],), ())
     return e
+
+
+def _dims(dim) -> tuple:
+    return dim if isinstance(dim, tuple) else (dim,)
+
+
+def _sum_rule(e: E.Expr):
+    """A number leaves a sum: sum(-y) is -sum(y)."""
+    x = e.args[0]
+    k, rest = _coefficient(x) if x.op == "mul" else (1.0, x)
+    if k == 1:
+        return None
+    inner = E.call(e.op, (rest,) + tuple(e.args[1:]), e.shape)
+    return E.mul(E.const(k), _sum_rule(inner) or inner)
+
+
+_BROADCASTING = frozenset(("where", "eq", "ne", "lt", "le", "gt", "ge"))
 
 
 def _eye(e: E.Expr):
@@ -216,6 +251,8 @@ def _matrix_rule(e: E.Expr):
             if scalar is not None and _is_eye(matrix):
                 return E.mul(scalar, _inverse(A))
         return None
+    if op in ("sum", "sum_dim"):
+        return _sum_rule(e)
     if op == "exp":
         if args[0].op == "log_softmax":
             return E.call("softmax", args[0].args, e.shape)

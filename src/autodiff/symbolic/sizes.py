@@ -69,6 +69,14 @@ def _is_prime(value) -> bool:
 
 
 def assign(names, taken: dict, primes: tuple) -> dict:
-    """{name: size}: the sizes `taken` gives, the others a prime of `primes` each."""
-    free = iter(p for p in primes if p not in taken.values())
+    """{name: size}: the sizes `taken` gives, the others a prime of `primes` each, the larger to
+    the name met first: a data matrix X (m, n) is traced taller than wide, as data is, so that
+    XᵀX is invertible where it is traced."""
+    free_names = [name for name in names if name not in taken]
+    free = iter([p for p in primes if p not in taken.values()][:len(free_names)][::-1])
     return {name: taken[name] if name in taken else next(free) for name in names}
+
+
+def in_order(shapes: dict) -> list:
+    """The size names of `shapes` ({input: its sizes}), in the order they are first met."""
+    return list(dict.fromkeys(size for dims in shapes.values() for size in dims if isinstance(size, str)))
