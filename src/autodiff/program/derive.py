@@ -515,14 +515,19 @@ def _second_order(first: dict, inputs: dict, chosen: list, left_out: list | None
             shape = tuple(inputs[a].shape) + tuple(inputs[b].shape)
             block = _block(first[b], inputs[a], inputs[b])
             if block is None:
-                message = (f"derive writes the Hessian block ∂²/∂{a}∂{b} only where it is a matrix formula (this one "
-                           "is not yet); grad --order 2 computes its numbers")
-                if left_out is None:
-                    raise GradientProblem(message)
-                left_out.append(message)
+                _leave_out(f"the Hessian block ∂²/∂{a}∂{b}", "grad --order 2", left_out)
                 continue
             out.append(Derived((a, b), "", "", block, shape))
     return out
+
+
+def _leave_out(what: str, command: str, left_out: list | None) -> None:
+    """A derivative with no matrix formula: an error where it was asked for (left_out None), else
+    said in `left_out` (a warning)."""
+    message = f"derive writes {what} only where it is a matrix formula (this one is not yet); {command} computes its numbers"
+    if left_out is None:
+        raise GradientProblem(message)
+    left_out.append(message)
 
 
 def _block(gradient, leaf, by) -> E.Expr | None:
@@ -552,11 +557,7 @@ def _jacobians(result, inputs: dict, chosen: list, left_out: list | None) -> lis
         transposed = linear_map(product, g.expr)
         jacobian = None if transposed is None else jacobian_of(transposed, shape)
         if jacobian is None:
-            message = (f"derive writes the Jacobian by {name} only where it is a matrix formula (this one is not "
-                       "yet); grad --mode forward computes its numbers")
-            if left_out is None:
-                raise GradientProblem(message)
-            left_out.append(message)
+            _leave_out(f"the Jacobian by {name}", "grad --mode forward", left_out)
             continue
         out.append(Derived((name,), "", "", jacobian, shape))
     return out

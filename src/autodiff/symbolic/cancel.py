@@ -47,15 +47,7 @@ def _expanded(e: E.Expr, depth: int):
         return [(e, 1.0)]
     if e.op == "add":
         number, terms = e.args
-        out = [(E.const(1.0, ()), number)] if number else []
-        for t, k in terms:
-            inner = _expanded(t, depth + 1)
-            if inner is None:
-                return None
-            out.extend((m, k * c) for m, c in inner)
-            if len(out) > _TERMS:
-                return None
-        return out
+        return _terms_of(terms, depth, [(E.const(1.0, ()), number)] if number else [])
     if e.op == "expand":
         return _expanded(e.args[0], depth + 1)
     if e.op != "mul":
@@ -67,9 +59,15 @@ def _expanded(e: E.Expr, depth: int):
     rest = E.mul(*[E.power(b, x) for b, x in e.args[1] if b is not base], E.const(e.args[0]),
                  E.power(base, exponent - 1.0))
     number, terms = base.args
-    out = []
-    for t, k in terms + (((E.const(1.0), number),) if number else ()):
-        inner = _expanded(E.mul(rest, t), depth + 1)  # the product merged first: what cancels, cancels
+    # each term times the rest, the product merged first: what cancels, cancels
+    return _terms_of([(E.mul(rest, t), k) for t, k in terms + (((E.const(1.0), number),) if number else ())], depth)
+
+
+def _terms_of(terms, depth: int, out: list | None = None):
+    """The monomials of Σ k·t over `terms` ([(t, k)]), after `out`; None past the limits."""
+    out = [] if out is None else out
+    for t, k in terms:
+        inner = _expanded(t, depth + 1)
         if inner is None:
             return None
         out.extend((m, k * c) for m, c in inner)

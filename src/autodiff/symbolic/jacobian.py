@@ -143,14 +143,7 @@ def _vector_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
         return E.const(0.0, v.shape + s.shape)
     op = v.op
     if op == "add":
-        number, terms = v.args
-        parts = [_vector_map(t, s, memo) for t, _ in terms]
-        if any(p is None for p in parts):
-            return None
-        parts = [_broadcast_map(p, t.shape, v.shape) for p, (t, _) in zip(parts, terms)]
-        if any(p is None for p in parts):
-            return None
-        return E.add(*[E.mul(E.const(k), p) for p, (_, k) in zip(parts, terms)])
+        return _sum_map(v, lambda t: _broadcast_map(_vector_map(t, s, memo), t.shape, v.shape))
     if op == "mul":
         split = _split_product(v, s, memo)
         if split is None:
@@ -201,6 +194,18 @@ def _vector_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
     return None
 
 
+def _sum_map(v: E.Expr, map_of) -> E.Expr | None:
+    """The map of a sum: the sum of its terms' maps (`map_of(term)`, None where one has none);
+    a number in the sum is not linear in s."""
+    number, terms = v.args
+    if number:
+        return None
+    parts = [map_of(t) for t, _ in terms]
+    if any(p is None for p in parts):
+        return None
+    return E.add(*[E.mul(E.const(k), p) for p, (_, k) in zip(parts, terms)])
+
+
 def _numberlike(e: E.Expr) -> bool:
     """A number, or a vector of one (sum(..., keepdim=True)): it broadcasts over a vector."""
     return e.shape in ((), (1,))
@@ -213,9 +218,9 @@ def _as_vector(m: E.Expr) -> E.Expr:
     return m
 
 
-def _broadcast_map(m: E.Expr, term_shape: tuple, shape: tuple):
+def _broadcast_map(m: E.Expr | None, term_shape: tuple, shape: tuple):
     """The map of a term that broadcasts to the sum's shape: a number's map, repeated per row."""
-    if term_shape == shape:
+    if m is None or term_shape == shape:
         return m
     if len(shape) == 1 and _numberlike(E.const(0.0, term_shape)):
         return E.call("outer", (E.const(1.0, shape), _as_vector(m)), shape + _as_vector(m).shape)
@@ -264,13 +269,7 @@ def _matrix_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
         return None
     op = v.op
     if op == "add":
-        number, terms = v.args
-        if number:
-            return None
-        parts = [_matrix_map(t, s, memo) for t, _ in terms]
-        if any(p is None for p in parts):
-            return None
-        return E.add(*[E.mul(E.const(k), p) for p, (_, k) in zip(parts, terms)])
+        return _sum_map(v, lambda t: _matrix_map(t, s, memo))
     if op == "mul":
         split = _split_product(v, s, memo)
         if split is None:
