@@ -350,3 +350,16 @@ def test_json_marks_jacobians_and_gives_hessian_blocks_shapes():
 def test_check_runs_jacobians_against_the_engine():
     d = D.derive("softmax(x, 0)", {"x": [0.5, -1.0, 2.0]})
     assert D.check(d, "softmax(x, 0)", {"x": [0.5, -1.0, 2.0]}).passed
+
+
+def test_a_multiplied_out_gradient_is_finite_where_the_engines_is_nan():
+    """The guide's "Where autodiff differs": the algebra's p * (1 - p) / (1 - p) is p."""
+    from autodiff.program import differentiate
+
+    text = "p = sigmoid(X @ w)\nloss = -sum(y * log(p) + (1 - y) * log(1 - p))"
+    at = {"X": [[50.0, 0.0], [0.0, 1.0]], "w": [1.0, 1.0], "y": [1.0, 0.0]}  # p rounds to 1 in the first row
+    assert np.isnan(differentiate(text, at).grads["w"]).all()
+    d = D.derive(text, shapes={"X": ("m", "n"), "w": ("n",), "y": ("m",)}, wrt=["w"])
+    with np.errstate(all="ignore"):
+        _, grads = module_of(d).value_and_grad(**at)
+    np.testing.assert_allclose(grads["w"], [0.0, 1 / (1 + np.exp(-1.0))], rtol=1e-12)
