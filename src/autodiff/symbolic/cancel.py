@@ -3,7 +3,9 @@
 A derivative by the chain rule keeps the factors each step wrote: the gradient of a logistic
 loss comes out as `p * (1 - p) * ((1 - y) / (1 - p) - y / p)`, which is `p - y`. Multiplying
 out lets the algebra's canonical products cancel (`(1 - p) * (1 - p) ** -1` is 1) and its sums
-collect like terms; taking out a factor every term shares writes `p - p ** 2` as `p * (1 - p)`.
+collect like terms; taking out a factor every term shares writes `p - p ** 2` as `p * (1 - p)`;
+a sum of fractions over their common denominator, its numerator multiplied out, is one fraction
+where that is shorter (`t / u - t ** 2 / u ** 2` with `u = t + 1` is `t / u ** 2`).
 `smaller(e)` gives whichever of e and its rewrites has the fewest operations, so it never makes
 a formula longer. It works within limits (how deep it looks, how many terms it makes): past
 them, e is kept as it is.
@@ -26,8 +28,7 @@ def smaller(e: E.Expr) -> E.Expr:
     if terms is None:
         return e
     flat = E.with_shape(E.add(*[E.mul(E.const(k), m) for m, k in terms]), e.shape)
-    best = min((e, flat, _factored(flat)), key=operations)
-    return best
+    return min((e, flat, _factored(flat), _together(flat)), key=operations)
 
 
 def _sums_inside(e: E.Expr):
@@ -89,6 +90,28 @@ def _sum_to_open(e: E.Expr):
             if any(base in bases and (y.__class__ is not float or y < 0) for base, y in _factors(t).items()):
                 return b, x
     return sums[0]
+
+
+def _together(e: E.Expr) -> E.Expr:
+    """A sum over a common denominator, its numerator multiplied out: t / u - t ** 2 / u ** 2 is
+    t * (u - t) / u ** 2, and with u = t + 1, t / u ** 2."""
+    if e.op != "add":
+        return e
+    number, terms = e.args
+    denominator: dict = {}
+    for t, _ in terms:
+        for base, exponent in _factors(t).items():
+            if exponent.__class__ is float and exponent < 0:
+                denominator[base] = max(denominator.get(base, 0.0), -exponent)
+    if not denominator:
+        return e
+    common = [E.power(b, x) for b, x in denominator.items()]
+    numerator = [(E.mul(t, *common), k) for t, k in terms] + ([(E.mul(*common), number)] if number else [])
+    expanded = _terms_of(numerator, 0)
+    if expanded is None:
+        return e
+    top = E.add(*[E.mul(E.const(k), m) for m, k in expanded])
+    return E.with_shape(E.mul(_factored(top), *[E.power(b, -x) for b, x in denominator.items()]), e.shape)
 
 
 def _factors(t: E.Expr) -> dict:

@@ -9,8 +9,9 @@ a formula in the forms a reader of the Matrix Cookbook writes, for the cases whe
   (the Jacobian of A @ x is A; of sigmoid(x), diag(s ⊙ (1 − s)); the Hessian of a logistic
   loss, Xᵀ diag(s ⊙ (1 − s)) X);
 - a matrix seed: M is a sum of maps s ↦ P s Rᵀ (`kron_map(P, R)`, the Kronecker product P ⊗ R
-  with its rows and columns as v's and s's shapes: element [i, a, j, b] is P[i, j] R[a, b]) and
-  of elementwise maps s ↦ D ⊙ s (`diag_map(D)`).
+  with its rows and columns as v's and s's shapes: element [i, a, j, b] is P[i, j] R[a, b]), of
+  maps s ↦ P sᵀ Rᵀ (`kron_t_map(P, R)`, (P ⊗ R) K with K the commutation matrix: element
+  [i, a, j, b] is P[i, b] R[a, j]) and of elementwise maps s ↦ D ⊙ s (`diag_map(D)`).
 
 Where V is not of these forms, `linear_map` gives None, and the caller computes M column by
 column from V itself.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from ..ops.spelling import ATOM, PRODUCT, Spelling, declare
 from . import expr as E
-from .matrix import transpose_matrix
+from .matrix import scalar_factor, transpose_matrix
 
 SEED = "_s"  # the seed's symbol: no program's name (the language's names do not start so)
 
@@ -31,6 +32,11 @@ def _diag_times_numpy(w, d, m) -> str:
 
 def _kron_language(w, p, r) -> str:
     return f"reshape(kron({w(p)}, {w(r)}), {w((p.shape[0], r.shape[0], p.shape[1], r.shape[1]))})"
+
+
+def _kron_t_language(w, p, r) -> str:
+    (i, b), (a, j) = p.shape, r.shape
+    return f"permute(reshape(kron({w(p)}, {w(r)}), {w((i, a, b, j))}), (0, 1, 3, 2))"
 
 
 def _diag_map_language(w, d) -> str:
@@ -46,6 +52,10 @@ declare("diag_times", Spelling(language=lambda w, d, m: f"diag({w(d)}) @ {w(m, P
         public=False)
 declare("kron_map", Spelling(language=_kron_language, numpy="np.einsum('ij,ab->iajb', {0}, {1})",
                              latex=lambda w, p, r: rf"{w(p, ATOM)} \otimes {w(r, ATOM)}"), public=False)
+declare("kron_t_map", Spelling(language=lambda w, p, r: _kron_t_language(w, p, r),
+                               numpy="np.einsum('ib,aj->iajb', {0}, {1})",
+                               latex=lambda w, p, r: rf"\left({w(p, ATOM)} \otimes {w(r, ATOM)}\right) K"),
+        public=False)
 declare("diag_map", Spelling(language=_diag_map_language,
                              numpy=lambda w, d: f"np.diag(np.ravel({w(d)})).reshape({w(d, ATOM)}.shape * 2)",
                              latex=lambda w, d: rf"\operatorname{{diag}}\left({w(d)}\right)"), public=False)
@@ -61,10 +71,29 @@ def _jacobian_outer_language(w, q, b) -> str:
     return f"reshape(kron({w(q)}, reshape({w(b)}, {w((1, k))})), {w((i, j, k))})"
 
 
+def _outer_map_t_language(w, p, a) -> str:
+    (k, i), (j,) = p.shape, a.shape
+    return f"reshape(kron(reshape({w(a)}, {w((j, 1))}), {w(p)}), {w((j, k, i))})"
+
+
+def _jacobian_outer_t_language(w, q, a) -> str:
+    (i, k), (j,) = q.shape, a.shape
+    return f"permute(reshape(kron({w(q)}, reshape({w(a)}, {w((1, j))})), {w((i, k, j))}), (0, 2, 1))"
+
+
+# v = outer(a, P s) as a map of s: element [j, k, i] is a[j] P[k, i]; its Jacobian, element
+# [i, j, k] a[j] Q[i, k] with Q = Pᵀ.
 # v = outer(P s, b) as a map of s: element [j, k, i] is P[j, i] b[k]; its Jacobian, element
 # [i, j, k] Q[i, j] b[k] with Q = Pᵀ.
 declare("outer_map", Spelling(language=_outer_map_language, numpy="np.einsum('ji,k->jki', {0}, {1})",
                               latex=lambda w, p, b: rf"{w(p, ATOM)} \otimes {w(b, ATOM)}"), public=False)
+declare("outer_map_t", Spelling(language=lambda w, p, a: _outer_map_t_language(w, p, a),
+                                numpy="np.einsum('ki,j->jki', {0}, {1})",
+                                latex=lambda w, p, a: rf"{w(a, ATOM)} \otimes {w(p, ATOM)}"), public=False)
+declare("jacobian_outer_t", Spelling(language=lambda w, q, a: _jacobian_outer_t_language(w, q, a),
+                                     numpy="np.einsum('ik,j->ijk', {0}, {1})",
+                                     latex=lambda w, q, a: rf"{w(a, ATOM)}^{{\top}} \otimes {w(q, ATOM)}"),
+        public=False)
 declare("jacobian_outer", Spelling(language=_jacobian_outer_language, numpy="np.einsum('ij,k->ijk', {0}, {1})",
                                    latex=lambda w, q, b: rf"{w(q, ATOM)} \otimes {w(b, ATOM)}^{{\top}}"),
         public=False)
@@ -81,9 +110,15 @@ def jacobian_of(m: E.Expr, shape: tuple):
     if m.op == "outer_map":
         p, b = m.args
         return E.call("jacobian_outer", (transpose_matrix(p), b), shape)
+    if m.op == "outer_map_t":
+        p, a = m.args
+        return E.call("jacobian_outer_t", (transpose_matrix(p), a), shape)
     if m.op == "kron_map":  # element [j, b, i, a] of the Jacobian is P[i, j] R[a, b]
         p, r = m.args
         return _kron(transpose_matrix(p), transpose_matrix(r))
+    if m.op == "kron_t_map":  # element [j, b, i, a] of the Jacobian is P[i, b] R[a, j]
+        p, r = m.args
+        return _kron_t(transpose_matrix(r), transpose_matrix(p))
     if m.op == "diag_map":
         return m
     if m.op == "add" and not m.args[0]:
@@ -155,7 +190,7 @@ def _vector_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
         if d.shape == ():
             return E.mul(d, inner)
         if len(d.shape) == 1 and _numberlike(u):  # a vector times a number made from s: an outer product
-            return E.call("outer", (d, _as_vector(inner)), d.shape + s.shape)
+            return _outer(d, _as_vector(inner))
         if d.shape == u.shape == v.shape and len(v.shape) == 1:
             return _diag_times(d, inner)
         return None
@@ -175,22 +210,59 @@ def _vector_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
         return None if inner is None else _times(E.call("reshape", (a, (1,) + a.shape), (1,) + a.shape), inner, row=True)
     if op == "outer":
         a, b = v.args
-        if _contains(b, s, memo) or len(a.shape) != 1:
+        if _contains(a, s, memo) == _contains(b, s, memo):
             return None
-        inner = _vector_map(a, s, memo)  # a = P s: v[j, k] = (P s)[j] b[k]
-        return None if inner is None else E.call("outer_map", (inner, b), v.shape + s.shape)
-    if op in ("sum_to", "sum") and v.shape == () and v.args[0].shape == s.shape:  # sum(d * s) = d · s
-        split = _split_product(v.args[0], s, memo) if v.args[0].op == "mul" else None
-        if v.args[0] is s:
-            return E.const(1.0, s.shape)
-        if split is not None and split[1] is s and split[0].shape in (s.shape, ()):
-            return E.with_shape(split[0], s.shape)
-        return None
-    if op == "sum_dim" and v.shape == (1,) and len(v.args[0].shape) == 1:
-        inner = _vector_map(E.call("sum", (v.args[0],), ()), s, memo)
-        return None if inner is None else E.call("reshape", (inner, (1,) + s.shape), (1,) + s.shape)
+        if _contains(a, s, memo):
+            inner = _vector_map(a, s, memo)  # a = P s: v[j, k] = (P s)[j] b[k]
+            return None if inner is None else E.call("outer_map", (inner, b), v.shape + s.shape)
+        inner = _vector_map(b, s, memo)  # b = P s: v[j, k] = a[j] (P s)[k]
+        return None if inner is None else E.call("outer_map_t", (inner, a), v.shape + s.shape)
+    if op in ("sum_to", "sum", "sum_dim") and v.shape in ((), (1,)) and len(v.args[0].shape) == 1:
+        inner = _vector_map(v.args[0], s, memo)  # sum(u) = 1ᵀ u: the map's columns summed
+        summed = None if inner is None else _summed(inner)
+        if summed is None or v.shape == ():
+            return summed
+        return E.call("reshape", (summed, (1,) + s.shape), (1,) + s.shape)
+    if op == "where" and len(v.shape) == 1:  # a mask: where(c, 0, u) is diag(where(c, 0, 1)) u
+        condition, a, b = v.args
+        if _contains(condition, s, memo) or (_contains(a, s, memo) and _contains(b, s, memo)):
+            return None
+        zero, u = (a, b) if _contains(b, s, memo) else (b, a)
+        if zero.op != "const" or zero.number != 0.0 or u.shape != v.shape:
+            return None
+        inner = _vector_map(u, s, memo)
+        ones = E.const(1.0, ())
+        mask = E.call("where", (condition, E.const(0.0, ()), ones) if u is b else (condition, ones, E.const(0.0, ())),
+                      condition.shape)
+        return None if inner is None else _diag_times(E.with_shape(mask, v.shape), inner)
     if op == "t":
         return _vector_map(v.args[0], s, memo)
+    return None
+
+
+def _summed(m: E.Expr):
+    """1ᵀ M, the columns of a map summed (the map of sum(u) from u's): a vector."""
+    if m.op == "eye":
+        return E.const(1.0, m.shape[1:])
+    if m.op == "diag":
+        return m.args[0]
+    if m.op == "diag_times":
+        d, p = m.args
+        return E.call("mv", (transpose_matrix(p), d), p.shape[1:])
+    if m.op == "outer":
+        a, b = m.args
+        return E.mul(E.call("sum", (a,), ()), b)
+    if m.op == "const":
+        return E.const(m.number * m.shape[0], m.shape[1:])
+    if m.op == "add" and not m.args[0]:
+        parts = [_summed(t) for t, _ in m.args[1]]
+        return None if any(p is None for p in parts) else E.add(*[E.mul(E.const(k), p)
+                                                                  for p, (_, k) in zip(parts, m.args[1])])
+    if m.op == "mul" and len(m.args[1]) == 1 and m.args[1][0][1] == 1.0:
+        inner = _summed(m.args[1][0][0])
+        return None if inner is None else E.mul(E.const(m.args[0]), inner)
+    if len(m.shape) == 2:
+        return E.call("mv", (transpose_matrix(m), E.const(1.0, m.shape[:1])), m.shape[1:])
     return None
 
 
@@ -234,12 +306,36 @@ def _diag_times(d: E.Expr, m: E.Expr) -> E.Expr:
         return E.call("diag", (d,), m.shape)
     if m.op == "add" and not m.args[0]:
         return E.add(*[E.mul(E.const(k), _diag_times(d, t)) for t, k in m.args[1]])
+    scalar, matrix = scalar_factor(m)
+    if scalar is not None:  # diag(d) (c M) is diag(c d) M
+        return _diag_times(E.mul(scalar, d), matrix)
     if m.op == "mul" and len(m.args[1]) == 1 and m.args[1][0][1] == 1.0:
         return E.mul(E.const(m.args[0]), _diag_times(d, m.args[1][0][0]))
     if m.op == "outer":
         a, b = m.args
-        return E.call("outer", (E.mul(d, a), b), m.shape)
+        return _outer(E.mul(d, a), b)
+    if m.op == "diag":  # diag(d) diag(e) is diag(d ⊙ e)
+        return E.call("diag", (E.mul(d, m.args[0]),), m.shape)
+    if m.op == "diag_times":
+        return _diag_times(E.mul(d, m.args[0]), m.args[1])
     return E.call("diag_times", (d, m), m.shape)
+
+
+def _outer(a: E.Expr, b: E.Expr) -> E.Expr:
+    """a bᵀ, the numbers of a and b in front: -(a bᵀ), not a (-b)ᵀ."""
+    ka, ra = _number_of(a)
+    kb, rb = _number_of(b)
+    return E.mul(E.const(ka * kb), E.call("outer", (ra, rb), a.shape + b.shape))
+
+
+def _number_of(e: E.Expr) -> tuple:
+    """(k, rest) with e == k * rest, k a number."""
+    if e.op == "mul" and e.args[0] != 1.0:
+        k, factors = e.args
+        rest = factors[0][0] if len(factors) == 1 and factors[0][1] == 1.0 else \
+            E.mul(*[E.power(b, x) for b, x in factors])
+        return k, rest
+    return 1.0, e
 
 
 def _times(a: E.Expr, m: E.Expr, row: bool = False) -> E.Expr:
@@ -285,18 +381,44 @@ def _matrix_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
         return None
     if op == "mm":
         a, b = v.args
-        if not _contains(a, s, memo):
-            inner = _matrix_map(b, s, memo)
-            if inner is not None and inner.op == "kron_map":
-                p, r = inner.args
-                return _kron(_product(a, p), r)
-        if not _contains(b, s, memo):
-            inner = _matrix_map(a, s, memo)
-            if inner is not None and inner.op == "kron_map":
-                p, r = inner.args
-                return _kron(p, _product(transpose_matrix(b), r))  # (Rᵀ b)ᵀ = bᵀ R
+        if not _contains(a, s, memo):  # a (P s Rᵀ) is (a P) s Rᵀ
+            return _each_map(_matrix_map(b, s, memo), lambda kind, p, r: (kind, _product(a, p), r))
+        if not _contains(b, s, memo):  # (P s Rᵀ) b is P s (bᵀ R)ᵀ
+            return _each_map(_matrix_map(a, s, memo),
+                             lambda kind, p, r: (kind, p, _product(transpose_matrix(b), r)))
         return None
+    if op == "t":  # (P s Rᵀ)ᵀ is R sᵀ Pᵀ, and (P sᵀ Rᵀ)ᵀ is R s Pᵀ
+        swapped = {"kron_map": "kron_t_map", "kron_t_map": "kron_map"}
+        return _each_map(_matrix_map(v.args[0], s, memo), lambda kind, p, r: (swapped[kind], r, p))
+    if op == "linalg_solve" and v.args[2] and not _contains(v.args[0], s, memo):  # A⁻¹ B
+        a, b = v.args[0], v.args[1]
+        inverse = E.call("linalg_inv", (a,), a.shape)
+        return _each_map(_matrix_map(b, s, memo), lambda kind, p, r: (kind, _product(inverse, p), r))
     return None
+
+
+def _each_map(m, change):
+    """A sum of kron maps with `change(kind, P, R) -> (kind, P, R)` applied to each; None where
+    m is not such a sum."""
+    if m is None:
+        return None
+    if m.op in ("kron_map", "kron_t_map"):
+        kind, p, r = change(m.op, *m.args)
+        return _kron(p, r) if kind == "kron_map" else _kron_t(p, r)
+    if m.op == "add" and not m.args[0]:
+        parts = [_each_map(t, change) for t, _ in m.args[1]]
+        return None if any(p is None for p in parts) else E.add(*[E.mul(E.const(k), p)
+                                                                  for p, (_, k) in zip(parts, m.args[1])])
+    scalar, rest = scalar_factor(m)
+    if scalar is not None:
+        inner = _each_map(rest, change)
+        return None if inner is None else E.mul(scalar, inner)
+    return None
+
+
+def _kron_t(p: E.Expr, r: E.Expr) -> E.Expr:
+    """The map s ↦ p @ sᵀ @ rᵀ, as an array of v's shape then s's."""
+    return E.call("kron_t_map", (p, r), (p.shape[0], r.shape[0], r.shape[1], p.shape[1]))
 
 
 def _kron(p: E.Expr, r: E.Expr) -> E.Expr:

@@ -126,11 +126,12 @@ _BROADCASTING = frozenset(("where", "eq", "ne", "lt", "le", "gt", "ge"))
 
 
 def _eye(e: E.Expr):
-    """An identity matrix given as an array: eye(n)."""
+    """An identity matrix, or a multiple of one, given as an array: eye(n), k * eye(n)."""
     array = e.args[0].array
-    if array.ndim == 2 and array.shape[0] == array.shape[1] and array.size > 1 and array.dtype.kind in "fiu" \
-            and np.array_equal(array, np.eye(array.shape[0])):
-        return E.call("eye", (array.shape[0],), array.shape)
+    if array.ndim == 2 and array.shape[0] == array.shape[1] and array.size > 1 and array.dtype.kind in "fiu":
+        k = float(array[0, 0])
+        if k and np.array_equal(array, k * np.eye(array.shape[0])):
+            return E.mul(E.const(k), E.call("eye", (array.shape[0],), array.shape))
     return None
 
 
@@ -149,7 +150,7 @@ def _coefficient(e: E.Expr) -> tuple:
     return 1.0, e
 
 
-def _scalar_factor(e: E.Expr) -> tuple:
+def scalar_factor(e: E.Expr) -> tuple:
     """(s, rest) with e == s * rest, s a 0-d expression (a number's or a scalar's product), rest
     the matrix; (None, e) where e is no such product."""
     if e.op != "mul":
@@ -195,7 +196,7 @@ def _matrix_rule(e: E.Expr):
         if _is_eye(b):
             return a
         for k_of, rest_of in ((a, b), (b, a)):  # a number, or a scalar, leaves the product
-            scalar, matrix = _scalar_factor(k_of)
+            scalar, matrix = scalar_factor(k_of)
             if scalar is not None:
                 pair = (matrix, rest_of) if k_of is a else (rest_of, matrix)
                 return E.mul(scalar, _product(pair[0], pair[1], e.shape))
@@ -230,7 +231,7 @@ def _matrix_rule(e: E.Expr):
         k, rest = _coefficient(x)
         if k != 1:
             return E.mul(E.const(k), _transpose(rest))
-        scalar, matrix = _scalar_factor(x)
+        scalar, matrix = scalar_factor(x)
         if scalar is not None:
             return E.mul(scalar, _transpose(matrix))
         if x.op == "linalg_inv":  # (X⁻¹)ᵀ, as the Cookbook writes X⁻ᵀ
@@ -244,10 +245,12 @@ def _matrix_rule(e: E.Expr):
         return _transpose(args[0])
     if op == "linalg_solve":
         A, B, left = args
+        if B.op == "const" and B.number == 0.0:  # the solution of A X = 0
+            return B
         if left and _is_eye(B):
             return _inverse(A)
         if left:
-            scalar, matrix = _scalar_factor(B)
+            scalar, matrix = scalar_factor(B)
             if scalar is not None and _is_eye(matrix):
                 return E.mul(scalar, _inverse(A))
         return None

@@ -533,8 +533,12 @@ class MathPrinter(Printer):
             return f"{left} {right}{_SUPERSCRIPT_T}", _PRODUCT
         if op == "kron_map":  # the Kronecker product, its rows and columns in the shapes of a Hessian block
             return f"{self._argument(args[0], _POWER)} ⊗ {self._argument(args[1], _POWER)}", _PRODUCT
+        if op == "kron_t_map":  # with the commutation matrix K: s ↦ P sᵀ Rᵀ
+            return f"({self._argument(args[0], _POWER)} ⊗ {self._argument(args[1], _POWER)}) K", _PRODUCT
         if op == "diag_map":
             return f"diag(vec({self._argument(args[0])}))", _ATOM
+        if op == "jacobian_outer_t":  # element [i, j, k] is a[j] Q[i, k]
+            return f"{self._argument(args[1], _ATOM)}{_SUPERSCRIPT_T} ⊗ {self._argument(args[0], _POWER)}", _PRODUCT
         if op == "jacobian_outer":
             return f"{self._argument(args[0], _POWER)} ⊗ {self._argument(args[1], _ATOM)}{_SUPERSCRIPT_T}", _PRODUCT
         if op in ("mm", "mv") and args[1].__class__ is E.Expr and args[1].op in _MATRIX_PRODUCTS \

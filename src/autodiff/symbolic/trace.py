@@ -14,6 +14,8 @@ path: `Tracer.decisions` lists each with its outcome, for the caller to state or
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..ops import batching, registry
 from ..tensor import Tensor
@@ -211,7 +213,23 @@ def _constant(name: str, exprs: list, result: Tensor) -> E.Expr:
         built = build(name, exprs, result._data.shape, result)
         if built.op in ("const", "tensor"):
             return built
+        folded = _folded(built)  # a number times an array: -1 * I is -I, exactly
+        if folded is not None:
+            return E.constant(np.broadcast_to(folded, built.shape).astype(_host(result).dtype))
     return E.constant(_host(result))
+
+
+def _folded(e: E.Expr):
+    """The value of a product of numbers and constant arrays, computed from them; None for any
+    other expression."""
+    if e.op != "mul" or e.symbolic:
+        return None
+    value = np.float64(e.args[0])
+    for base, exponent in e.args[1]:
+        if exponent != 1.0 or base.op not in ("const", "tensor"):
+            return None
+        value = value * (base.args[0] if base.op == "const" else base.args[0].array)
+    return value
 
 
 def _plain(value):
