@@ -133,7 +133,8 @@ def test_a_cookbook_identity_is_derived_generic_and_short(program, spec, wrt, co
     shapes = _shapes(spec)
     d = D.derive(program, shapes=shapes, wrt=[wrt])
     assert d.sizes is not None, "the formula is written for every size"
-    assert not literal_sizes(d.program), d.program
+    for text in (d.program, D.latex(d), D.python_module(d), "\n".join(r for _, r in D.readable_lines(d))):
+        assert not literal_sizes(text), text
     assert operations(d.program) <= operations(f"out = {cookbook}") + 2, d.program
     module = module_of(d)
     for sizes in SIZES:
@@ -360,6 +361,16 @@ def test_notation_in_every_format():
     assert r"\operatorname{tr}" in D.latex(d)
     d = D.derive("sum(x * sin(y))", shapes={"x": ("n",), "y": ("n",)}, wrt=["y"])
     assert r"\odot" in D.latex(d)
+
+
+def test_latex_writes_sizes_by_name_and_numbers_as_fractions():
+    d = D.derive("mean(x)", shapes={"x": ("n",)})
+    assert r"\frac{1}{n} \mathbf{1}" in D.latex(d)
+    d = D.derive("mean((A @ x - b) ** 2)", shapes={"A": ("m", "n"), "x": ("n",), "b": ("m",)}, wrt=["x"])
+    assert "}{m}" in D.latex(d)
+    d = D.derive("X.T @ X", shapes={"X": ("m", "n")})
+    assert "I_{n}" in D.latex(d)
+    assert r"\frac{3}{7}" in D.latex(D.derive("x * y - 3 * x / 7"))
 
 
 def test_constants_stay_exact():

@@ -660,7 +660,7 @@ def latex(d: Derivation) -> str:
     program = Statements({x.name: x.expr for x in d.derivatives}, d.labels, taken=set(d.inputs))
     out = latex_name(d.output)
     rows = []
-    for name, _, text in program.written(LatexPrinter()):
+    for name, _, text in program.written(LatexPrinter(sizes=d.sizes)):
         x = derivatives.get(name)
         if x is None:  # a shared value
             left = latex_name(name)

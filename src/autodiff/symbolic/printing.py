@@ -181,7 +181,8 @@ class Printer:
             left = level + 1 if level == _COMPARE else level
             symbol = self._infix(spelling)
             between = f" {symbol} " if symbol.strip() else " "
-            return f"{self._argument(args[0], left)}{between}{self._argument(args[1], level + 1)}", level
+            right = level if self._chained(op, args[1]) else level + 1
+            return f"{self._argument(args[0], left)}{between}{self._argument(args[1], right)}", level
         if form is None:
             raise UnsupportedOperation(op)
         if form is CALL:
@@ -194,6 +195,14 @@ class Printer:
 
     def _infix(self, spelling) -> str | None:
         return spelling.infix
+
+    # A printer for people writes a chain of matrix products as one (A Bᵀ C, not A (Bᵀ C)): the
+    # same value on paper; code keeps the order it computes in, which its cost depends on.
+    ASSOCIATIVE = False
+
+    def _chained(self, op: str, right) -> bool:
+        return self.ASSOCIATIVE and op in ("mm", "mv") and right.__class__ is E.Expr \
+            and right.op in _MATRIX_PRODUCTS and right not in self.names
 
     def _call_of(self, name: str, parts: list, named: bool = False) -> str:
         return f"{name}({', '.join(parts)})"
@@ -209,8 +218,8 @@ class Printer:
                 pieces.append((k < 0, self._name(name)))
             else:
                 pieces.append(self._scaled(term, k))
-        if number:
-            pieces.append((number < 0, self._number(abs(number))))
+        if number:  # as a constant is written: 3 / 7 as a fraction, 1 / n by its size
+            pieces.append((number < 0, self._constant(E.const(abs(number)))[0]))
         if pieces[0][0]:  # `1 - x**2` and `h - y`, rather than `-x**2 + 1` and `-y + h`
             positive = next((i for i, (negative, _) in enumerate(pieces) if not negative), None)
             if positive is not None:
@@ -273,8 +282,10 @@ class Printer:
         if fraction is not None:  # x / 3, 2 * x / 3: as the program wrote it, not 0.3333333333333333 * x
             k, below = fraction
             bottom.insert(0, str(below))
-        if k != 1 or not top:
+        if k not in (1, -1) or not top:
             top.insert(0, number_text(k))
+        elif k == -1:
+            top[0] = "-" + top[0]
         text = " * ".join(top)
         if bottom:
             below = bottom[0] if len(bottom) == 1 else "(" + " * ".join(bottom) + ")"
@@ -393,6 +404,7 @@ class LatexPrinter(Printer):
     """The same expressions in LaTeX: fractions, powers and the usual function names."""
 
     FORM = "latex"
+    ASSOCIATIVE = True
 
     def _name(self, name: str) -> str:
         return latex_name(name)
@@ -409,8 +421,13 @@ class LatexPrinter(Printer):
 
     def _product_text(self, k: float, e: E.Expr, own: bool = False) -> str:
         top, bottom = [], []
-        fraction = _fraction(k)
-        if fraction is not None:  # \frac{x}{3}
+        ratio = self.sizes.ratio(k) if self.sizes is not None else None
+        fraction = _fraction(k) if ratio is None else None
+        if ratio is not None:  # \frac{2 x}{n}: a number made of named sizes
+            k, above, below = ratio
+            top.extend(above)
+            bottom.extend(below)
+        elif fraction is not None:  # \frac{x}{3}
             k, q = fraction
             bottom.append(str(q))
         matrices = sum(1 for base, _ in self._factors(e, own) if base.shape)
@@ -420,8 +437,10 @@ class LatexPrinter(Printer):
                 bottom.append(self._factor(base, -exponent, plain=True))
             else:
                 top.append(self._factor(base, exponent, plain=not bottom))
-        if k != 1 or not top:
+        if k not in (1, -1) or not top:
             top.insert(0, number_text(k))
+        elif k == -1:
+            top[0] = "-" + top[0]
         numerator = dot.join(top)
         if bottom:
             denominator = dot.join(bottom)
@@ -437,6 +456,30 @@ class LatexPrinter(Printer):
     def _wrap(self, e: E.Expr, level: int, right: bool = False) -> str:
         text, own = self._text(e)
         return rf"\left({text}\right)" if own < level or (right and own == level) else text
+
+    def _constant(self, e: E.Expr) -> tuple:
+        """A number as a fraction (by named sizes where it is made of them: mean's 1/n); an array
+        of one number as that number times a vector of ones, 𝟏."""
+        value = e.args[0]
+        number, level = self._latex_number(value)
+        if not e.shape:
+            return number, level
+        if value == 0.0:
+            return r"\mathbf{0}", _ATOM
+        return (r"\mathbf{1}", _ATOM) if value == 1.0 else (number + r" \mathbf{1}", _PRODUCT)
+
+    def _latex_number(self, value: float) -> tuple:
+        ratio = self.sizes.ratio(value) if self.sizes is not None else None
+        if ratio is not None:
+            plain, above, below = ratio
+            top = " ".join(([] if abs(plain) == 1 and above else [number_text(abs(plain))]) + above) or "1"
+            text = rf"\frac{{{top}}}{{{' '.join(below)}}}" if below else top
+            return ("-" if plain < 0 else "") + text, _PRODUCT
+        fraction = _fraction(value)
+        if fraction is not None:
+            p, q = fraction
+            return rf"{'-' if value < 0 else ''}\frac{{{number_text(p)}}}{{{q}}}", _PRODUCT
+        return number_text(value), (_UNARY if value < 0 else _ATOM)
 
     def _power(self, base: E.Expr, exponent) -> tuple:
         if exponent == 0.5:
@@ -517,6 +560,8 @@ class MathPrinter(Printer):
     X⁻¹ (and X⁻ᵀ), a bᵀ for an outer product (1 xᵀ where a is ones), I for the identity, A B C
     for a chain of matrix products, P ⊗ R for a Hessian block's Kronecker product."""
 
+    ASSOCIATIVE = True
+
     def _spelled(self, op: str, args) -> tuple:
         if op == "t":
             (x,) = args
@@ -541,7 +586,4 @@ class MathPrinter(Printer):
             return f"{self._argument(args[1], _ATOM)}{_SUPERSCRIPT_T} ⊗ {self._argument(args[0], _POWER)}", _PRODUCT
         if op == "jacobian_outer":
             return f"{self._argument(args[0], _POWER)} ⊗ {self._argument(args[1], _ATOM)}{_SUPERSCRIPT_T}", _PRODUCT
-        if op in ("mm", "mv") and args[1].__class__ is E.Expr and args[1].op in _MATRIX_PRODUCTS \
-                and args[1] not in self.names:  # associative: A Bᵀ C, not A (Bᵀ C), on paper
-            return f"{self._argument(args[0], _PRODUCT)} @ {self._argument(args[1], _PRODUCT)}", _PRODUCT
         return super()._spelled(op, args)
