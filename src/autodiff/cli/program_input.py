@@ -81,7 +81,30 @@ def read_program(file: str | None, expression: str | None) -> Source:
         if file is None and not source.text.strip():  # nothing piped in (</dev/null): the usual advice
             raise UsageProblem("give a FILE, - to read standard input, or -e EXPR")
         return source
-    return read_file(file)
+    try:
+        return read_file(file)
+    except InputProblem as problem:
+        if _looks_like_a_program(file):
+            import shlex
+
+            raise InputProblem(f"{problem.message}; to give the program itself, use -e: -e {shlex.quote(file)}") \
+                from None
+        raise
+
+
+def _looks_like_a_program(text: str) -> bool:
+    """`x**2 + 1` where a FILE was expected: no such file, operators or brackets in it, and a program."""
+    import os
+
+    if os.path.lexists(text) or not any(ch in text for ch in "+*/^()[]=<>@% "):
+        return False
+    from ..language import ProgramError, parse
+
+    try:
+        parse(Source(text, "<expr>"))
+    except ProgramError:
+        return False
+    return True
 
 
 def read_inputs(file, expr, at) -> tuple:

@@ -1,0 +1,91 @@
+"""A newcomer's second hour: the autograd tutorials' own lines pasted into a program, checks that
+do not cry wolf, scripts that meet odd records, and the smaller things seen on the way."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from console import ROOT
+
+# -- the tutorials' own words ----------------------------------------------------------------------------
+
+TUTORIAL_LINES = [  # program, exit status, the start of the message, what it says to write instead
+    ("u = a * b\nu.retain_grad()\ne = u + 1", 3, "<expr>:2:1: error: 'retain_grad' is an option of the commands "
+     "here, not a method", "`autodiff grad FILE --retain u` (`%%autodiff --retain u` in a notebook) shows u's "
+     "gradient; remove this line"),
+    ("e = a * b\ne.backward()", 3, "<expr>:2:1: error: 'backward' is not a method here: `autodiff grad` runs "
+     "backward from the program's output (its last statement) and prints every input's gradient",
+     "end the program with `e` instead of calling backward"),
+    ("e = a * b\ne.sum().backward()", 3, "<expr>:2:1: error: 'backward' is not a method here",
+     "end the program with `e.sum()` instead of calling backward"),
+    ("e = a * b\ng = a.grad", 3, "<expr>:2:5: error: 'grad' is not an attribute here: `autodiff grad` runs backward",
+     "(a's among them, and a variable's with --retain NAME)"),
+    ("a.requires_grad = False\ne = a * 2", 3, "<expr>:1:17: error: inputs require grad; to hold a constant",
+     "declare it a constant: `a: const = VALUE` (or name the others with --wrt)"),
+    ("a.requires_grad = True\ne = a * 2", 3, "<expr>:1:17: error: inputs require grad already",
+     "remove this line (a, used and never assigned, is an input)"),
+    ("w = randn(3, 2).requires_grad_()\ne = sum(w * a)", 3, "<expr>:1:5: error: 'requires_grad_' is not a method",
+     "declare it an input: `NAME: input = randn(3, 2)`"),
+    ("y = e ** a", 2, "<expr>:1:5: error: no value for input 'e': give one with --at e=VALUE",
+     "for Euler's number to a power write exp(a) (e is not a constant here; exp(1) is e)"),
+    ("y = e ^ (2 * a)", 2, "<expr>:1:5: error: no value for input 'e'", "write exp(2 * a)"),
+    ("y = e * a", 2, "<expr>:1:5: error: no value for input 'e'", "e is not a constant here: write exp(1)"),
+    ("y = log(a, 2)", 3, "<expr>:1:5: error: log takes one argument (the natural logarithm)",
+     "write log2(a) for the logarithm base 2"),
+    ("y = log(a, 10)", 3, "<expr>:1:5: error: log takes one argument", "write log10(a)"),
+    ("y = log(a, b)", 3, "<expr>:1:5: error: log takes one argument", "write log(a) / log(b) for the logarithm base b"),
+]
+
+
+@pytest.mark.parametrize("program,status,start,advice", TUTORIAL_LINES, ids=[t[0].split("\n")[-1] for t in TUTORIAL_LINES])
+def test_a_tutorials_line_says_what_the_commands_do_instead(autodiff, program, status, start, advice):
+    result = autodiff("grad", "-e", program, "--at", "a=2,b=3")
+    assert (result.code, result.stdout) == (status, "")
+    message = result.stderr.splitlines()
+    assert message[0].startswith(start) and advice in message[0], result.stderr
+    assert message[2].lstrip().startswith("^")  # the line, then the caret under the place
+    assert "did you mean" not in result.stderr
+
+
+def test_the_same_words_are_fine_where_the_program_defines_them(autodiff):
+    """A program's own `log` of two arguments, and an `e` given a value, are the program's business."""
+    program = "def log(x, b):\n    return x * b\ny = log(a, 2)"
+    assert autodiff("grad", "-e", program, "--at", "a=3", "--format", "plain").stdout == "y\t6.0\na\t2.0\n"
+    assert autodiff("grad", "-e", "y = e ** a", "--at", "e=2,a=3", "--format", "plain").stdout.startswith("y\t8.0\n")
+
+
+def test_requires_grad_true_warns_that_the_leaf_is_no_input_and_says_how_to_make_one(autodiff):
+    result = autodiff("grad", "-e", "w = randn(3, 2, requires_grad=True)\ne = sum(w * x)", "--at", "x=2", "--check",
+                      "--format", "plain")
+    assert result.code == 0
+    assert result.stderr.startswith(
+        "<expr>:1:5: warning: requires_grad=True makes 'w' a leaf that is not an input: its gradient is shown among "
+        "the variables, but --check, --wrt and derive leave it out; to differentiate with respect to it, declare it "
+        "an input: `w: input = randn(3, 2)`\n    w = randn(3, 2, requires_grad=True)\n        ^~~~"), result.stderr
+    assert "retained\tw\t[[2.0, 2.0], [2.0, 2.0], [2.0, 2.0]]" in result.stdout
+    declared = autodiff("grad", "-e", "w: input = randn(3, 2)\ne = sum(w * x)", "--at", "x=2", "--check",
+                        "--format", "plain")
+    assert (declared.code, declared.stderr) == (0, "")
+    assert "w\t[[2.0, 2.0], [2.0, 2.0], [2.0, 2.0]]" in declared.stdout and "check\tw\t" in declared.stdout
+    wrt = autodiff("grad", "-e", "w = randn(3, 2, requires_grad=True)\ne = sum(w * x)", "--at", "x=2", "--wrt", "w")
+    assert wrt.code == 2 and "declare it an input: `w: input = randn(3, 2)`" in wrt.stderr
+
+
+def test_a_leaf_without_a_name_is_warned_about_too(autodiff):
+    result = autodiff("grad", "-e", "y = sum(rand(3, requires_grad=True) * x)", "--at", "x=2", "--format", "plain")
+    assert result.code == 0
+    assert "warning: requires_grad=True makes a leaf that is not an input: its gradient is not shown, checked or " \
+           "derived; to differentiate with respect to it, declare an input: `NAME: input = rand(3)`" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["grad", "derive", "explain", "graph"])
+def test_a_program_given_where_a_file_belongs_suggests_e(autodiff, command):
+    result = autodiff(command, "x**2 + 1", "--at", "x=3")
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == "autodiff: error: x**2 + 1: no such file; to give the program itself, use -e: " \
+                            "-e 'x**2 + 1'\n"
+    missing = autodiff(command, "nofile.expr", "--at", "x=3")
+    assert missing.stderr == "autodiff: error: nofile.expr: no such file\n"  # a file's name: no advice
