@@ -7,7 +7,7 @@
 shows the output and every gradient as a table (program.run.Differentiation); `--tree` adds
 the recorded graph drawn as SVG, `--explain` the chain rule (autodiff explain), `--graph` the
 graph run backward with each edge's local derivative. `--wrt`, `--output`, `--grad-output`,
-`--retain` and `--check` mean what they mean to `autodiff grad`. The cell's result is the object itself, so
+`--retain`, `--check` and `--eps` mean what they mean to `autodiff grad`. The cell's result is the object itself, so
 `_` holds it for the next cell.
 
 This is the top of the layers, beside the command line: IPython is imported here only, and
@@ -34,6 +34,7 @@ def parser() -> argparse.ArgumentParser:
     options.add_argument("--grad-output")
     options.add_argument("--retain")
     options.add_argument("--check", action="store_true")
+    options.add_argument("--eps", type=float)
     shown = options.add_mutually_exclusive_group()
     shown.add_argument("--tree", action="store_true")
     shown.add_argument("--explain", action="store_true")
@@ -59,6 +60,7 @@ def run_cell(line: str, cell: str, name: str = "<cell>"):
 def _run_cell(args, source):
     from .cli.program_input import parse_at, parse_names
     from .program import check, differentiate, record
+    from .program.errors import UsageProblem
     from .program.explain import explain
 
     at = parse_at(args.at)
@@ -77,8 +79,10 @@ def _run_cell(args, source):
                       edge_labels=True)
     result = differentiate(source, at, wrt=wrt, retain=parse_names(args.retain, "--retain"), output=args.output,
                            grad_output=args.grad_output, graph=args.tree)
+    if args.eps is not None and not args.check:
+        raise UsageProblem("--eps is the step of --check: add --check")
     if args.check and result.differentiable:
-        check(result)
+        check(result, eps=args.eps)
     return result
 
 
@@ -87,7 +91,8 @@ class AutodiffMagics(Magics):
     @cell_magic
     def autodiff(self, line: str, cell: str):
         """%%autodiff [--at NAME=VALUE,...] [--wrt a,b] [--output NAME] [--grad-output ones|VALUE]
-        [--retain NAMES] [--check] [--tree | --explain | --graph]: run the cell's program and show the result."""
+        [--retain NAMES] [--check [--eps STEP]] [--tree | --explain | --graph]: run the cell's program and show
+        the result."""
         from .language import ProgramError
         from .program.errors import GradientProblem, UsageProblem
 

@@ -89,3 +89,49 @@ def test_a_program_given_where_a_file_belongs_suggests_e(autodiff, command):
                             "-e 'x**2 + 1'\n"
     missing = autodiff(command, "nofile.expr", "--at", "x=3")
     assert missing.stderr == "autodiff: error: nofile.expr: no such file\n"  # a file's name: no advice
+
+
+# -- checks that do not cry wolf ----------------------------------------------------------------------
+
+PLANCK = "h = 6.62607015e-34\nc = 299792458.0\nk = 1.380649e-23\nB = 2 * h * c**2 / lam**5 / (exp(h * c / (lam * k * T)) - 1)"
+
+
+@pytest.mark.parametrize("program,at", [(PLANCK, "lam=500e-9,T=5000"), ("sqrt(x)", "x=1e-9"), ("sin(x)", "x=1e8"),
+                                        ("x ** 2", "x=1e12")], ids=["planck", "sqrt", "sin", "square"])
+def test_check_passes_correct_gradients_at_every_magnitude(autodiff, program, at):
+    result = autodiff("grad", "-e", program, "--at", at, "--check", "--format", "json")
+    assert result.code == 0, result.stdout
+    check = json.loads(result.stdout)["check"]
+    assert check["passed"] and check["eps"] == 1e-6
+    assert all(entry["step"] > 0 for entry in check["inputs"].values())
+
+
+def test_eps_chooses_the_relative_step_and_is_refused_without_check(autodiff):
+    result = autodiff("grad", "-e", "x ** 3", "--at", "x=0.5", "--check", "--eps", "1e-4", "--format", "json")
+    check = json.loads(result.stdout)["check"]
+    assert result.code == 0 and check["eps"] == 1e-4 and check["inputs"]["x"]["step"] == pytest.approx(5e-5)
+    alone = autodiff("grad", "-e", "x ** 3", "--at", "x=0.5", "--eps", "1e-4")
+    assert (alone.code, alone.stderr) == (2, "autodiff: error: --eps is the step of --check: add --check\n")
+    zero = autodiff("grad", "-e", "x ** 3", "--at", "x=0.5", "--check", "--eps", "0")
+    assert zero.code == 2 and "--eps 0: the step relative to each value must be above 0 and below 1" in zero.stderr
+
+
+def test_a_large_eps_is_noted_and_a_kink_is_still_a_kink(autodiff):
+    result = autodiff("grad", "-e", "x ** 2", "--at", "x=3", "--check", "--eps", "0.1", "--format", "plain")
+    assert result.code == 0
+    assert result.stderr == ("autodiff: note: --check: x = 3 moves by 0.1, 3% of its magnitude: finite differences "
+                             "measure a secant there, not the slope; a smaller --eps measures the slope\n")
+    kink = autodiff("grad", "-e", "y = relu(x - 5)", "--at", "x=5", "--check")
+    assert kink.code == 1 and "not differentiable in x at this point (a kink): its slope is 1 from the right and 0 " \
+                              "from the left" in kink.stderr
+    assert "warning: --check: relu of 0 here" in kink.stderr
+
+
+def test_the_notebook_takes_eps_with_check():
+    from autodiff.jupyter import run_cell
+    from autodiff.program.errors import UsageProblem
+
+    result = run_cell("--at x=1e-9 --check --eps 1e-7", "sqrt(x)")
+    assert result.check.passed and result.check.eps == 1e-7
+    with pytest.raises(UsageProblem, match="--eps is the step of --check"):
+        run_cell("--at x=1 --eps 1e-7", "sqrt(x)")

@@ -44,7 +44,7 @@ def grad(report) -> str:
             "passed": check.passed, "max_abs_error": for_json(check.max_abs_error), "eps": for_json(check.eps),
             "atol": for_json(check.atol), "rtol": for_json(check.rtol),
             "inputs": {e.name: {"max_abs_error": for_json(e.max_abs_error), "checked": e.checked, "total": e.total,
-                                "passed": e.passed} for e in check.entries},
+                                "passed": e.passed, "step": for_json(e.step)} for e in check.entries},
         }
     if report.graph is not None:
         obj["graph"] = _graph(report.graph)

@@ -108,7 +108,7 @@ def _hessian(report, console) -> None:
 def _check(check, console) -> None:
     from rich.text import Text
 
-    console.print(Text(f"finite differences (central, eps {check.eps:g}): ok when "
+    console.print(Text(f"finite differences (relative step {check.eps:g}): ok when "
                        f"|error| <= {check.atol:g} + {check.rtol:g} * |numerical|", style="dim"))
     columns = [Column("input", kind="key"), Column("checked", "right"), Column("max error", "right", "number"),
                Column("analytical", "right", "number"), Column("numerical", "right", "number"), Column("", kind="key")]
