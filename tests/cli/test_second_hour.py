@@ -135,3 +135,62 @@ def test_the_notebook_takes_eps_with_check():
     assert result.check.passed and result.check.eps == 1e-7
     with pytest.raises(UsageProblem, match="--eps is the step of --check"):
         run_cell("--at x=1 --eps 1e-7", "sqrt(x)")
+
+
+# -- scripts ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("record,message", [
+    ('{"a": 1, "b": null}', "input 'b': the value is missing (null)"),
+    ('{"a": 1, "b": true}', "input 'b': true is not a number"),
+    ('{"a": 1, "b": [1, null]}', "input 'b': the value is missing (null)"),
+])
+def test_a_json_lines_null_is_a_missing_value_as_a_csv_empty_cell_is(autodiff, record, message):
+    points = record + '\n{"a": 2, "b": 3}\n'
+    result = autodiff("grad", "-e", "sum(a * b)", "--points", "-", "--in", "jsonl", stdin=points)
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == f"autodiff: error: <stdin>:1: {message}\n"
+    csv = autodiff("grad", "-e", "sum(a * b)", "--points", "-", stdin="a,b\n1,\n2,3\n")
+    assert csv.code == 2 and "<stdin>:2: input 'b': '' is not a number or a [list] (the value is missing)" in csv.stderr
+    kept = autodiff("grad", "-e", "sum(a * b)", "--points", "-", "--in", "jsonl", "--on-error", "null", stdin=points)
+    assert kept.code == 1 and f'"error": "{message}"' in kept.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize("command,out,header", [
+    ("grad", "csv", "a,b,value,grad_a,grad_b"), ("eval", "csv", "a,b,value"), ("grad", "tsv", "a\tb\tvalue\tgrad_a\tgrad_b"),
+])
+def test_points_given_only_a_header_write_the_header(autodiff, command, out, header):
+    result = autodiff(command, "-e", "a * b", "--points", "-", "--out", out, stdin="a,b\n")
+    assert (result.code, result.stdout, result.stderr) == (0, header + "\n", "")
+    bare = autodiff(command, "-e", "a * b", "--points", "-", "--out", out, "--no-header", stdin="a,b\n")
+    assert (bare.code, bare.stdout) == (0, "")
+    jsonl = autodiff(command, "-e", "a * b", "--points", "-", "--out", "jsonl", stdin="a,b\n")
+    assert (jsonl.code, jsonl.stdout) == (0, "")  # JSON Lines has no header: nothing at all
+
+
+@pytest.mark.parametrize("value,shown", [("1e400", "1e400"), ("-1e400", "-1e400"), ("[1,2e308]", "2e308"),
+                                         ("1" + "0" * 400, "100000000000... (401 characters)")])
+def test_an_at_value_beyond_float64_is_refused_not_made_inf(autodiff, value, shown):
+    result = autodiff("grad", "-e", "sum(x * 2)", "--at", f"x={value}")
+    assert (result.code, result.stdout) == (2, "")
+    sign = "-" if value.startswith("-") else ""
+    assert result.stderr == (f"autodiff: error: --at x: {shown} is beyond the range of float64 (at most about "
+                             f"1.8e308): write {sign}inf for {'minus ' if sign else ''}infinity\n")
+    assert autodiff("grad", "-e", "x * 2", "--at", f"x={sign}inf", "--format", "plain").stdout == \
+        f"output\t{sign}inf\nx\t2.0\n"  # infinity written as such is a value
+
+
+def test_points_beyond_float64_or_the_runs_dtype_are_refused(autodiff):
+    for points, fmt in (("x\n1e400\n1\n", "csv"), ('{"x": 1e400}\n{"x": 1}\n', "jsonl")):
+        result = autodiff("grad", "-e", "x * 2", "--points", "-", "--in", fmt, stdin=points)
+        assert result.code == 2 and "<stdin>:" in result.stderr and \
+            "1e400 is beyond the range of float64 (at most about 1.8e308): write inf for infinity" in result.stderr
+    result = autodiff("grad", "-e", "x * 2", "--points", "-", "--dtype", "float32", stdin="x\n1e39\n1\n")
+    assert result.code == 2
+    assert result.stderr == ("autodiff: error: <stdin>:2: input 'x': 1e+39 is beyond the range of float32 (at most "
+                             "about 3.4e+38): it would be inf\n")
+    assert autodiff("grad", "-e", "x * 2", "--points", "-", stdin="x\n1e39\n").code == 0  # float64 holds it
+    alone = autodiff("grad", "-e", "x * 2", "--at", "x=1e39", "--dtype", "float32")
+    assert alone.code == 2 and alone.stderr.startswith(
+        "<expr>:1:1: error: the value of 'x' holds 1e+39, beyond the range of float32 (at most about 3.4e+38): it "
+        "would be inf\n")

@@ -360,20 +360,24 @@ def test_standard_input_closed():
 # -- 7. hostile text is shown, never obeyed --------------------------------------------------------------------
 
 
-def test_symlink_loops_are_skipped_or_a_usage_error_never_an_os_error(tmp_path, outside):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_symlink_loops_cost_their_own_entry_only_never_an_os_error(tmp_path, outside, jobs):
     (tmp_path / "a.expr").write_text(GOOD)
     assert run("test", "--update", cwd=tmp_path)[0] == 0
     os.symlink("l1", tmp_path / "l2")  # a loop no glob takes: not searched, not reported
     os.symlink("l2", tmp_path / "l1")
-    code, out, err = run("test", cwd=tmp_path)
+    code, out, err = run("test", "-j", jobs, cwd=tmp_path)
     assert (code, out.splitlines()[0], err) == (0, "passed\ta.expr", "")
-    for name in ("loop.expr", "gone.expr.golden.json"):  # what the run collects, or reports when unused
-        os.symlink(name, tmp_path / name)
-        code, out, err = run("test", cwd=tmp_path)
-        assert (code, out) == (2, "")
-        assert err == f"autodiff: error: ./{name}: cannot be followed (Too many levels of symbolic links)\n"
-        os.remove(tmp_path / name)
-    os.symlink("loop.expr", tmp_path / "loop.expr")
+    os.symlink("loop.expr", tmp_path / "loop.expr")  # a file the run collects: it errors, the others run
+    (tmp_path / "b.expr").write_text(GOOD)
+    code, out, err = run("test", "-j", jobs, "--format", "plain", cwd=tmp_path)
+    assert (code, err) == (1, "")
+    assert out.splitlines() == ["passed\ta.expr", "new\tb.expr\tno golden record: run autodiff test --update to write "
+                                "one", "errored\tloop.expr\tloop.expr: cannot be read (Too many levels of symbolic "
+                                "links)", "summary\tpassed 1\tfailed 0\terrored 1\tnew 1"], out
+    os.symlink("gone.expr.golden.json", tmp_path / "gone.expr.golden.json")  # a record: unused, as any orphan
+    code, out, err = run("test", "-j", jobs, "--format", "plain", cwd=tmp_path)
+    assert code == 1 and "unused\tgone.expr.golden.json\trecord\tits file gone.expr does not exist" in out
     code, out, err = run("test", "loop.expr", cwd=tmp_path)  # named on the command line
     assert (code, out, err) == (2, "", "autodiff: error: loop.expr: a symbolic link that cannot be followed (Too many "
                                        "levels of symbolic links)\n")

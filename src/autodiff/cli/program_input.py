@@ -152,6 +152,8 @@ def _at_value(text: str, name: str):
 
     try:
         return np.asarray(codec.parse(text))  # a ragged list is a ValueError too
+    except codec.OutOfRange as error:
+        raise InputProblem(f"--at {name}: {error}") from None
     except ValueError:
         value = parse_value(text, f"--at {name}")  # a number, or a tensor of what the language made
         return np.asarray(value.numpy(force=True) if hasattr(value, "numpy") else value)

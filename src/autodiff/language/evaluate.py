@@ -324,11 +324,31 @@ class _Runner:
             return make(data.numpy(force=True), dtype=data.dtype, device=self.options.device)
         if isinstance(value, (list, tuple, np.ndarray)):
             with self._located(node.start, node.end, f"{what} is not a tensor: ", problem=InputProblem):
-                return make(value, dtype=self.dtype, device=self.options.device)
+                return self._in_range(make(value, dtype=self.dtype, device=self.options.device), value, node, what)
         if isinstance(value, bool) or not isinstance(value, _NUMBER_TYPES):
             raise InputProblem(f"{what} must be a number or a tensor, not {_describe(value)}",
                                self.source, node.start, node.end)
-        return make(float(value), dtype=self.dtype, device=self.options.device)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond float64's range
+            number = math.inf
+        return self._in_range(make(number, dtype=self.dtype, device=self.options.device), value, node, what)
+
+    def _in_range(self, tensor: Tensor, value, node, what: str) -> Tensor:
+        """A value that becomes inf in the run's dtype (1e39 in float32) is refused, not made inf."""
+        if not tensor.dtype.is_floating_point or bool(tensor.detach().isfinite().all()):
+            return tensor
+        with np.errstate(over="ignore", invalid="ignore"):
+            given = np.asarray(value, dtype=object if isinstance(value, int) else None)
+            finite = np.isfinite(given.astype(np.float64)) if given.dtype != object else np.array(False)
+        made = np.asarray(tensor.detach().numpy(force=True))
+        lost = finite & ~np.isfinite(made)
+        if not np.any(lost):
+            return tensor
+        number = given.reshape(-1)[int(np.argmax(lost.reshape(-1)))] if given.ndim else given
+        largest = float(np.finfo(made.dtype).max)
+        raise InputProblem(f"{what} holds {float(number):g}, beyond the range of {tensor.dtype.name} (at most about "
+                           f"{largest:.2g}): it would be inf", self.source, node.start, node.end)
 
     # -- statements -----------------------------------------------------------------------------------
 
