@@ -194,3 +194,48 @@ def test_points_beyond_float64_or_the_runs_dtype_are_refused(autodiff):
     assert alone.code == 2 and alone.stderr.startswith(
         "<expr>:1:1: error: the value of 'x' holds 1e+39, beyond the range of float32 (at most about 3.4e+38): it "
         "would be inf\n")
+
+
+# -- smaller things, seen on the way ---------------------------------------------------------------------
+
+LONG = "y = sigmoid(a * b + log(a) * exp(b)) * tanh(a)"
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_explain_wraps_each_line_under_its_own_start_never_at_column_0(autodiff, columns):
+    result = autodiff("explain", "-e", LONG, "--at", "a=2,b=3", "--format", "rich", COLUMNS=str(columns))
+    assert result.code == 0
+    lines = result.stdout.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= columns
+    body = lines[lines.index("∂y/∂a = 0.07065085271"):]
+    starts = ("∂y/∂", "1 path", "2 paths", "3 paths", "backward, step by step")
+    for line in body:  # a path, its edges and the steps: numbered, or indented under their start
+        assert not line or line.startswith(" ") or re.match(r"\d+\. ", line) or line.startswith(starts), line
+    joined = re.sub(r"\s+", " ", result.stdout)
+    assert "∂sigmoid(a * b + log(a) * exp(b))/∂(a * b + log(a) * exp(b)) = sigmoid(a * b + log(a) * exp(b)) * (1 " \
+           "- sigmoid(a * b + log(a) * exp(b))) = 2.22784013e-09 SigmoidBackward0" in joined  # nothing lost
+
+
+def test_explain_keeps_a_line_that_fits_as_it_was(autodiff):
+    result = autodiff("explain", "examples/tutorial.expr", "--at", "a=2,b=3,c=5,d=10", "--format", "rich",
+                      COLUMNS="100")
+    assert "1. ∂e/∂(t * c) · ∂(t * c)/∂t · ∂t/∂d = 1 × 5 × 0.1 = 0.5\n     ∂e/∂(t * c) = 1  AddBackward0\n" \
+        in result.stdout
+
+
+def test_graph_edges_local_is_written_in_every_format(autodiff):
+    args = ("graph", "-e", "y = a * b + log(a)", "--at", "a=2,b=3", "--edges", "local")
+    rich = autodiff(*args, "--format", "rich").stdout
+    assert "├── ∂y/∂(a * b) = 1  ← MulBackward0  a * b" in rich
+    assert "│   ├── ∂(a * b)/∂a = b = 3  ← AccumulateGrad  a" in rich
+    assert "∂log(a)/∂a = 1 / a = 0.5  ← AccumulateGrad  a" in rich  # a node shown above gets its edge too
+    assert "←" not in autodiff(*args[:-2], "--format", "rich").stdout  # not asked: no labels
+    plain = autodiff(*args, "--format", "plain").stdout.splitlines()
+    assert [line for line in plain if line.startswith("edge")] == [
+        "edge\t0\t1\t∂y/∂(a * b) = 1", "edge\t0\t4\t∂y/∂log(a) = 1", "edge\t1\t2\t∂(a * b)/∂a = b = 3",
+        "edge\t1\t3\t∂(a * b)/∂b = a = 2", "edge\t4\t2\t∂log(a)/∂a = 1 / a = 0.5"]
+    graph = json.loads(autodiff(*args, "--format", "json").stdout)
+    assert graph["edges"] == [[0, 1], [0, 4], [1, 2], [1, 3], [4, 2]]
+    assert graph["edge_labels"] == ["∂y/∂(a * b) = 1", "∂y/∂log(a) = 1", "∂(a * b)/∂a = b = 3", "∂(a * b)/∂b = a = 2",
+                                    "∂log(a)/∂a = 1 / a = 0.5"]
+    assert "edge_labels" not in json.loads(autodiff(*args[:-2], "--format", "json").stdout)

@@ -66,7 +66,7 @@ def evaluation(report) -> str:
 
 
 def _graph(model) -> dict:
-    return {
+    graph = {
         "nodes": [
             {"id": n.id, "op": n.op, "name": n.name, "source": n.source, "line": n.line, "shape": list(n.shape),
              "value": for_json(n.value), "grad": for_json(n.grad)}
@@ -75,6 +75,9 @@ def _graph(model) -> dict:
         "edges": [[parent, child] for parent, child, _ in model.edges],
         "left_out": model.left_out,
     }
+    if model.edge_labels:  # --edges local: each edge's local derivative, in the order of "edges"
+        graph["edge_labels"] = [model.edge_labels.get(edge) for edge in model.edges]
+    return graph
 
 
 def graph(report) -> str:
