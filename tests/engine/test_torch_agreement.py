@@ -974,3 +974,113 @@ def test_fill_in_place_records_its_node():
         return [type(y.grad_fn).__name__, x.grad]
 
     same_as_pytorch(snippet)
+
+
+# -- autograd.functional: a v of the wrong length or size, strict mode, what hessian, vhp and hvp take ------
+
+
+def _point(lib):
+    return lib.tensor([1.0, 2.0], requires_grad=True)
+
+
+def _cube(lib):
+    return lambda a: (a ** 3).sum()
+
+
+FUNCTIONAL_EXACT = {  # each a call that PyTorch answers with a value or an error; ours must be the same
+    "vjp_v_of_two_for_one_output": lambda F, lib: F.vjp(lambda a: a * 2, _point(lib), (lib.ones(2), lib.ones(2))),
+    "vjp_v_of_one_for_two_outputs": lambda F, lib: F.vjp(lambda a: (a * 2, a * 3), _point(lib), (lib.ones(2),)),
+    "vjp_v_of_another_size": lambda F, lib: F.vjp(lambda a: a * 2, _point(lib), lib.ones(3)),
+    "vjp_v_entry_of_another_size": lambda F, lib: F.vjp(lambda a: (a * 2, a), _point(lib), (lib.ones(2), lib.ones(3))),
+    "jvp_v_of_two_for_one_input": lambda F, lib: F.jvp(lambda a: a * 2, _point(lib), (lib.ones(2), lib.ones(2))),
+    "jvp_v_of_one_for_two_inputs": lambda F, lib: F.jvp(lambda a, b: a * b, (_point(lib), _point(lib)),
+                                                        (lib.ones(2),)),
+    "jvp_v_of_another_size": lambda F, lib: F.jvp(lambda a: a * 2, _point(lib), lib.ones(3)),
+    "jvp_no_v_for_two_elements": lambda F, lib: F.jvp(lambda a: a * 2, _point(lib)),
+    "vhp_v_of_two_for_one_input": lambda F, lib: F.vhp(_cube(lib), _point(lib), (lib.ones(2), lib.ones(2))),
+    "vhp_v_of_one_for_two_inputs": lambda F, lib: F.vhp(lambda a, b: (a ** 2 * b).sum(), (_point(lib), _point(lib)),
+                                                        lib.ones(2)),
+    "hvp_v_of_two_for_one_input": lambda F, lib: F.hvp(_cube(lib), _point(lib), (lib.ones(2), lib.ones(2))),
+    "hvp_v_of_another_size": lambda F, lib: F.hvp(_cube(lib), _point(lib), lib.ones(3)),
+    "vhp_no_v_for_two_elements": lambda F, lib: F.vhp(_cube(lib), _point(lib)),
+    # strict mode: outputs that do not require grad, inputs they do not depend on, linear functions
+    "vjp_strict_constant": lambda F, lib: F.vjp(lambda a: lib.ones(2), _point(lib), lib.ones(2), strict=True),
+    "vjp_strict_detached": lambda F, lib: F.vjp(lambda a: a.detach(), _point(lib), lib.ones(2), strict=True),
+    "vjp_strict_create_graph_linear": lambda F, lib: F.vjp(lambda a: a * 2, _point(lib), lib.ones(2), strict=True,
+                                                           create_graph=True),
+    "vjp_strict_unused_input": lambda F, lib: F.vjp(lambda a, b: a * 2, (_point(lib), _point(lib)), lib.ones(2),
+                                                    strict=True),
+    "jvp_strict_constant": lambda F, lib: F.jvp(lambda a: lib.ones(2), _point(lib), lib.ones(2), strict=True),
+    "jvp_strict_linear": lambda F, lib: F.jvp(lambda a: a * 2, _point(lib), lib.ones(2), strict=True),
+    "jvp_strict_unused_input": lambda F, lib: F.jvp(lambda a, b: a * 2, (_point(lib), _point(lib)),
+                                                    (lib.ones(2), lib.ones(2)), strict=True),
+    "jacobian_strict_constant": lambda F, lib: F.jacobian(lambda a: lib.ones(2), _point(lib), strict=True),
+    "jacobian_strict_unused_input": lambda F, lib: F.jacobian(lambda a, b: a * 2, (_point(lib), _point(lib)),
+                                                              strict=True),
+    "jacobian_strict_create_graph_linear": lambda F, lib: F.jacobian(lambda a: a * 2, _point(lib), strict=True,
+                                                                     create_graph=True),
+    "jacobian_strict_and_vectorize": lambda F, lib: F.jacobian(lambda a: a * 2, _point(lib), strict=True,
+                                                               vectorize=True),
+    "hessian_strict_linear": lambda F, lib: F.hessian(lambda a: (a * 2).sum(), _point(lib), strict=True),
+    "hessian_strict_quadratic_create_graph": lambda F, lib: F.hessian(lambda a: (a ** 2).sum(), _point(lib),
+                                                                      strict=True, create_graph=True),
+    "hessian_strict_cubic": lambda F, lib: F.hessian(_cube(lib), _point(lib), strict=True),
+    "vhp_strict_linear": lambda F, lib: F.vhp(lambda a: (a * 2).sum(), _point(lib), lib.ones(2), strict=True),
+    "vhp_strict_quadratic": lambda F, lib: F.vhp(lambda a: (a ** 2).sum(), _point(lib), lib.ones(2), strict=True),
+    "hvp_strict_linear": lambda F, lib: F.hvp(lambda a: (a * 2).sum(), _point(lib), lib.ones(2), strict=True),
+    "hvp_strict_quadratic": lambda F, lib: F.hvp(lambda a: (a ** 2).sum(), _point(lib), lib.ones(2), strict=True),
+    "hvp_strict_cubic": lambda F, lib: F.hvp(_cube(lib), _point(lib), lib.ones(2), strict=True),
+    # what hessian, vhp and hvp take from the function: one Tensor of one element, of any shape
+    "hessian_of_a_one_element_vector": lambda F, lib: F.hessian(lambda a: (a ** 3).sum().reshape(1), _point(lib)),
+    "hessian_of_a_1x1_matrix": lambda F, lib: F.hessian(lambda a: (a ** 3).sum().reshape(1, 1), _point(lib)),
+    "vhp_of_a_one_element_vector": lambda F, lib: F.vhp(lambda a: (a ** 3).sum().reshape(1), _point(lib),
+                                                        lib.ones(2)),
+    "hvp_of_a_1x1_matrix": lambda F, lib: F.hvp(lambda a: (a ** 3).sum().reshape(1, 1), _point(lib), lib.ones(2)),
+    "hessian_of_a_tuple": lambda F, lib: F.hessian(lambda a: ((a ** 3).sum(),), _point(lib)),
+    "vhp_of_a_tuple": lambda F, lib: F.vhp(lambda a: ((a ** 3).sum(),), _point(lib), lib.ones(2)),
+    "hvp_of_a_tuple_of_two": lambda F, lib: F.hvp(lambda a: ((a ** 3).sum(), a.sum()), _point(lib), lib.ones(2)),
+    "hessian_of_a_list": lambda F, lib: F.hessian(lambda a: [(a ** 3).sum()], _point(lib)),
+    "vhp_of_a_float": lambda F, lib: F.vhp(lambda a: 3.0, _point(lib), lib.ones(2)),
+    "hvp_of_a_list": lambda F, lib: F.hvp(lambda a: [(a ** 3).sum()], _point(lib), lib.ones(2)),
+    "hessian_of_a_vector": lambda F, lib: F.hessian(lambda a: a ** 3, _point(lib)),
+    "hessian_of_two_inputs": lambda F, lib: F.hessian(lambda a, b: (a ** 2 * b).sum(), (_point(lib), _point(lib))),
+    "vhp_of_two_inputs": lambda F, lib: F.vhp(lambda a, b: (a ** 2 * b).sum(), (_point(lib), _point(lib)),
+                                              (lib.ones(2), lib.ones(2))),
+    # strategies
+    "jacobian_unknown_strategy": lambda F, lib: F.jacobian(lambda a: a * 2, _point(lib), strategy="sideways"),
+    "jacobian_forward_mode_needs_vectorize": lambda F, lib: F.jacobian(lambda a: a ** 3, _point(lib),
+                                                                       strategy="forward-mode"),
+    "jacobian_forward_mode_and_create_graph": lambda F, lib: F.jacobian(lambda a: a ** 3, _point(lib),
+                                                                        strategy="forward-mode", create_graph=True),
+    "jacobian_forward_mode_and_strict": lambda F, lib: F.jacobian(lambda a: a ** 3, _point(lib),
+                                                                  strategy="forward-mode", strict=True, vectorize=True),
+    "hessian_unknown_strategy": lambda F, lib: F.hessian(_cube(lib), _point(lib), outer_jacobian_strategy="x"),
+}
+
+
+def _functional_outcome(result) -> list:
+    """What a call gave, tensors with their node's name (PyTorch keeps a history in some results)."""
+    if isinstance(result, (list, tuple)):
+        return [type(result).__name__] + [_functional_outcome(r) for r in result]
+    return [result, type(result.grad_fn).__name__ if result.grad_fn is not None else None]
+
+
+@pytest.mark.parametrize("key", sorted(FUNCTIONAL_EXACT))
+def test_functional_is_pytorchs_value_or_error(key):
+    same_as_pytorch(lambda lib: _functional_outcome(FUNCTIONAL_EXACT[key](lib.autograd.functional, lib)))
+
+
+def test_forward_mode_jacobians_keep_pytorchs_history_and_lists():
+    """strategy="forward-mode" returns tensors in the input's graph (ReshapeAliasBackward0 after
+    PyTorch's permute of the split tangents), and lists for tuples."""
+    def snippet(lib):
+        x = _point(lib)
+        F = lib.autograd.functional
+        jac = F.jacobian(lambda a: a ** 3, x, strategy="forward-mode", vectorize=True)
+        hess = F.hessian(_cube(lib), x, outer_jacobian_strategy="forward-mode", vectorize=True)
+        both = F.jacobian(lambda a, b: (a ** 3 * b, a.sum()), (x, x * 2), strategy="forward-mode", vectorize=True)
+        (jac.sum() + hess.sum()).backward()
+        return [_functional_outcome(jac), _functional_outcome(hess), _functional_outcome(both), x.grad,
+                type(jac.grad_fn.next_functions[0][0].next_functions[0][0]).__name__]
+
+    same_as_pytorch(snippet)
