@@ -47,14 +47,27 @@ def environment(**extra) -> dict:
 
 
 def run_autodiff(*args: str, stdin: str | bytes | None = None, cwd=ROOT, timeout: float = 120, **env) -> Result:
+    """The console script run with `args` in a process of its own, standard input `stdin` (nothing:
+    /dev/null), in the tests' environment plus `env`."""
     data = stdin.encode() if isinstance(stdin, str) else stdin
-    done = subprocess.run(console_script() + list(args), input=data, capture_output=True, cwd=cwd,
-                          env=environment(**env), timeout=timeout, stdin=None if data is not None else subprocess.DEVNULL)
-    result = Result(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8"))
+    code, out, err = run_script(args, data=data, cwd=cwd, env=environment(**env), timeout=timeout)
+    result = Result(code, out.decode("utf-8"), err.decode("utf-8"))
     assert "Traceback" not in result.stderr, result.stderr
     if result.code not in (0, 1):
         assert result.stdout == "", f"stdout is not empty on error: {result.stdout!r}"
     return result
+
+
+def run_script(args, *, data: bytes | None = None, cwd=ROOT, env: dict, timeout: float = 120) -> tuple:
+    """(status, standard output, standard error) of the console script run with `args`, its
+    standard input `data` (None: /dev/null): forked from the zygote below where it can be."""
+    args = [str(a) for a in args]
+    started = _ZYGOTE.run([*console_script(), *args], data, cwd, env, timeout)
+    if started is not None:
+        return started
+    done = subprocess.run(console_script() + args, input=data, capture_output=True, cwd=cwd, env=env,
+                          timeout=timeout, stdin=None if data is not None else subprocess.DEVNULL)
+    return done.returncode, done.stdout, done.stderr
 
 
 def run_in_terminal(command: str, cwd: pathlib.Path, **env) -> tuple:
@@ -65,6 +78,9 @@ def run_in_terminal(command: str, cwd: pathlib.Path, **env) -> tuple:
     main, follower = pty.openpty()
     env = environment(COLUMNS="90", PATH=f"{pathlib.Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
                       **env)
+    shims = _ZYGOTE.shim_directory(env)
+    if shims is not None:
+        env["PATH"] = f"{shims}{os.pathsep}{env['PATH']}"
     process = subprocess.Popen(["bash", "-c", command], stdin=subprocess.DEVNULL, stdout=follower, stderr=follower,
                                cwd=cwd, env=env)
     os.close(follower)
@@ -80,3 +96,192 @@ def run_in_terminal(command: str, cwd: pathlib.Path, **env) -> tuple:
     os.close(main)
     code = process.wait(timeout=120)
     return code, b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+
+
+# -- processes forked from one that has imported autodiff ----------------------------------------------
+# The suite runs the command some thousand times, and most of each run is Python starting and
+# importing NumPy, Rich and Typer. A zygote, one per test process, imports them once; each run
+# is a child forked from it: a process of its own, with the standard streams it was given
+# (passed over a Unix socket), its own working directory, environment, argv and exit status,
+# running the console script's own `main()` and ending as the script ends (sys.exit, the
+# interpreter's shutdown). Shell sessions (run_in_terminal) find an `autodiff` on their PATH
+# that hands its streams to the zygote the same way. Where the environment changes how Python
+# itself starts (PYTHON*, a locale) a run starts the script afresh, as on platforms without
+# fork; AUTODIFF_TEST_FRESH_PROCESSES=1 makes every run do so.
+
+_ZYGOTE_CODE = r"""
+import json, os, signal, socket, sys, time
+import autodiff.cli.main, autodiff.cli.app, autodiff.program, autodiff.testing.plan  # imported once, here
+
+def receive(connection):
+    data, fds = b"", []
+    while not data.endswith(b"\n"):
+        chunk, more, _, _ = socket.recv_fds(connection, 1 << 20, 8)
+        if not chunk:
+            os._exit(0)
+        data += chunk
+        fds += more
+    return json.loads(data), fds
+
+def serve(listener):
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the handlers below are reaped as they end
+    while True:
+        connection, _ = listener.accept()
+        if os.fork() == 0:
+            listener.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            return connection
+        connection.close()
+
+def handle(connection):
+    request, fds = receive(connection)
+    pid = os.fork()
+    if pid == 0:
+        connection.close()
+        return request, fds
+    for fd in fds:
+        os.close(fd)
+    deadline, status = time.monotonic() + request["timeout"], "done"
+    while True:
+        done, wait_status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            code = os.waitstatus_to_exitcode(wait_status)
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            code, status = None, "timeout"
+            break
+        time.sleep(0.001)
+    connection.sendall((json.dumps({"code": code, "status": status}) + "\n").encode())
+    os._exit(0)
+
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+listener.bind(sys.argv[1])
+listener.listen(64)
+request, fds = handle(serve(listener))
+for target, fd in zip((0, 1, 2), fds):
+    os.dup2(fd, target)
+    os.close(fd)
+os.chdir(request["cwd"])
+os.environ.clear()
+os.environ.update(request["env"])
+sys.argv = request["argv"]
+if os.isatty(1):  # as Python sets up a terminal's standard output when it starts
+    sys.stdout.reconfigure(line_buffering=True)
+from autodiff.cli.main import main
+sys.exit(main())
+"""
+
+# A command a shell session finds on its PATH: it hands its streams to the zygote and ends with
+# the run's status (or, where the run must start afresh, becomes the console script itself).
+_SHIM = r"""#!{python} -SE
+import json, os, socket, sys
+SOCKET, SCRIPT, STARTS = {socket!r}, {script!r}, {starts!r}
+if {{k: v for k, v in os.environ.items() if k.startswith(("PYTHON", "LC_", "LANG"))}} != STARTS:
+    os.execv(SCRIPT, [SCRIPT] + sys.argv[1:])
+client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    client.connect(SOCKET)
+except OSError:
+    os.execv(SCRIPT, [SCRIPT] + sys.argv[1:])
+request = {{"argv": [SCRIPT] + sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ), "timeout": 120}}
+socket.send_fds(client, [(json.dumps(request) + "\n").encode()], [0, 1, 2])
+reply = b""
+while not reply.endswith(b"\n"):
+    chunk = client.recv(4096)
+    if not chunk:
+        sys.exit(1)
+    reply += chunk
+reply = json.loads(reply)
+sys.exit(reply["code"] if reply["status"] == "done" else 124)
+"""
+
+_FRESH_ENVIRONMENT = ("PYTHON", "LC_", "LANG")  # what Python reads as it starts: a run needs a fresh start
+
+
+class _Zygote:
+    def __init__(self) -> None:
+        self.process = None
+        self.env = None
+        self.directory = None
+
+    def usable(self, env: dict) -> bool:
+        if os.environ.get("AUTODIFF_TEST_FRESH_PROCESSES") or not hasattr(os, "fork") or \
+                not hasattr(__import__("socket"), "send_fds"):
+            return False
+        if self.process is None or self.process.poll() is not None:
+            self._start()
+        return self._starts(env) == self._starts(self.env)
+
+    def run(self, argv: list, data, cwd, env: dict, timeout: float):
+        """(status, standard output, standard error) of a child forked from the zygote, or None
+        where the run must start afresh."""
+        if not self.usable(env):
+            return None
+        import json
+        import socket
+        import tempfile
+
+        with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            if data is not None:
+                stdin.write(data)
+                stdin.seek(0)
+            source = stdin.fileno() if data is not None else os.open(os.devnull, os.O_RDONLY)
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+                    client.connect(self.socket)
+                    request = {"argv": argv, "cwd": str(cwd), "env": env, "timeout": timeout}
+                    socket.send_fds(client, [(json.dumps(request) + "\n").encode()],
+                                    [source, out.fileno(), err.fileno()])
+                    reply = b""
+                    while not reply.endswith(b"\n"):
+                        chunk = client.recv(4096)
+                        if not chunk:
+                            raise RuntimeError("the test zygote ended")
+                        reply += chunk
+            finally:
+                if data is None:
+                    os.close(source)
+            reply = json.loads(reply)
+            if reply["status"] == "timeout":
+                raise subprocess.TimeoutExpired(argv, timeout)
+            out.seek(0)
+            err.seek(0)
+            return reply["code"], out.read(), err.read()
+
+    def shim_directory(self, env: dict):
+        """A directory holding an `autodiff` that runs through the zygote, for a shell's PATH (None:
+        the shell must find the real script)."""
+        return self.directory if self.usable(env) else None
+
+    @staticmethod
+    def _starts(env: dict) -> dict:
+        return {k: v for k, v in env.items() if k.startswith(_FRESH_ENVIRONMENT)}
+
+    def _start(self) -> None:
+        import atexit
+        import shutil
+        import tempfile
+        import time
+
+        self.directory = tempfile.mkdtemp(prefix="autodiff-zygote-")
+        atexit.register(shutil.rmtree, self.directory, True)
+        self.socket = os.path.join(self.directory, "socket")
+        self.env = environment()
+        self.process = subprocess.Popen([sys.executable, "-c", _ZYGOTE_CODE, self.socket], cwd=ROOT, env=self.env,
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        atexit.register(self.process.kill)
+        shim = os.path.join(self.directory, "autodiff")
+        with open(shim, "w") as stream:
+            stream.write(_SHIM.format(python=sys.executable, socket=self.socket, script=console_script()[0],
+                                      starts=self._starts(self.env)))
+        os.chmod(shim, 0o755)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(self.socket):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the test zygote did not start")
+            time.sleep(0.01)
+
+
+_ZYGOTE = _Zygote()

@@ -16,7 +16,7 @@ import sys
 import time
 
 import pytest
-from console import console_script, environment
+from console import console_script, environment, run_script
 
 GOOD = "x: input = 2.0\ny = x * x\n"
 RECURSIVE = "def f(n):\n    if n <= 0:\n        return 1\n    return f(n - 1) + f(n - 1)\ny = f(40)\n"
@@ -24,15 +24,19 @@ RECURSIVE = "def f(n):\n    if n <= 0:\n        return 1\n    return f(n - 1) + 
 
 def run(*args, cwd=None, stdin=subprocess.DEVNULL, timeout=60, shell_prefix=None, preexec_fn=None):
     """The console script; (status, stdout, stderr). shell_prefix: a shell redirection applied first."""
-    command = console_script() + [str(a) for a in args]
-    if shell_prefix is not None:
-        command = ["sh", "-c", f'{shell_prefix} exec "$@"', "sh"] + command
-    done = subprocess.run(command, cwd=cwd, stdin=stdin, capture_output=True, timeout=timeout, env=environment(),
-                          preexec_fn=preexec_fn)
-    out, err = done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+    if shell_prefix is None and preexec_fn is None and stdin is subprocess.DEVNULL:
+        code, out, err = run_script(args, cwd=cwd or os.getcwd(), env=environment(), timeout=timeout)
+    else:
+        command = console_script() + [str(a) for a in args]
+        if shell_prefix is not None:
+            command = ["sh", "-c", f'{shell_prefix} exec "$@"', "sh"] + command
+        done = subprocess.run(command, cwd=cwd, stdin=stdin, capture_output=True, timeout=timeout, env=environment(),
+                              preexec_fn=preexec_fn)
+        code, out, err = done.returncode, done.stdout, done.stderr
+    out, err = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
     assert "Traceback" not in err and "Traceback" not in out, err
     assert "internal error" not in err, err
-    return done.returncode, out, err
+    return code, out, err
 
 
 def snapshot(root) -> dict:
