@@ -134,7 +134,7 @@ def serve(listener):
         connection.close()
 
 def handle(connection):
-    request, fds = receive(connection)
+    request, fds = receive(connection)  # a probe that only connects ends here (no request)
     pid = os.fork()
     if pid == 0:
         connection.close()
@@ -278,10 +278,20 @@ class _Zygote:
                                       starts=self._starts(self.env)))
         os.chmod(shim, 0o755)
         deadline = time.monotonic() + 60
-        while not os.path.exists(self.socket):
+        while not self._listening():
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("the test zygote did not start")
             time.sleep(0.01)
+
+    def _listening(self) -> bool:
+        import socket
+
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(self.socket)
+            except OSError:
+                return False
+        return True
 
 
 _ZYGOTE = _Zygote()
