@@ -1084,3 +1084,252 @@ def test_forward_mode_jacobians_keep_pytorchs_history_and_lists():
                 type(jac.grad_fn.next_functions[0][0].next_functions[0][0]).__name__]
 
     same_as_pytorch(snippet)
+
+
+# -- custom Functions: materialized gradients, dirty and non-differentiable outputs, forward mode, vmap ------
+
+
+def _grad_fn_name(t):
+    return type(t.grad_fn).__name__ if t is not None and t.grad_fn is not None else None
+
+
+def _two_outputs(lib, materialize: bool, non_differentiable: bool, seen: list):
+    class Pair(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            a, b = x * 2, x * 3
+            if non_differentiable:
+                ctx.mark_non_differentiable(b)
+            return a, b
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            seen.append([ga is None, gb is None, None if gb is None else gb.tolist()])
+            return None if ga is None else ga * 2
+
+    return Pair
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+@pytest.mark.parametrize("non_differentiable", [True, False])
+@pytest.mark.parametrize("used", ["first", "second"])
+def test_materialized_gradients_of_custom_functions_are_pytorchs(materialize, non_differentiable, used):
+    def snippet(lib):
+        seen = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        a, b = _two_outputs(lib, materialize, non_differentiable, seen).apply(x)
+        (a if used == "first" or non_differentiable else b).sum().backward()
+        return [seen, x.grad, b.requires_grad]
+
+    same_as_pytorch(snippet)
+
+
+def _dirty(lib, non_differentiable: bool):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            if non_differentiable:
+                ctx.mark_non_differentiable(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return Double
+
+
+@pytest.mark.parametrize("non_differentiable", [True, False])
+@pytest.mark.parametrize("given", ["leaf", "intermediate", "constant"])
+def test_mark_dirty_is_pytorchs_on_differentiable_and_non_differentiable_outputs(non_differentiable, given):
+    def snippet(lib):
+        leaf = lib.tensor([1.0, 2.0], requires_grad=given != "constant")
+        x = leaf * 1 if given == "intermediate" else leaf
+        y = _dirty(lib, non_differentiable).apply(x)
+        return [y, y.requires_grad, _grad_fn_name(y), y is x, x._version, y._version, x.requires_grad]
+
+    same_as_pytorch(snippet)
+
+
+def _scaled(lib, tangent_for_the_mask: bool, constant_first: bool):
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, *args):
+            k, x = args if constant_first else args[::-1]
+            ctx.k = k
+            mask = (x > 1).to(x.dtype)
+            ctx.mark_non_differentiable(mask)
+            return x * k, mask
+
+        @staticmethod
+        def backward(ctx, g, gm):
+            return (None, g * ctx.k) if constant_first else (g * ctx.k, None)
+
+        @staticmethod
+        def jvp(ctx, *tangents):
+            t = tangents[1] if constant_first else tangents[0]
+            return t * ctx.k, (t * 0 if tangent_for_the_mask else None)
+
+    return Scale
+
+
+@pytest.mark.parametrize("tangent_for_the_mask", [False, True])
+@pytest.mark.parametrize("constant_first", [True, False])
+def test_custom_function_forward_mode_with_a_number_and_non_differentiable_outputs(tangent_for_the_mask,
+                                                                                   constant_first):
+    def snippet(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([1.0, 1.0]))
+            args = (3.0, d) if constant_first else (d, 3.0)
+            y, mask = _scaled(lib, tangent_for_the_mask, constant_first).apply(*args)
+            return [fw.unpack_dual(y).tangent, fw.unpack_dual(mask).tangent, mask]
+
+    same_as_pytorch(snippet)
+
+
+def test_setup_context_with_forwards_default_arguments():
+    def snippet(lib):
+        class Affine(lib.autograd.Function):
+            @staticmethod
+            def forward(x, scale=2.0, shift=1.0):
+                return x * scale + shift
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.given = len(inputs)
+                ctx.scale = inputs[1] if len(inputs) > 1 else 2.0
+
+            @staticmethod
+            def backward(ctx, g):
+                return (g * ctx.scale,) + (None,) * (ctx.given - 1)
+
+        x, x2 = lib.tensor([1.0, 2.0], requires_grad=True), lib.tensor([1.0, 2.0], requires_grad=True)
+        y, z = Affine.apply(x), Affine.apply(x2, 3.0)
+        (y.sum() + z.sum()).backward()
+        return [y, z, x.grad, x2.grad]
+
+    same_as_pytorch(snippet)
+
+
+def _vmappable(lib, style: str):
+    if style == "old":
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        return Twice
+
+    class Square(lib.autograd.Function):
+        generate_vmap_rule = style in ("generated", "both")
+
+        @staticmethod
+        def forward(x):
+            return x ** 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x
+
+        if style in ("own", "both"):
+            @staticmethod
+            def vmap(info, in_dims, x):
+                return x.movedim(in_dims[0], 1) ** 2 + info.batch_size, 1
+
+    return Square
+
+
+@pytest.mark.parametrize("style", ["old", "none", "generated", "own", "both"])
+def test_custom_function_under_vmap_is_pytorchs_value_or_error(style):
+    def snippet(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        fn = _vmappable(lib, style)
+        mapped = lib.func.vmap(fn.apply)(x)
+        gradients = lib.func.vmap(lib.func.grad(lambda row: fn.apply(row).sum()))(x) if style == "generated" else None
+        return [mapped, gradients]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("value", ["setitem_whole", "setitem_ellipsis", "setitem_part", "copy_", "fill_number"])
+def test_a_tensor_copied_into_place_records_pytorchs_node(value):
+    def snippet(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        w = lib.zeros(2, 2) if value != "fill_number" else x * 1
+        if value == "setitem_whole":
+            w[:] = x * 2
+        elif value == "setitem_ellipsis":
+            w[...] = x * 2
+        elif value == "setitem_part":
+            w[:1] = x[:1] * 2
+        elif value == "copy_":
+            w.copy_(x * 2)
+        else:
+            w[:] = 5.0
+        w.sum().backward()
+        return [w, x.grad, _grad_fn_name(w), [type(n).__name__ for n, _ in w.grad_fn.next_functions]]
+
+    same_as_pytorch(snippet)
+
+
+def test_a_value_of_another_shape_set_into_place_is_pytorchs_error():
+    def snippet(lib):
+        w = lib.zeros(2, 2)
+        w[0] = lib.ones(2, 2)
+    fails_as_pytorch(snippet)
+
+
+# -- hooks: on a non-leaf, after accumulation ---------------------------------------------------------------
+
+
+def test_a_non_leaf_hook_returning_none_leaves_the_gradient():
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        seen = []
+        y.register_hook(lambda g: seen.append(g.tolist()))
+        y.register_hook(lambda g: None)
+        (y * 3).sum().backward()
+        return [seen, y.grad, x.grad]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("returned", ["tensor", "number"])
+def test_a_post_accumulate_grad_hook_returning_something_is_pytorchs_error(returned):
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        x.register_post_accumulate_grad_hook(lambda t: t.grad * 2 if returned == "tensor" else 5)
+        (x * 3).sum().backward()
+
+    fails_as_pytorch(snippet)
+
+
+def test_post_accumulate_grad_hooks_run_between_the_nodes_pre_and_post_hooks():
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        order = []
+        x.register_hook(lambda g: order.append(["tensor", g.tolist()]))
+        x.register_post_accumulate_grad_hook(lambda t: order.append(["accumulated", t.grad.tolist()]))
+        x.register_hook(lambda g: order.append(["tensor, doubling", g.tolist()]) or g * 2)
+        node = (x * 1).grad_fn.next_functions[0][0]
+        node.register_prehook(lambda grads: order.append(["node pre", [g.tolist() for g in grads]]))
+        node.register_hook(lambda grad_inputs, grad_outputs: order.append(["node post", [g.tolist() for g in grad_outputs]]))
+        (x * 3).sum().backward()
+        (x * 3).sum().backward()
+        return [order, x.grad]
+
+    same_as_pytorch(snippet)

@@ -542,19 +542,22 @@ def _accumulate(variable: Tensor, g, as_tensors: bool) -> None:
 
 def _accumulate_with_node_hooks(leaf: AccumulateGrad, g, as_tensors: bool) -> None:
     """AccumulateGrad with hooks of its own, in PyTorch's order: the tensor's hooks, the node's
-    pre-hooks, `.grad`, then its post-hooks (called with `()` and the gradient)."""
+    pre-hooks, `.grad`, the tensor's post-accumulate-grad hooks (part of accumulating, which
+    must return None), then the node's post-hooks (called with `()` and the gradient)."""
     variable = leaf.variable
     if g is not None and variable._backward_hooks:
         g = _as_value(_run_leaf_hooks(variable, _as_tensor(g, as_tensors)), as_tensors)
     g = _run_pre_hooks(leaf, [g], as_tensors)[0]
     if g is not None:
         _store_grad(variable, _as_tensor(g, as_tensors), as_tensors)
-    for hook in list(leaf._hooks.get("post", {}).values()):
-        hook((), (_as_tensor(g, as_tensors),))
     for hook in list(leaf._hooks.get("post_accumulate", {}).values()):
         returned = hook(variable)
+        if isinstance(returned, Tensor):
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         if returned is not None:
             raise TypeError(f"expected Variable, but hook returned '{type(returned).__name__}'")
+    for hook in list(leaf._hooks.get("post", {}).values()):
+        hook((), (_as_tensor(g, as_tensors),))
 
 
 def _store_grad(tensor: Tensor, g: Tensor, create_graph: bool) -> None:

@@ -299,6 +299,10 @@ def apply_function(cls, args: tuple, kwargs: dict):
     finally:
         ctx._in_jvp = False
     found = found if isinstance(found, tuple) else (found,)
+    for i in ctx._not_differentiable:
+        if i < len(found) and found[i] is not None:
+            raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the corresponding forward "
+                               "output is not a differentiable Tensor.You should return None at that position instead.")
     parts = out if isinstance(out, tuple) else (out,)
     token = FORWARD_AD.token
     made = [_dual(p, t, token) if isinstance(p, Tensor) and isinstance(t, Tensor) and p.dtype.is_floating_point

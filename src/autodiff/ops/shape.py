@@ -8,7 +8,7 @@ from dataclasses import replace
 from .. import backend, dtypes
 from ..autograd.grad_mode import STATE as GRAD_MODE, no_grad
 from ..backend import contiguous
-from ..tensor import Tensor, _as_tensor, _make, _sizes
+from ..tensor import Tensor, _as_tensor, _make, _sizes, legacy_type_name
 from .dims import normalize_dim, normalize_dims
 from .batching import ELEMENTWISE, Batched, by_example, dims, joins, shape_argument
 from .registry import broadcast_error, defop
@@ -82,7 +82,7 @@ def expand(input: Tensor, shape) -> Tensor:
     have = input._data.shape
     if len(shape) < len(have):
         raise RuntimeError(
-            f"expand(autodiff.{input.dtype.name}{{{list(have)}}}, size={list(shape)}): the number of sizes "
+            f"expand({legacy_type_name(input)}{{{list(have)}}}, size={list(shape)}): the number of sizes "
             f"provided ({len(shape)}) must be greater or equal to the number of dimensions in the tensor ({len(have)})"
         )
     lead = len(shape) - len(have)
