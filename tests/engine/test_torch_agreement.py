@@ -1333,3 +1333,117 @@ def test_post_accumulate_grad_hooks_run_between_the_nodes_pre_and_post_hooks():
         return [order, x.grad]
 
     same_as_pytorch(snippet)
+
+
+# -- errors PyTorch raises: views changed in place, a saved tensor detached in place, gradcheck -----------
+
+VIEWS_IN_PLACE = {
+    "view_of_a_leaf": lambda lib, x: x[:2].mul_(2),
+    "view_of_a_view_of_a_leaf": lambda lib, x: x.view(3, 1)[1:].t().add_(1),
+    "view_of_a_leaf_through_setitem": lambda lib, x: x.unsqueeze(0).__setitem__(0, 1.0),
+    "split_piece": lambda lib, x: (x * 1).split(2)[1].mul_(2),
+    "split_with_sizes_piece": lambda lib, x: (x * 1).split([1, 2])[1].mul_(2),
+    "chunk_piece": lambda lib, x: (x * 1).chunk(3)[2].add_(1),
+    "unbind_piece": lambda lib, x: (x * 1).unbind()[0].zero_(),
+    "view_of_an_intermediate": lambda lib, x: (x * 1)[:2].mul_(2),  # allowed: CopySlices in PyTorch
+}
+
+
+@pytest.mark.parametrize("key", sorted(VIEWS_IN_PLACE))
+def test_changing_a_view_in_place_is_pytorchs_error_or_value(key):
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        result = VIEWS_IN_PLACE[key](lib, x)
+        return [result, x] if result is not None else [x]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_a_saved_tensor_detached_in_place_is_pytorchs_error(changed):
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        z = y ** 2  # saves y
+        y.detach_()
+        if changed:
+            y.zero_()
+        z.sum().backward()
+
+    fails_as_pytorch(snippet)
+
+
+def test_a_saved_output_detached_in_place_is_no_error_as_in_pytorch():
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        z = y.exp()  # saves its output, not y
+        y.detach_()
+        y.mul_(2)
+        z.sum().backward()
+        return [x.grad, y]
+
+    same_as_pytorch(snippet)
+
+
+GRADCHECK_SHAPES = {
+    "element_by_element": lambda lib, x: lib.autograd.gradcheck(lambda t: t[t > 1.9999999] * 2, (x,)),
+    "without_raising": lambda lib, x: lib.autograd.gradcheck(lambda t: t[t > 1.9999999] * 2, (x,),
+                                                             raise_exception=False),
+    "fast_mode": lambda lib, x: lib.autograd.gradcheck(lambda t: t[t > 1.9999999] * 2, (x,), fast_mode=True),
+    "away_from_the_edge": lambda lib, x: lib.autograd.gradcheck(lambda t: t[t > 1.5] * 2, (x,)),
+}
+
+
+@pytest.mark.parametrize("key", sorted(GRADCHECK_SHAPES))
+def test_gradcheck_of_an_output_whose_shape_depends_on_the_values(key):
+    same_as_pytorch(lambda lib: GRADCHECK_SHAPES[key](lib, lib.tensor([1.0, 2.0, 3.0], requires_grad=True)))
+
+
+def _doubling(lib, materialize: bool, handles_none: bool):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g, h):
+            if handles_none:
+                g = lib.zeros(2) if g is None else g
+                h = lib.zeros(2) if h is None else h
+            return g * 2 + h * 3
+
+    return Double
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+@pytest.mark.parametrize("handles_none", [True, False])
+@pytest.mark.parametrize("raise_exception", [True, False])
+def test_gradcheck_with_an_undefined_gradient(materialize, handles_none, raise_exception):
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        return lib.autograd.gradcheck(_doubling(lib, materialize, handles_none).apply, (x,),
+                                      raise_exception=raise_exception, check_undefined_grad=True)
+
+    same_as_pytorch(snippet)
+
+
+def test_a_view_made_while_nothing_was_recorded_may_change_on_purpose():
+    """Memory is never shared here (docs/guide.md, "Where autodiff differs"): a tensor made under
+    no_grad is no view of its base, so changing it in place changes it alone, which PyTorch
+    forbids ("A view was created in no_grad mode...")."""
+    x = autodiff.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with autodiff.no_grad():
+        v = x[:2]
+    v.mul_(2)
+    assert v.tolist() == [2.0, 4.0] and x.tolist() == [1.0, 2.0, 3.0] and v.grad_fn is None
+    theirs = outcome(lambda lib: _changed_under_no_grad(lib), torch)
+    assert theirs[:2] == ("error", "RuntimeError") and "created in no_grad mode" in theirs[2]
+
+
+def _changed_under_no_grad(lib):
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with lib.no_grad():
+        v = x[:2]
+    v.mul_(2)

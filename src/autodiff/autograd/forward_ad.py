@@ -30,8 +30,8 @@ from .grad_mode import FORWARD_AD
 from .grad_mode import STATE as GRAD_MODE
 
 _NESTED_ERROR = "Nested forward mode AD is not supported at the moment"
-# The slots a dual tensor copies from the tensor it stands for (all but __weakref__).
-_SLOTS = tuple(s for s in Tensor.__slots__ if s != "__weakref__")
+# The slots a dual tensor copies from the tensor it stands for (all but __weakref__ and _detached_at).
+_SLOTS = tuple(s for s in Tensor.__slots__ if s not in ("__weakref__", "_detached_at"))  # that one may be unset
 
 
 class UnpackedDualTensor(NamedTuple):
