@@ -2,6 +2,7 @@
 with PyTorch and with autodiff and compared (values, gradients, grad_fn names, error texts and
 warnings), as in test_torch_oracle.py. Skipped when PyTorch is not installed."""
 
+import math
 import warnings
 
 import pytest
@@ -1447,3 +1448,48 @@ def _changed_under_no_grad(lib):
     with lib.no_grad():
         v = x[:2]
     v.mul_(2)
+
+
+# -- the graph a second derivative records: sum over a dim, squeeze, expand, broadcasting -----------------
+
+def _chain(t) -> list:
+    """The node names from a tensor's grad_fn down its first inputs."""
+    names, node = [], t.grad_fn
+    while node is not None and len(names) < 10:
+        names.append(type(node).__name__)
+        node = next((n for n, _ in node.next_functions if n is not None), None)
+    return names
+
+
+GRAPHS = {  # (the leaf's shape, what is made of it)
+    "unsqueeze_sum_dim": ((2,), lambda x: x.unsqueeze(0).sum(0)),
+    "unsqueeze_then_sum_twice": ((2,), lambda x: x.unsqueeze(0).sum(0).sum(0)),
+    "expand_sum_dim": ((2,), lambda x: x.expand(3, 2).sum(0)),
+    "unsqueeze_expand_sum_dim": ((2,), lambda x: x.unsqueeze(0).expand(3, 2).sum(0)),
+    "sum_of_two_dims": ((2, 3, 2), lambda x: x.sum((0, 2))),
+    "sum_of_a_dim_kept": ((2, 3), lambda x: x.sum(1, keepdim=True)),
+    "squeeze_all": ((1, 2, 1), lambda x: x.squeeze()),
+    "squeeze_nothing": ((2,), lambda x: x.squeeze()),
+    "squeeze_dim": ((1, 2), lambda x: x.squeeze(0)),
+    "squeeze_dims": ((1, 2, 1), lambda x: x.squeeze((0, 2))),
+    "broadcast_against_a_matrix": ((2,), lambda x: x * _matrix(x)),
+    "broadcast_with_a_column": ((3, 1), lambda x: x * _matrix(x)[:1]),
+}
+
+
+def _matrix(like):
+    lib = torch if isinstance(like, torch.Tensor) else autodiff
+    return lib.tensor([[1.0, 2.0], [3.0, 4.0]]) if like.ndim == 1 else lib.tensor([[1.0, 2.0]])
+
+
+@pytest.mark.parametrize("key", sorted(GRAPHS))
+def test_second_derivative_graphs_record_pytorchs_nodes(key):
+    shape, made = GRAPHS[key]
+
+    def snippet(lib):
+        x = lib.arange(1.0, 1.0 + math.prod(shape)).reshape(shape).requires_grad_(True)
+        y = made(x)
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        return [y, _grad_fn_name(y), g, _chain(g)]
+
+    same_as_pytorch(snippet)

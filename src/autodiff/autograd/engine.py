@@ -24,7 +24,7 @@ from operator import attrgetter
 
 from .. import backend
 from ..creation import zeros_like
-from ..ops.shape import SUM_TO, TO_DTYPE
+from ..ops.shape import SUM_TO, TO_DTYPE, sum_to_recorded
 from ..tensor import InplaceClock, Tensor, _alias, _make, as_array
 from .anomaly import ANOMALY, warn_forward_trace
 from .grad_mode import FORWARD_AD
@@ -411,7 +411,7 @@ def _conform(g, child: Node, nr: int, producer: Node, outputs: list, as_tensors:
                 f"Function {producer.name()} returned an invalid gradient at index {_index(g, outputs)} - got "
                 f"{list(data.shape)} but expected shape compatible with {list(shape)}"
             )
-        g = SUM_TO.apply(g, shape) if as_tensors else SUM_TO.forward(None, g, shape)
+        g = sum_to_recorded(g, shape) if as_tensors else SUM_TO.forward(None, g, shape)
     if dtype is not None and (g._data if as_tensors else g).dtype != dtype:
         g = TO_DTYPE.apply(g, dtype)
     return g
