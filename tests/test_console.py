@@ -47,3 +47,15 @@ def test_a_shell_session_runs_the_same_through_its_path(tmp_path):
     assert (code, shown) == (0, "output\t9.0\nx\t6.0\nstatus 0\n")
     code, shown = run_in_terminal("autodiff grad -e 'x +' --at x=1", tmp_path)
     assert code == 3 and shown.startswith("<expr>:1:3: error: expected an expression after '+'")
+
+
+def test_the_suite_runs_on_every_core_and_says_when_nothing_ran():
+    """pyproject's addopts spread the tests over the cores (pytest-xdist); a selection that
+    leaves nothing is still pytest's exit status 5, not a pass."""
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_layers.py", "-k", "no_test_is_called_so",
+                           "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env=environment())
+    assert done.returncode == 5, done.stdout + done.stderr
+    assert "created: " in done.stdout, done.stdout  # xdist's workers were started
