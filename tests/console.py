@@ -105,9 +105,11 @@ def run_in_terminal(command: str, cwd: pathlib.Path, **env) -> tuple:
 # (passed over a Unix socket), its own working directory, environment, argv and exit status,
 # running the console script's own `main()` and ending as the script ends (sys.exit, the
 # interpreter's shutdown). Shell sessions (run_in_terminal) find an `autodiff` on their PATH
-# that hands its streams to the zygote the same way. Where the environment changes how Python
-# itself starts (PYTHON*, a locale) a run starts the script afresh, as on platforms without
-# fork; AUTODIFF_TEST_FRESH_PROCESSES=1 makes every run do so.
+# that hands its streams to the zygote the same way. A run whose environment differs from the
+# zygote's in anything but what is read as the command runs (RUN_TIME_ENVIRONMENT: the
+# terminal, colours, CI's variables, autodiff's own) starts the script afresh, since Python,
+# NumPy and OpenBLAS read the rest as they start; so do runs on platforms without fork, and
+# every run where AUTODIFF_TEST_FRESH_PROCESSES=1.
 
 _ZYGOTE_CODE = r"""
 import json, os, signal, socket, sys, time
@@ -177,8 +179,9 @@ sys.exit(main())
 # the run's status (or, where the run must start afresh, becomes the console script itself).
 _SHIM = r"""#!{python} -SE
 import json, os, socket, sys
-SOCKET, SCRIPT, STARTS = {socket!r}, {script!r}, {starts!r}
-if {{k: v for k, v in os.environ.items() if k.startswith(("PYTHON", "LC_", "LANG"))}} != STARTS:
+SOCKET, SCRIPT, BASE, NAMES, PREFIXES = {socket!r}, {script!r}, {base!r}, {names!r}, {prefixes!r}
+changed = {{k for k in set(BASE) | set(os.environ) if BASE.get(k) != os.environ.get(k)}}
+if any(k not in NAMES and not k.startswith(PREFIXES) for k in changed):
     os.execv(SCRIPT, [SCRIPT] + sys.argv[1:])
 client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 try:
@@ -197,7 +200,18 @@ reply = json.loads(reply)
 sys.exit(reply["code"] if reply["status"] == "done" else 124)
 """
 
-_FRESH_ENVIRONMENT = ("PYTHON", "LC_", "LANG")  # what Python reads as it starts: a run needs a fresh start
+RUN_TIME_ENVIRONMENT = frozenset({
+    "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "COLORTERM", "PATH",
+    "HOME", "TMPDIR", "PWD", "OLDPWD", "SHLVL", "_", "PS1", "PS2", "PS4", "COMP_WORDS", "COMP_CWORD", "COMP_LINE",
+    "COMP_POINT",
+})
+RUN_TIME_PREFIXES = ("AUTODIFF_", "_AUTODIFF_", "CI", "TEST_", "CIRCLE", "PYTEST_", "GITHUB_")
+
+
+def _read_at_run_time(base: dict, env: dict) -> bool:
+    """Whether `env` differs from `base` only in variables the command reads as it runs."""
+    changed = {k for k in set(base) | set(env) if base.get(k) != env.get(k)}
+    return all(k in RUN_TIME_ENVIRONMENT or k.startswith(RUN_TIME_PREFIXES) for k in changed)
 
 
 class _Zygote:
@@ -212,7 +226,7 @@ class _Zygote:
             return False
         if self.process is None or self.process.poll() is not None:
             self._start()
-        return self._starts(env) == self._starts(self.env)
+        return _read_at_run_time(self.env, env)
 
     def run(self, argv: list, data, cwd, env: dict, timeout: float):
         """(status, standard output, standard error) of a child forked from the zygote, or None
@@ -255,10 +269,6 @@ class _Zygote:
         the shell must find the real script)."""
         return self.directory if self.usable(env) else None
 
-    @staticmethod
-    def _starts(env: dict) -> dict:
-        return {k: v for k, v in env.items() if k.startswith(_FRESH_ENVIRONMENT)}
-
     def _start(self) -> None:
         import atexit
         import shutil
@@ -275,7 +285,7 @@ class _Zygote:
         shim = os.path.join(self.directory, "autodiff")
         with open(shim, "w") as stream:
             stream.write(_SHIM.format(python=sys.executable, socket=self.socket, script=console_script()[0],
-                                      starts=self._starts(self.env)))
+                                      base=self.env, names=set(RUN_TIME_ENVIRONMENT), prefixes=RUN_TIME_PREFIXES))
         os.chmod(shim, 0o755)
         deadline = time.monotonic() + 60
         while not self._listening():

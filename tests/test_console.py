@@ -59,3 +59,26 @@ def test_the_suite_runs_on_every_core_and_says_when_nothing_ran():
                           env=environment())
     assert done.returncode == 5, done.stdout + done.stderr
     assert "created: " in done.stdout, done.stdout  # xdist's workers were started
+
+
+def test_a_run_whose_environment_libraries_read_as_they_start_starts_afresh():
+    """OpenBLAS reads OPENBLAS_* as NumPy loads: such a run cannot be forked from the zygote."""
+    from console import _read_at_run_time
+
+    base = environment()
+    assert _read_at_run_time(base, environment(COLUMNS="60", FORCE_COLOR="1", CI="true", TERM="xterm"))
+    assert not _read_at_run_time(base, environment(OPENBLAS_CORETYPE="Sandybridge"))
+    assert not _read_at_run_time(base, environment(PYTHONIOENCODING="ascii"))
+    assert not _read_at_run_time(base, {k: v for k, v in base.items() if k != "PYTHONIOENCODING"})
+
+
+@pytest.mark.skipif(not _ZYGOTE.usable(environment()), reason="runs start afresh here (no fork, or asked so)")
+def test_a_shell_sessions_autodiff_is_forked_not_started_afresh(tmp_path):
+    """What a shell adds to its environment (PWD, SHLVL, PS1...) is read at run time: the `autodiff`
+    a session finds hands its streams to the zygote rather than starting the script."""
+    from console import _read_at_run_time
+
+    code, shown = run_in_terminal("env", tmp_path)
+    session = dict(line.split("=", 1) for line in shown.splitlines() if "=" in line)
+    assert code == 0 and _read_at_run_time(_ZYGOTE.env, session), \
+        {k for k in set(session) | set(_ZYGOTE.env) if session.get(k) != _ZYGOTE.env.get(k)}
