@@ -125,13 +125,32 @@ def receive(connection):
         fds += more
     return json.loads(data), fds
 
+def reap():
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+def account(*_):
+    # the CPU its runs took, where asked (AUTODIFF_TEST_CPU_LOG: what the suite costs in all)
+    reap()
+    if len(sys.argv) > 2:
+        import resource
+        used = sum(getattr(resource.getrusage(who), field) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+                   for field in ("ru_utime", "ru_stime"))
+        with open(sys.argv[2], "a") as log:
+            log.write(f"{used:.3f}\n")
+    os._exit(0)
+
 def serve(listener):
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the handlers below are reaped as they end
+    signal.signal(signal.SIGTERM, account)
     while True:
         connection, _ = listener.accept()
+        reap()  # the handlers that have ended
         if os.fork() == 0:
             listener.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
             return connection
         connection.close()
 
@@ -158,6 +177,11 @@ def handle(connection):
     connection.sendall((json.dumps({"code": code, "status": status}) + "\n").encode())
     os._exit(0)
 
+try:  # Linux: end with the test process that started it, however that one ends
+    import ctypes
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+except (OSError, AttributeError):
+    pass
 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 listener.bind(sys.argv[1])
 listener.listen(64)
@@ -279,9 +303,11 @@ class _Zygote:
         atexit.register(shutil.rmtree, self.directory, True)
         self.socket = os.path.join(self.directory, "socket")
         self.env = environment()
-        self.process = subprocess.Popen([sys.executable, "-c", _ZYGOTE_CODE, self.socket], cwd=ROOT, env=self.env,
+        cpu_log = [os.environ["AUTODIFF_TEST_CPU_LOG"]] if os.environ.get("AUTODIFF_TEST_CPU_LOG") else []
+        self.process = subprocess.Popen([sys.executable, "-c", _ZYGOTE_CODE, self.socket, *cpu_log], cwd=ROOT,
+                                        env=self.env,
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        atexit.register(self.process.kill)
+        atexit.register(self._stop)
         shim = os.path.join(self.directory, "autodiff")
         with open(shim, "w") as stream:
             stream.write(_SHIM.format(python=sys.executable, socket=self.socket, script=console_script()[0],
@@ -292,6 +318,13 @@ class _Zygote:
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("the test zygote did not start")
             time.sleep(0.01)
+
+    def _stop(self) -> None:
+        self.process.terminate()  # it reaps its runs and, where asked, writes the CPU they took
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
 
     def _listening(self) -> bool:
         import socket
