@@ -106,10 +106,9 @@ def run_in_terminal(command: str, cwd: pathlib.Path, **env) -> tuple:
 # running the console script's own `main()` and ending as the script ends (sys.exit, the
 # interpreter's shutdown). Shell sessions (run_in_terminal) find an `autodiff` on their PATH
 # that hands its streams to the zygote the same way. A run whose environment differs from the
-# zygote's in anything but what is read as the command runs (RUN_TIME_ENVIRONMENT: the
-# terminal, colours, CI's variables, autodiff's own) starts the script afresh, since Python,
-# NumPy and OpenBLAS read the rest as they start; so do runs on platforms without fork, and
-# every run where AUTODIFF_TEST_FRESH_PROCESSES=1.
+# zygote's in what Python, NumPy or OpenBLAS read as they load (READ_AS_LIBRARIES_LOAD) starts
+# the script afresh; so do runs on platforms without fork, and every run where
+# AUTODIFF_TEST_FRESH_PROCESSES=1.
 
 _ZYGOTE_CODE = r"""
 import json, os, signal, socket, sys, time
@@ -203,9 +202,9 @@ sys.exit(main())
 # the run's status (or, where the run must start afresh, becomes the console script itself).
 _SHIM = r"""#!{python} -SE
 import json, os, socket, sys
-SOCKET, SCRIPT, BASE, NAMES, PREFIXES = {socket!r}, {script!r}, {base!r}, {names!r}, {prefixes!r}
+SOCKET, SCRIPT, BASE, AT_LOAD = {socket!r}, {script!r}, {base!r}, {at_load!r}
 changed = {{k for k in set(BASE) | set(os.environ) if BASE.get(k) != os.environ.get(k)}}
-if any(k not in NAMES and not k.startswith(PREFIXES) for k in changed):
+if any(k.startswith(AT_LOAD) for k in changed):
     os.execv(SCRIPT, [SCRIPT] + sys.argv[1:])
 client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 try:
@@ -224,18 +223,18 @@ reply = json.loads(reply)
 sys.exit(reply["code"] if reply["status"] == "done" else 124)
 """
 
-RUN_TIME_ENVIRONMENT = frozenset({
-    "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "COLORTERM", "PATH",
-    "HOME", "TMPDIR", "PWD", "OLDPWD", "SHLVL", "_", "PS1", "PS2", "PS4", "COMP_WORDS", "COMP_CWORD", "COMP_LINE",
-    "COMP_POINT",
-})
-RUN_TIME_PREFIXES = ("AUTODIFF_", "_AUTODIFF_", "CI", "TEST_", "CIRCLE", "PYTEST_", "GITHUB_")
+# What Python, NumPy, OpenBLAS and the other libraries the command loads read as they start: a run
+# whose environment differs from the zygote's in one of these starts the script afresh. The rest
+# (the terminal, colours, CI's variables, autodiff's own, what a shell or PyTorch in the test
+# process adds) is read as the command runs.
+READ_AS_LIBRARIES_LOAD = ("PYTHON", "LC_", "LANG", "OPENBLAS", "GOTO", "OMP_", "MKL_", "NPY_", "NUMPY", "CUPY",
+                          "CUDA", "NVIDIA", "LD_", "MALLOC")
 
 
 def _read_at_run_time(base: dict, env: dict) -> bool:
     """Whether `env` differs from `base` only in variables the command reads as it runs."""
     changed = {k for k in set(base) | set(env) if base.get(k) != env.get(k)}
-    return all(k in RUN_TIME_ENVIRONMENT or k.startswith(RUN_TIME_PREFIXES) for k in changed)
+    return not any(k.startswith(READ_AS_LIBRARIES_LOAD) for k in changed)
 
 
 class _Zygote:
@@ -311,7 +310,7 @@ class _Zygote:
         shim = os.path.join(self.directory, "autodiff")
         with open(shim, "w") as stream:
             stream.write(_SHIM.format(python=sys.executable, socket=self.socket, script=console_script()[0],
-                                      base=self.env, names=set(RUN_TIME_ENVIRONMENT), prefixes=RUN_TIME_PREFIXES))
+                                      base=self.env, at_load=READ_AS_LIBRARIES_LOAD))
         os.chmod(shim, 0o755)
         deadline = time.monotonic() + 60
         while not self._listening():

@@ -66,8 +66,10 @@ def test_a_run_whose_environment_libraries_read_as_they_start_starts_afresh():
     from console import _read_at_run_time
 
     base = environment()
-    assert _read_at_run_time(base, environment(COLUMNS="60", FORCE_COLOR="1", CI="true", TERM="xterm"))
+    assert _read_at_run_time(base, environment(COLUMNS="60", FORCE_COLOR="1", CI="true", TERM="xterm",
+                                               TORCHINDUCTOR_CACHE_DIR="/tmp/x"))
     assert not _read_at_run_time(base, environment(OPENBLAS_CORETYPE="Sandybridge"))
+    assert not _read_at_run_time(base, environment(NPY_DISABLE_CPU_FEATURES="AVX512F", LC_ALL="C"))
     assert not _read_at_run_time(base, environment(PYTHONIOENCODING="ascii"))
     assert not _read_at_run_time(base, {k: v for k, v in base.items() if k != "PYTHONIOENCODING"})
 
