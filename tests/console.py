@@ -114,6 +114,49 @@ _ZYGOTE_CODE = r"""
 import json, os, signal, socket, sys, time
 import autodiff.cli.main, autodiff.cli.app, autodiff.program, autodiff.testing.plan  # imported once, here
 
+def warm_up():
+    # What the commands import as they run (Rich's tables, Typer's help, multiprocessing...), found
+    # by running a few in a child whose output goes nowhere, then imported here once, for all runs.
+    reading, writing = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(reading)
+        before = set(sys.modules)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.environ.update(NO_COLOR="1", COLUMNS="100")
+        from autodiff.cli.main import main
+        for argv in (["--version"], ["grad", "--help"], ["grad", "-e", "x * 2", "--at", "x=1", "--format", "rich"],
+                     ["grad", "-e", "x +"], ["explain", "-e", "x * 2", "--at", "x=1", "--format", "rich"],
+                     ["graph", "-e", "x * 2", "--at", "x=1", "--format", "rich"], ["derive", "-e", "x * 2"],
+                     ["plot", "-e", "x * 2", "--wrt", "x", "--range", "0:1", "--format", "rich"],
+                     ["test", "--help"], ["eval", "-e", "x * 2", "--at", "x=1", "--format", "json"]):
+            try:
+                main(argv)
+            except BaseException:
+                pass
+        names = sorted(m for m in set(sys.modules) - before if not m.startswith("__"))
+        os.write(writing, json.dumps(names).encode())
+        os._exit(0)
+    os.close(writing)
+    data = b""
+    while True:
+        chunk = os.read(reading, 1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    os.close(reading)
+    os.waitpid(pid, 0)
+    import importlib
+    for name in json.loads(data or b"[]"):
+        try:
+            importlib.import_module(name)
+        except BaseException:
+            pass
+
+warm_up()
+
 def receive(connection):
     data, fds = b"", []
     while not data.endswith(b"\n"):
@@ -195,7 +238,31 @@ sys.argv = request["argv"]
 if os.isatty(1):  # as Python sets up a terminal's standard output when it starts
     sys.stdout.reconfigure(line_buffering=True)
 from autodiff.cli.main import main
-sys.exit(main())
+try:
+    code = main()
+except SystemExit as stop:
+    code = stop.code
+except BaseException:
+    import traceback
+    traceback.print_exc()
+    code = 1
+if code is None:
+    code = 0
+elif not isinstance(code, int):
+    print(code, file=sys.stderr)
+    code = 1
+# As the interpreter ends: its exit functions, then its standard streams flushed (a failure there is
+# status 120). The rest of its shutdown, collecting every module the zygote imported, is skipped.
+import atexit
+atexit._run_exitfuncs()
+for stream in (sys.stdout, sys.stderr):
+    try:
+        stream.flush()
+    except Exception as error:
+        if stream is sys.stdout:
+            os.write(2, f"Exception ignored in: {stream!r}\n{type(error).__name__}: {error}\n".encode())
+            code = 120
+os._exit(code)
 """
 
 # A command a shell session finds on its PATH: it hands its streams to the zygote and ends with
@@ -268,7 +335,7 @@ class _Zygote:
             try:
                 with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
                     client.connect(self.socket)
-                    request = {"argv": argv, "cwd": str(cwd), "env": env, "timeout": timeout}
+                    request = {"argv": argv, "cwd": os.path.abspath(cwd), "env": env, "timeout": timeout}
                     socket.send_fds(client, [(json.dumps(request) + "\n").encode()],
                                     [source, out.fileno(), err.fileno()])
                     reply = b""

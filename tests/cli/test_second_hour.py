@@ -239,3 +239,8 @@ def test_graph_edges_local_is_written_in_every_format(autodiff):
     assert graph["edge_labels"] == ["∂y/∂(a * b) = 1", "∂y/∂log(a) = 1", "∂(a * b)/∂a = b = 3", "∂(a * b)/∂b = a = 2",
                                     "∂log(a)/∂a = 1 / a = 0.5"]
     assert "edge_labels" not in json.loads(autodiff(*args[:-2], "--format", "json").stdout)
+
+
+def test_a_missing_file_with_a_directory_is_no_program(autodiff):
+    result = autodiff("grad", "examples/missing.expr", "--at", "x=3")
+    assert result.stderr == "autodiff: error: examples/missing.expr: no such file\n"

@@ -93,10 +93,12 @@ def read_program(file: str | None, expression: str | None) -> Source:
 
 
 def _looks_like_a_program(text: str) -> bool:
-    """`x**2 + 1` where a FILE was expected: no such file, operators or brackets in it, and a program."""
+    """`x**2 + 1` where a FILE was expected: no such file, more than a file's name would hold (an
+    operator other than / and -, a bracket, a space), and a program."""
     import os
+    import re
 
-    if os.path.lexists(text) or not any(ch in text for ch in "+*/^()[]=<>@% "):
+    if os.path.lexists(text) or re.fullmatch(r"[\w./\\-]+", text):  # a file's name, as `examples/x.expr`
         return False
     from ..language import ProgramError, parse
 
