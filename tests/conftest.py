@@ -18,6 +18,24 @@ HAVE_TORCH = importlib.util.find_spec("torch") is not None
 pytest_plugins = ["pytester"]  # tests/suite runs pytest on expression files with the autodiff plugin
 
 
+def pytest_configure(config):
+    """Compile the package's modules once, before any test runs: the suite starts the `autodiff`
+    script some thousand times, and where the environment forbids Python to write bytecode
+    (PYTHONDONTWRITEBYTECODE, as some machines set) each start would compile every module
+    again, three times slower. Once written, the bytecode is only read, as usual. So are the
+    test modules' (pytest rewrites their asserts, then every process of every run compiled them
+    again)."""
+    import sys
+
+    sys.dont_write_bytecode = False
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller has compiled the package
+        return
+    import compileall
+    import pathlib
+
+    compileall.compile_dir(pathlib.Path(autodiff.__file__).parent, quiet=1)
+
+
 def pytest_collection_modifyitems(config, items):
     if HAVE_TORCH:
         return

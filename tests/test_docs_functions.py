@@ -99,3 +99,68 @@ def test_the_lists_are_read_as_lists():
     assert "input" not in _language_list() and "dim" not in _language_list()
     creating, functions = _python_lists()
     assert {"exp", "matmul", "true_divide"} <= functions
+
+
+# Where a page says a function is missing: "autodiff has no `a`, `b` or `c`", "`torch.x.y`, which
+# autodiff does not have", "the engine has no ...". Each clause runs to the next full stop,
+# semicolon or closing parenthesis; the names are those in backquotes.
+MISSING_CLAIMS = re.compile(r"(?:autodiff|the engine|the language) (?:has|have) no ([^.;)]*)|`([\w.]+)`,? which "
+                            r"autodiff does not have|(?:autodiff|the engine) does not have ([^.;)]*)", re.IGNORECASE)
+
+
+def _claimed_missing() -> dict:
+    """{name: the page that says it is missing} for every such claim in the README and docs/."""
+    claims = {}
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = " ".join(page.read_text().split())
+        for match in MISSING_CLAIMS.finditer(text):
+            clause = next(group for group in match.groups() if group is not None)
+            names = [clause] if match.group(2) else re.findall(r"`([\w.]+)`", clause)
+            claims.update({name: page.name for name in names})
+    return claims
+
+
+def _exists(name: str) -> bool:
+    """Whether autodiff has `name`: a function of the language, or `torch.x.y` as autodiff.x.y."""
+    if name in LANGUAGE_FUNCTIONS:
+        return True
+    parts = name.split(".")
+    if parts[0] == "torch":
+        parts = parts[1:]
+    target = autodiff
+    for part in parts:
+        target = getattr(target, part, None)
+        if target is None:
+            return False
+    return True
+
+
+def test_every_function_the_docs_call_missing_is_missing():
+    claims = _claimed_missing()
+    assert {"ln", "cbrt", "torch.linalg.cross"} <= set(claims)  # the claims are found at all
+    assert {name: page for name, page in claims.items() if _exists(name)} == {}
+
+
+def test_the_advice_for_other_tools_functions_is_for_functions_autodiff_lacks():
+    """Advice for a name autodiff has would never be given: the name is called, not advised."""
+    from autodiff.language.builtins import KNOWN_NAMES
+    from autodiff.language.foreign import FOREIGN_FUNCTIONS
+
+    assert sorted(set(FOREIGN_FUNCTIONS) & set(KNOWN_NAMES)) == []
+
+
+def test_every_missing_function_the_language_guide_names_gets_advice():
+    """The guide says autodiff has no `ln`... "and says what to write": each gets its advice."""
+    from autodiff.language import NameProblem, Source, parse
+    from autodiff.language.analysis import analyze
+
+    names = [name for name, page in _claimed_missing().items() if page == "language.md"]
+    assert names
+    for name in names:
+        source = Source(f"y = {name}(x)", "<expr>")
+        try:
+            analyze(parse(source), source)
+        except NameProblem as problem:
+            assert problem.message.startswith(f"unknown function {name!r}: write "), problem.message
+        else:
+            raise AssertionError(f"{name}(x) is a program")

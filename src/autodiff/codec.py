@@ -99,17 +99,35 @@ def json_text(value) -> str:
     return json.dumps(to_json(value), allow_nan=False, separators=(", ", ": "))
 
 
+class OutOfRange(ValueError):
+    """A number written beyond float64's range (`1e400`): it would be read as inf without a word."""
+
+
+def _overflow(text: str) -> OutOfRange:
+    text = text.strip()
+    shortened = text if len(text) <= 24 else f"{text[:12]}... ({len(text)} characters)"
+    sign = "-" if text.startswith("-") else ""
+    return OutOfRange(f"{shown(shortened)} is beyond the range of float64 (at most about 1.8e308): write {sign}inf "
+                      f"for {'minus ' if sign else ''}infinity")
+
+
 def parse(literal: str):
     """A literal as a number or nested lists of floats: a number (`2`, `-1.5e3`, `nan`, `inf`) or
-    a JSON list of numbers and those words. ValueError says what is wrong."""
+    a JSON list of numbers and those words. ValueError says what is wrong; OutOfRange, a number
+    beyond float64's range (only the words are infinite)."""
     literal = literal.strip()
     if not literal:
         raise ValueError("the value is missing")
     if literal[0] == "[":
-        return parse_json(json.loads(literal))
+        return parse_json(loads(literal))
     if literal.lstrip("+-").isdigit():
+        if len(literal.lstrip("+-0")) > 308 and abs(int(literal)) > MAX_FLOAT:
+            raise _overflow(literal)
         return int(literal)  # an integer stays one, as Python and the language read it
-    return float(literal)  # Python's reading: also "Infinity", "1e3"
+    value = float(literal)  # Python's reading: also "Infinity", "1e3"
+    if math.isinf(value) and literal.lstrip("+-").lower() not in ("inf", "infinity"):
+        raise _overflow(literal)
+    return value
 
 
 def parse_json(value):
@@ -120,6 +138,27 @@ def parse_json(value):
         if value.lower() in NOT_FINITE or value.lower() in _ALSO_READ:
             return float(value)
         raise ValueError(f"{shown(value)!r} is not a number")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if value is None:
+        raise ValueError("the value is missing (null)")
+    if isinstance(value, bool):
+        raise ValueError(f"{json.dumps(value)} is not a number")
+    if not isinstance(value, (int, float)):
         raise ValueError(f"{shown(str(value))} is not a number")
+    if isinstance(value, int) and abs(value) > MAX_FLOAT:
+        raise _overflow(str(value))
     return float(value)
+
+
+MAX_FLOAT = 1.7976931348623157e308
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # JSON has no infinite number: 1e400 was written
+        raise _overflow(text)
+    return value
+
+
+def loads(text: str):
+    """JSON text as Python values, a number beyond float64's range refused (OutOfRange)."""
+    return json.loads(text, parse_float=_json_float)

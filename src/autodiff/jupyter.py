@@ -7,8 +7,9 @@
 shows the output and every gradient as a table (program.run.Differentiation); `--tree` adds
 the recorded graph drawn as SVG, `--explain` the chain rule (autodiff explain), `--graph` the
 graph run backward with each edge's local derivative. `--wrt`, `--output`, `--grad-output`,
-`--retain` and `--check` mean what they mean to `autodiff grad`. The cell's result is the object itself, so
-`_` holds it for the next cell.
+`--retain`, `--check` and `--eps` mean what they mean to `autodiff grad`. The cell's result is the object itself, so
+`_` holds it for the next cell; its `grads` are every gradient its table shows (the inputs', then
+each retained variable's).
 
 This is the top of the layers, beside the command line: IPython is imported here only, and
 this module only when a notebook loads the extension (autodiff.load_ipython_extension).
@@ -21,25 +22,40 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from dataclasses import dataclass, fields
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 
+from .program.run import Differentiation
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises its complaint instead of printing a usage and exiting."""
+
+    def error(self, message: str):
+        raise argparse.ArgumentError(None, message)
+
 
 def parser() -> argparse.ArgumentParser:
-    options = argparse.ArgumentParser(prog="%%autodiff", add_help=False, exit_on_error=False)
+    options = _Parser(prog="%%autodiff", add_help=False, exit_on_error=False)
     options.add_argument("--at", action="append", default=[])
     options.add_argument("--wrt")
     options.add_argument("--output")
     options.add_argument("--grad-output")
     options.add_argument("--retain")
     options.add_argument("--check", action="store_true")
+    options.add_argument("--eps", type=float)
     shown = options.add_mutually_exclusive_group()
     shown.add_argument("--tree", action="store_true")
     shown.add_argument("--explain", action="store_true")
     shown.add_argument("--graph", action="store_true")
     options.add_argument("--html", action="store_true")
     return options
+
+
+OPTIONS = "--at NAME=VALUE,... --wrt a,b --output NAME --grad-output ones|VALUE --retain NAMES --check --eps STEP " \
+          "and one of --tree, --explain, --graph"
 
 
 def run_cell(line: str, cell: str, name: str = "<cell>"):
@@ -50,8 +66,8 @@ def run_cell(line: str, cell: str, name: str = "<cell>"):
 
     try:
         args = parser().parse_args(shlex.split(line))
-    except (argparse.ArgumentError, SystemExit) as error:
-        raise UsageProblem(f"%%autodiff {line}: {error}") from None
+    except (argparse.ArgumentError, ValueError) as error:  # ValueError: shlex, an unclosed quote
+        raise UsageProblem(f"%%autodiff {line.strip()}: {error}; the options: {OPTIONS}") from None
     with flags():  # the magic's line is written with the command line's flags: messages name them
         return _run_cell(args, Source(cell, name))
 
@@ -59,6 +75,7 @@ def run_cell(line: str, cell: str, name: str = "<cell>"):
 def _run_cell(args, source):
     from .cli.program_input import parse_at, parse_names
     from .program import check, differentiate, record
+    from .program.errors import UsageProblem
     from .program.explain import explain
 
     at = parse_at(args.at)
@@ -75,11 +92,29 @@ def _run_cell(args, source):
     if args.graph:
         return record(source, at, wrt=wrt, output=args.output, backward=True, grad_output=args.grad_output,
                       edge_labels=True)
-    result = differentiate(source, at, wrt=wrt, retain=parse_names(args.retain, "--retain"), output=args.output,
-                           grad_output=args.grad_output, graph=args.tree)
+    result = CellRun.of(differentiate(source, at, wrt=wrt, retain=parse_names(args.retain, "--retain"),
+                                      output=args.output, grad_output=args.grad_output, graph=args.tree))
+    if args.eps is not None and not args.check:
+        raise UsageProblem("--eps is the step of --check: add --check")
     if args.check and result.differentiable:
-        check(result)
+        check(result, eps=args.eps)
     return result
+
+
+@dataclass
+class CellRun(Differentiation):
+    """A cell's run: `_.grads` holds every gradient its table shows, the inputs' and then each
+    retained variable's (`--retain`), by name."""
+
+    @classmethod
+    def of(cls, run: Differentiation) -> "CellRun":
+        return cls(**{f.name: getattr(run, f.name) for f in fields(run)})
+
+    @property
+    def grads(self) -> dict:
+        shown = dict(super().grads)
+        shown.update((q.name, q.grad) for q in self.retained if q.name not in shown)
+        return shown
 
 
 @magics_class
@@ -87,16 +122,20 @@ class AutodiffMagics(Magics):
     @cell_magic
     def autodiff(self, line: str, cell: str):
         """%%autodiff [--at NAME=VALUE,...] [--wrt a,b] [--output NAME] [--grad-output ones|VALUE]
-        [--retain NAMES] [--check] [--tree | --explain | --graph]: run the cell's program and show the result."""
+        [--retain NAMES] [--check [--eps STEP]] [--tree | --explain | --graph]: run the cell's program and show
+        the result."""
         from .language import ProgramError
         from .program.errors import GradientProblem, UsageProblem
 
         try:
             return run_cell(line, cell)
         except (ProgramError, UsageProblem, GradientProblem) as error:
-            # one readable message, as the command line gives it, instead of a traceback
+            # one readable message, as the command line gives it (its hint too), instead of a traceback
             render = getattr(error, "render", None)
-            raise UsageError(render() if callable(render) else str(error)) from None
+            message = render() if callable(render) else str(error)
+            if getattr(error, "hint", ""):
+                message += f"\nhint: {error.hint}"
+            raise UsageError(message) from None
 
 
 def load_ipython_extension(ipython) -> None:

@@ -29,6 +29,17 @@ _NON_LEAF_GRAD_WARNING = (
     "github.com/pytorch/pytorch/pull/30531 for more information."
 )
 _LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+# The nodes of operations whose result PyTorch makes a view of their input, and those that make
+# several views at once (each piece of split, chunk, unbind): a view's in-place change is
+# PyTorch's error where its base is a leaf that requires grad, and for a piece always.
+_VIEW_NODES = frozenset({
+    "ViewBackward0", "ReshapeAliasBackward0", "SliceBackward0", "SelectBackward0", "TransposeBackward0", "TBackward0",
+    "PermuteBackward0", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0",
+    "AsStridedBackward0", "DiagonalBackward0", "UnfoldBackward0", "AliasBackward0", "SplitBackward0",
+    "SplitWithSizesBackward0", "UnbindBackward0",
+})
+_MULTIPLE_VIEWS = {"SplitBackward0": "Split", "SplitWithSizesBackward0": "SplitWithSizes", "UnbindBackward0": "Unbind"}
+PIECE_NUMBERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a piece's node -> its place (ops/pieces.py)
 _REQUIRES_GRAD_DTYPE_ERROR = "Only Tensors of floating point and complex dtype can require gradients"
 _NON_LEAF_REQUIRES_GRAD_ERROR = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
@@ -75,6 +86,7 @@ class Tensor(TensorMethods):
         "_version_log",
         "_backward_hooks",
         "_accumulator",
+        "_detached_at",  # the InplaceClock tick of a detach_() that took a grad_fn away (unset otherwise)
         "__weakref__",
     )
     # NumPy defers to our reflected operators (`ndarray * Tensor` -> Tensor.__rmul__).
@@ -183,6 +195,9 @@ class Tensor(TensorMethods):
         return _make(self._data)
 
     def detach_(self) -> Tensor:
+        if self.grad_fn is not None:  # a node that saved this tensor may no longer use it (PyTorch's error)
+            InplaceClock.ticks += 1
+            self._detached_at = InplaceClock.ticks
         self.grad_fn = None
         self._requires_grad = False
         self._output_nr = 0  # a leaf is always its own output 0 (the ops' edges rely on it)
@@ -335,8 +350,11 @@ class Tensor(TensorMethods):
     # -- in-place updates ---------------------------------------------------------------------
 
     def _check_inplace(self) -> None:
-        if self._requires_grad and self.grad_fn is None and _GRAD_MODE.enabled:
-            raise RuntimeError(_LEAF_INPLACE_ERROR)
+        if self._requires_grad and _GRAD_MODE.enabled:
+            if self.grad_fn is None:
+                raise RuntimeError(_LEAF_INPLACE_ERROR)
+            if self.grad_fn.__class__.__name__ in _VIEW_NODES:
+                _check_view_inplace(self.grad_fn)
 
     def _bump_version(self) -> None:
         InplaceClock.ticks += 1
@@ -507,6 +525,21 @@ def _make(data, requires_grad: bool = False, grad_fn=None) -> Tensor:
     t = _new(Tensor)
     _init(t, data, requires_grad, grad_fn)
     return t
+
+
+def _check_view_inplace(node) -> None:
+    """PyTorch's errors for changing a view in place: a piece of split, chunk or unbind, or a view
+    (of a view...) of a leaf that requires grad."""
+    name = node.__class__.__name__
+    if name in _MULTIPLE_VIEWS:
+        raise RuntimeError(f"Output {PIECE_NUMBERS.get(node, 0)} of {_MULTIPLE_VIEWS[name]} is a view and is being "
+                           "modified inplace. This view is the output of a function that returns multiple views. Such "
+                           "functions do not allow the output views to be modified inplace. You should replace the "
+                           "inplace operation by an out-of-place one.")
+    while node is not None and node.__class__.__name__ in _VIEW_NODES:
+        node = node.next_functions[0][0] if node.next_functions else None
+    if node is not None and node.__class__.__name__ == "AccumulateGrad":
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 def _alias(t: Tensor) -> Tensor:

@@ -12,7 +12,7 @@ import pytest
 from autodiff.language import Source, run
 from autodiff.program.points import Sweep
 
-from console import console_script, environment
+from console import console_script, environment, run_script
 
 TUTORIAL = "examples/tutorial.expr"
 BRANCHY = "if x > 0:\n    y = x * log(x + 1)\nelse:\n    y = -x * x\ny\n"
@@ -72,10 +72,9 @@ def test_flatten_no_header_and_tsv(autodiff, tmp_path):
 
 def streamed(*args):
     """A run whose results stream out: those before an error are written already (as jq's are)."""
-    done = subprocess.run(console_script() + list(args), capture_output=True, env=environment(), timeout=60,
-                          stdin=subprocess.DEVNULL)
-    assert "Traceback" not in done.stderr.decode()
-    return done.returncode, done.stdout.decode(), done.stderr.decode()
+    code, out, err = run_script(args, env=environment(), timeout=60)
+    assert "Traceback" not in err.decode()
+    return code, out.decode(), err.decode()
 
 
 @pytest.mark.parametrize("policy, code", [("stop", 2), ("skip", 1), ("null", 1)])

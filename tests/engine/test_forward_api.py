@@ -207,7 +207,8 @@ def test_functional_jvp_and_hvp_agree_with_pytorch():
     _same(functional.hvp(s(autodiff), x, v), torch.autograd.functional.hvp(s(torch), _torch(x), _torch(v)))
     output, product = functional.hvp(s(autodiff), x.requires_grad_(True), v, create_graph=True)
     assert output.grad_fn.name() == "MulBackward0" and product.requires_grad  # differentiable further
-    with pytest.raises(RuntimeError, match="independent of input 0. This is not allowed in strict mode"):
+    with pytest.raises(RuntimeError, match="found that the jacobian of the user-provided function with respect to "
+                                           "input 0 is independent of the input. This is not allowed in strict mode"):
         functional.hvp(lambda a: (2 * a).sum(), x, v, strict=True)
 
 

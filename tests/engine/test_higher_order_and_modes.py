@@ -73,8 +73,10 @@ def test_functional_errors():
         functional.hessian(lambda t: t * 2, torch.tensor([1.0, 2.0]))
     with pytest.raises(RuntimeError, match="returns a single Tensor with a single element"):
         functional.vjp(lambda t: t * 2, torch.tensor([1.0, 2.0]))
-    with pytest.raises(RuntimeError, match="independent of input 0"):
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function does not require gradients"):
         functional.jacobian(lambda t: torch.ones(2), torch.tensor([1.0, 2.0]), strict=True)
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function is independent of input 1"):
+        functional.jacobian(lambda t, u: t * 2, (torch.tensor([1.0, 2.0]), torch.tensor(1.0)), strict=True)
 
 
 def test_functional_does_not_touch_the_callers_tensors():

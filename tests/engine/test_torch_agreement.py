@@ -2,6 +2,7 @@
 with PyTorch and with autodiff and compared (values, gradients, grad_fn names, error texts and
 warnings), as in test_torch_oracle.py. Skipped when PyTorch is not installed."""
 
+import math
 import warnings
 
 import pytest
@@ -972,5 +973,523 @@ def test_fill_in_place_records_its_node():
         y.fill_(2.0)
         (y * x).sum().backward()
         return [type(y.grad_fn).__name__, x.grad]
+
+    same_as_pytorch(snippet)
+
+
+# -- autograd.functional: a v of the wrong length or size, strict mode, what hessian, vhp and hvp take ------
+
+
+def _point(lib):
+    return lib.tensor([1.0, 2.0], requires_grad=True)
+
+
+def _cube(lib):
+    return lambda a: (a ** 3).sum()
+
+
+FUNCTIONAL_EXACT = {  # each a call that PyTorch answers with a value or an error; ours must be the same
+    "vjp_v_of_two_for_one_output": lambda F, lib: F.vjp(lambda a: a * 2, _point(lib), (lib.ones(2), lib.ones(2))),
+    "vjp_v_of_one_for_two_outputs": lambda F, lib: F.vjp(lambda a: (a * 2, a * 3), _point(lib), (lib.ones(2),)),
+    "vjp_v_of_another_size": lambda F, lib: F.vjp(lambda a: a * 2, _point(lib), lib.ones(3)),
+    "vjp_v_entry_of_another_size": lambda F, lib: F.vjp(lambda a: (a * 2, a), _point(lib), (lib.ones(2), lib.ones(3))),
+    "jvp_v_of_two_for_one_input": lambda F, lib: F.jvp(lambda a: a * 2, _point(lib), (lib.ones(2), lib.ones(2))),
+    "jvp_v_of_one_for_two_inputs": lambda F, lib: F.jvp(lambda a, b: a * b, (_point(lib), _point(lib)),
+                                                        (lib.ones(2),)),
+    "jvp_v_of_another_size": lambda F, lib: F.jvp(lambda a: a * 2, _point(lib), lib.ones(3)),
+    "jvp_no_v_for_two_elements": lambda F, lib: F.jvp(lambda a: a * 2, _point(lib)),
+    "vhp_v_of_two_for_one_input": lambda F, lib: F.vhp(_cube(lib), _point(lib), (lib.ones(2), lib.ones(2))),
+    "vhp_v_of_one_for_two_inputs": lambda F, lib: F.vhp(lambda a, b: (a ** 2 * b).sum(), (_point(lib), _point(lib)),
+                                                        lib.ones(2)),
+    "hvp_v_of_two_for_one_input": lambda F, lib: F.hvp(_cube(lib), _point(lib), (lib.ones(2), lib.ones(2))),
+    "hvp_v_of_another_size": lambda F, lib: F.hvp(_cube(lib), _point(lib), lib.ones(3)),
+    "vhp_no_v_for_two_elements": lambda F, lib: F.vhp(_cube(lib), _point(lib)),
+    # strict mode: outputs that do not require grad, inputs they do not depend on, linear functions
+    "vjp_strict_constant": lambda F, lib: F.vjp(lambda a: lib.ones(2), _point(lib), lib.ones(2), strict=True),
+    "vjp_strict_detached": lambda F, lib: F.vjp(lambda a: a.detach(), _point(lib), lib.ones(2), strict=True),
+    "vjp_strict_create_graph_linear": lambda F, lib: F.vjp(lambda a: a * 2, _point(lib), lib.ones(2), strict=True,
+                                                           create_graph=True),
+    "vjp_strict_unused_input": lambda F, lib: F.vjp(lambda a, b: a * 2, (_point(lib), _point(lib)), lib.ones(2),
+                                                    strict=True),
+    "jvp_strict_constant": lambda F, lib: F.jvp(lambda a: lib.ones(2), _point(lib), lib.ones(2), strict=True),
+    "jvp_strict_linear": lambda F, lib: F.jvp(lambda a: a * 2, _point(lib), lib.ones(2), strict=True),
+    "jvp_strict_unused_input": lambda F, lib: F.jvp(lambda a, b: a * 2, (_point(lib), _point(lib)),
+                                                    (lib.ones(2), lib.ones(2)), strict=True),
+    "jacobian_strict_constant": lambda F, lib: F.jacobian(lambda a: lib.ones(2), _point(lib), strict=True),
+    "jacobian_strict_unused_input": lambda F, lib: F.jacobian(lambda a, b: a * 2, (_point(lib), _point(lib)),
+                                                              strict=True),
+    "jacobian_strict_create_graph_linear": lambda F, lib: F.jacobian(lambda a: a * 2, _point(lib), strict=True,
+                                                                     create_graph=True),
+    "jacobian_strict_and_vectorize": lambda F, lib: F.jacobian(lambda a: a * 2, _point(lib), strict=True,
+                                                               vectorize=True),
+    "hessian_strict_linear": lambda F, lib: F.hessian(lambda a: (a * 2).sum(), _point(lib), strict=True),
+    "hessian_strict_quadratic_create_graph": lambda F, lib: F.hessian(lambda a: (a ** 2).sum(), _point(lib),
+                                                                      strict=True, create_graph=True),
+    "hessian_strict_cubic": lambda F, lib: F.hessian(_cube(lib), _point(lib), strict=True),
+    "vhp_strict_linear": lambda F, lib: F.vhp(lambda a: (a * 2).sum(), _point(lib), lib.ones(2), strict=True),
+    "vhp_strict_quadratic": lambda F, lib: F.vhp(lambda a: (a ** 2).sum(), _point(lib), lib.ones(2), strict=True),
+    "hvp_strict_linear": lambda F, lib: F.hvp(lambda a: (a * 2).sum(), _point(lib), lib.ones(2), strict=True),
+    "hvp_strict_quadratic": lambda F, lib: F.hvp(lambda a: (a ** 2).sum(), _point(lib), lib.ones(2), strict=True),
+    "hvp_strict_cubic": lambda F, lib: F.hvp(_cube(lib), _point(lib), lib.ones(2), strict=True),
+    # what hessian, vhp and hvp take from the function: one Tensor of one element, of any shape
+    "hessian_of_a_one_element_vector": lambda F, lib: F.hessian(lambda a: (a ** 3).sum().reshape(1), _point(lib)),
+    "hessian_of_a_1x1_matrix": lambda F, lib: F.hessian(lambda a: (a ** 3).sum().reshape(1, 1), _point(lib)),
+    "vhp_of_a_one_element_vector": lambda F, lib: F.vhp(lambda a: (a ** 3).sum().reshape(1), _point(lib),
+                                                        lib.ones(2)),
+    "hvp_of_a_1x1_matrix": lambda F, lib: F.hvp(lambda a: (a ** 3).sum().reshape(1, 1), _point(lib), lib.ones(2)),
+    "hessian_of_a_tuple": lambda F, lib: F.hessian(lambda a: ((a ** 3).sum(),), _point(lib)),
+    "vhp_of_a_tuple": lambda F, lib: F.vhp(lambda a: ((a ** 3).sum(),), _point(lib), lib.ones(2)),
+    "hvp_of_a_tuple_of_two": lambda F, lib: F.hvp(lambda a: ((a ** 3).sum(), a.sum()), _point(lib), lib.ones(2)),
+    "hessian_of_a_list": lambda F, lib: F.hessian(lambda a: [(a ** 3).sum()], _point(lib)),
+    "vhp_of_a_float": lambda F, lib: F.vhp(lambda a: 3.0, _point(lib), lib.ones(2)),
+    "hvp_of_a_list": lambda F, lib: F.hvp(lambda a: [(a ** 3).sum()], _point(lib), lib.ones(2)),
+    "hessian_of_a_vector": lambda F, lib: F.hessian(lambda a: a ** 3, _point(lib)),
+    "hessian_of_two_inputs": lambda F, lib: F.hessian(lambda a, b: (a ** 2 * b).sum(), (_point(lib), _point(lib))),
+    "vhp_of_two_inputs": lambda F, lib: F.vhp(lambda a, b: (a ** 2 * b).sum(), (_point(lib), _point(lib)),
+                                              (lib.ones(2), lib.ones(2))),
+    # strategies
+    "jacobian_unknown_strategy": lambda F, lib: F.jacobian(lambda a: a * 2, _point(lib), strategy="sideways"),
+    "jacobian_forward_mode_needs_vectorize": lambda F, lib: F.jacobian(lambda a: a ** 3, _point(lib),
+                                                                       strategy="forward-mode"),
+    "jacobian_forward_mode_and_create_graph": lambda F, lib: F.jacobian(lambda a: a ** 3, _point(lib),
+                                                                        strategy="forward-mode", create_graph=True),
+    "jacobian_forward_mode_and_strict": lambda F, lib: F.jacobian(lambda a: a ** 3, _point(lib),
+                                                                  strategy="forward-mode", strict=True, vectorize=True),
+    "hessian_unknown_strategy": lambda F, lib: F.hessian(_cube(lib), _point(lib), outer_jacobian_strategy="x"),
+}
+
+
+def _functional_outcome(result) -> list:
+    """What a call gave, tensors with their node's name (PyTorch keeps a history in some results)."""
+    if isinstance(result, (list, tuple)):
+        return [type(result).__name__] + [_functional_outcome(r) for r in result]
+    return [result, type(result.grad_fn).__name__ if result.grad_fn is not None else None]
+
+
+@pytest.mark.parametrize("key", sorted(FUNCTIONAL_EXACT))
+def test_functional_is_pytorchs_value_or_error(key):
+    same_as_pytorch(lambda lib: _functional_outcome(FUNCTIONAL_EXACT[key](lib.autograd.functional, lib)))
+
+
+def test_forward_mode_jacobians_keep_pytorchs_history_and_lists():
+    """strategy="forward-mode" returns tensors in the input's graph (ReshapeAliasBackward0 after
+    PyTorch's permute of the split tangents), and lists for tuples."""
+    def snippet(lib):
+        x = _point(lib)
+        F = lib.autograd.functional
+        jac = F.jacobian(lambda a: a ** 3, x, strategy="forward-mode", vectorize=True)
+        hess = F.hessian(_cube(lib), x, outer_jacobian_strategy="forward-mode", vectorize=True)
+        both = F.jacobian(lambda a, b: (a ** 3 * b, a.sum()), (x, x * 2), strategy="forward-mode", vectorize=True)
+        (jac.sum() + hess.sum()).backward()
+        return [_functional_outcome(jac), _functional_outcome(hess), _functional_outcome(both), x.grad,
+                type(jac.grad_fn.next_functions[0][0].next_functions[0][0]).__name__]
+
+    same_as_pytorch(snippet)
+
+
+# -- custom Functions: materialized gradients, dirty and non-differentiable outputs, forward mode, vmap ------
+
+
+def _grad_fn_name(t):
+    return type(t.grad_fn).__name__ if t is not None and t.grad_fn is not None else None
+
+
+def _two_outputs(lib, materialize: bool, non_differentiable: bool, seen: list):
+    class Pair(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            a, b = x * 2, x * 3
+            if non_differentiable:
+                ctx.mark_non_differentiable(b)
+            return a, b
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            seen.append([ga is None, gb is None, None if gb is None else gb.tolist()])
+            return None if ga is None else ga * 2
+
+    return Pair
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+@pytest.mark.parametrize("non_differentiable", [True, False])
+@pytest.mark.parametrize("used", ["first", "second"])
+def test_materialized_gradients_of_custom_functions_are_pytorchs(materialize, non_differentiable, used):
+    def snippet(lib):
+        seen = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        a, b = _two_outputs(lib, materialize, non_differentiable, seen).apply(x)
+        (a if used == "first" or non_differentiable else b).sum().backward()
+        return [seen, x.grad, b.requires_grad]
+
+    same_as_pytorch(snippet)
+
+
+def _dirty(lib, non_differentiable: bool):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            if non_differentiable:
+                ctx.mark_non_differentiable(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return Double
+
+
+@pytest.mark.parametrize("non_differentiable", [True, False])
+@pytest.mark.parametrize("given", ["leaf", "intermediate", "constant"])
+def test_mark_dirty_is_pytorchs_on_differentiable_and_non_differentiable_outputs(non_differentiable, given):
+    def snippet(lib):
+        leaf = lib.tensor([1.0, 2.0], requires_grad=given != "constant")
+        x = leaf * 1 if given == "intermediate" else leaf
+        y = _dirty(lib, non_differentiable).apply(x)
+        return [y, y.requires_grad, _grad_fn_name(y), y is x, x._version, y._version, x.requires_grad]
+
+    same_as_pytorch(snippet)
+
+
+def _scaled(lib, tangent_for_the_mask: bool, constant_first: bool):
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, *args):
+            k, x = args if constant_first else args[::-1]
+            ctx.k = k
+            mask = (x > 1).to(x.dtype)
+            ctx.mark_non_differentiable(mask)
+            return x * k, mask
+
+        @staticmethod
+        def backward(ctx, g, gm):
+            return (None, g * ctx.k) if constant_first else (g * ctx.k, None)
+
+        @staticmethod
+        def jvp(ctx, *tangents):
+            t = tangents[1] if constant_first else tangents[0]
+            return t * ctx.k, (t * 0 if tangent_for_the_mask else None)
+
+    return Scale
+
+
+@pytest.mark.parametrize("tangent_for_the_mask", [False, True])
+@pytest.mark.parametrize("constant_first", [True, False])
+def test_custom_function_forward_mode_with_a_number_and_non_differentiable_outputs(tangent_for_the_mask,
+                                                                                   constant_first):
+    def snippet(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([1.0, 1.0]))
+            args = (3.0, d) if constant_first else (d, 3.0)
+            y, mask = _scaled(lib, tangent_for_the_mask, constant_first).apply(*args)
+            return [fw.unpack_dual(y).tangent, fw.unpack_dual(mask).tangent, mask]
+
+    same_as_pytorch(snippet)
+
+
+def test_setup_context_with_forwards_default_arguments():
+    def snippet(lib):
+        class Affine(lib.autograd.Function):
+            @staticmethod
+            def forward(x, scale=2.0, shift=1.0):
+                return x * scale + shift
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.given = len(inputs)
+                ctx.scale = inputs[1] if len(inputs) > 1 else 2.0
+
+            @staticmethod
+            def backward(ctx, g):
+                return (g * ctx.scale,) + (None,) * (ctx.given - 1)
+
+        x, x2 = lib.tensor([1.0, 2.0], requires_grad=True), lib.tensor([1.0, 2.0], requires_grad=True)
+        y, z = Affine.apply(x), Affine.apply(x2, 3.0)
+        (y.sum() + z.sum()).backward()
+        return [y, z, x.grad, x2.grad]
+
+    same_as_pytorch(snippet)
+
+
+def _vmappable(lib, style: str):
+    if style == "old":
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        return Twice
+
+    class Square(lib.autograd.Function):
+        generate_vmap_rule = style in ("generated", "both")
+
+        @staticmethod
+        def forward(x):
+            return x ** 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x
+
+        if style in ("own", "both"):
+            @staticmethod
+            def vmap(info, in_dims, x):
+                return x.movedim(in_dims[0], 1) ** 2 + info.batch_size, 1
+
+    return Square
+
+
+@pytest.mark.parametrize("style", ["old", "none", "generated", "own", "both"])
+def test_custom_function_under_vmap_is_pytorchs_value_or_error(style):
+    def snippet(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        fn = _vmappable(lib, style)
+        mapped = lib.func.vmap(fn.apply)(x)
+        gradients = lib.func.vmap(lib.func.grad(lambda row: fn.apply(row).sum()))(x) if style == "generated" else None
+        return [mapped, gradients]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("value", ["setitem_whole", "setitem_ellipsis", "setitem_part", "copy_", "fill_number"])
+def test_a_tensor_copied_into_place_records_pytorchs_node(value):
+    def snippet(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        w = lib.zeros(2, 2) if value != "fill_number" else x * 1
+        if value == "setitem_whole":
+            w[:] = x * 2
+        elif value == "setitem_ellipsis":
+            w[...] = x * 2
+        elif value == "setitem_part":
+            w[:1] = x[:1] * 2
+        elif value == "copy_":
+            w.copy_(x * 2)
+        else:
+            w[:] = 5.0
+        w.sum().backward()
+        return [w, x.grad, _grad_fn_name(w), [type(n).__name__ for n, _ in w.grad_fn.next_functions]]
+
+    same_as_pytorch(snippet)
+
+
+def test_a_value_of_another_shape_set_into_place_is_pytorchs_error():
+    def snippet(lib):
+        w = lib.zeros(2, 2)
+        w[0] = lib.ones(2, 2)
+    fails_as_pytorch(snippet)
+
+
+# -- hooks: on a non-leaf, after accumulation ---------------------------------------------------------------
+
+
+def test_a_non_leaf_hook_returning_none_leaves_the_gradient():
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        seen = []
+        y.register_hook(lambda g: seen.append(g.tolist()))
+        y.register_hook(lambda g: None)
+        (y * 3).sum().backward()
+        return [seen, y.grad, x.grad]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("returned", ["tensor", "number"])
+def test_a_post_accumulate_grad_hook_returning_something_is_pytorchs_error(returned):
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        x.register_post_accumulate_grad_hook(lambda t: t.grad * 2 if returned == "tensor" else 5)
+        (x * 3).sum().backward()
+
+    fails_as_pytorch(snippet)
+
+
+def test_post_accumulate_grad_hooks_run_between_the_nodes_pre_and_post_hooks():
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        order = []
+        x.register_hook(lambda g: order.append(["tensor", g.tolist()]))
+        x.register_post_accumulate_grad_hook(lambda t: order.append(["accumulated", t.grad.tolist()]))
+        x.register_hook(lambda g: order.append(["tensor, doubling", g.tolist()]) or g * 2)
+        node = (x * 1).grad_fn.next_functions[0][0]
+        node.register_prehook(lambda grads: order.append(["node pre", [g.tolist() for g in grads]]))
+        node.register_hook(lambda grad_inputs, grad_outputs: order.append(["node post", [g.tolist() for g in grad_outputs]]))
+        (x * 3).sum().backward()
+        (x * 3).sum().backward()
+        return [order, x.grad]
+
+    same_as_pytorch(snippet)
+
+
+# -- errors PyTorch raises: views changed in place, a saved tensor detached in place, gradcheck -----------
+
+VIEWS_IN_PLACE = {
+    "view_of_a_leaf": lambda lib, x: x[:2].mul_(2),
+    "view_of_a_view_of_a_leaf": lambda lib, x: x.view(3, 1)[1:].t().add_(1),
+    "view_of_a_leaf_through_setitem": lambda lib, x: x.unsqueeze(0).__setitem__(0, 1.0),
+    "split_piece": lambda lib, x: (x * 1).split(2)[1].mul_(2),
+    "split_with_sizes_piece": lambda lib, x: (x * 1).split([1, 2])[1].mul_(2),
+    "chunk_piece": lambda lib, x: (x * 1).chunk(3)[2].add_(1),
+    "unbind_piece": lambda lib, x: (x * 1).unbind()[0].zero_(),
+    "view_of_an_intermediate": lambda lib, x: (x * 1)[:2].mul_(2),  # allowed: CopySlices in PyTorch
+}
+
+
+@pytest.mark.parametrize("key", sorted(VIEWS_IN_PLACE))
+def test_changing_a_view_in_place_is_pytorchs_error_or_value(key):
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        result = VIEWS_IN_PLACE[key](lib, x)
+        return [result, x] if result is not None else [x]
+
+    same_as_pytorch(snippet)
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_a_saved_tensor_detached_in_place_is_pytorchs_error(changed):
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        z = y ** 2  # saves y
+        y.detach_()
+        if changed:
+            y.zero_()
+        z.sum().backward()
+
+    fails_as_pytorch(snippet)
+
+
+def test_a_saved_output_detached_in_place_is_no_error_as_in_pytorch():
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        z = y.exp()  # saves its output, not y
+        y.detach_()
+        y.mul_(2)
+        z.sum().backward()
+        return [x.grad, y]
+
+    same_as_pytorch(snippet)
+
+
+GRADCHECK_SHAPES = {
+    "element_by_element": lambda lib, x: lib.autograd.gradcheck(lambda t: t[t > 1.9999999] * 2, (x,)),
+    "without_raising": lambda lib, x: lib.autograd.gradcheck(lambda t: t[t > 1.9999999] * 2, (x,),
+                                                             raise_exception=False),
+    "fast_mode": lambda lib, x: lib.autograd.gradcheck(lambda t: t[t > 1.9999999] * 2, (x,), fast_mode=True),
+    "away_from_the_edge": lambda lib, x: lib.autograd.gradcheck(lambda t: t[t > 1.5] * 2, (x,)),
+}
+
+
+@pytest.mark.parametrize("key", sorted(GRADCHECK_SHAPES))
+def test_gradcheck_of_an_output_whose_shape_depends_on_the_values(key):
+    same_as_pytorch(lambda lib: GRADCHECK_SHAPES[key](lib, lib.tensor([1.0, 2.0, 3.0], requires_grad=True)))
+
+
+def _doubling(lib, materialize: bool, handles_none: bool):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g, h):
+            if handles_none:
+                g = lib.zeros(2) if g is None else g
+                h = lib.zeros(2) if h is None else h
+            return g * 2 + h * 3
+
+    return Double
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+@pytest.mark.parametrize("handles_none", [True, False])
+@pytest.mark.parametrize("raise_exception", [True, False])
+def test_gradcheck_with_an_undefined_gradient(materialize, handles_none, raise_exception):
+    def snippet(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        return lib.autograd.gradcheck(_doubling(lib, materialize, handles_none).apply, (x,),
+                                      raise_exception=raise_exception, check_undefined_grad=True)
+
+    same_as_pytorch(snippet)
+
+
+def test_a_view_made_while_nothing_was_recorded_may_change_on_purpose():
+    """Memory is never shared here (docs/guide.md, "Where autodiff differs"): a tensor made under
+    no_grad is no view of its base, so changing it in place changes it alone, which PyTorch
+    forbids ("A view was created in no_grad mode...")."""
+    x = autodiff.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with autodiff.no_grad():
+        v = x[:2]
+    v.mul_(2)
+    assert v.tolist() == [2.0, 4.0] and x.tolist() == [1.0, 2.0, 3.0] and v.grad_fn is None
+    theirs = outcome(lambda lib: _changed_under_no_grad(lib), torch)
+    assert theirs[:2] == ("error", "RuntimeError") and "created in no_grad mode" in theirs[2]
+
+
+def _changed_under_no_grad(lib):
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with lib.no_grad():
+        v = x[:2]
+    v.mul_(2)
+
+
+# -- the graph a second derivative records: sum over a dim, squeeze, expand, broadcasting -----------------
+
+def _chain(t) -> list:
+    """The node names from a tensor's grad_fn down its first inputs."""
+    names, node = [], t.grad_fn
+    while node is not None and len(names) < 10:
+        names.append(type(node).__name__)
+        node = next((n for n, _ in node.next_functions if n is not None), None)
+    return names
+
+
+GRAPHS = {  # (the leaf's shape, what is made of it)
+    "unsqueeze_sum_dim": ((2,), lambda x: x.unsqueeze(0).sum(0)),
+    "unsqueeze_then_sum_twice": ((2,), lambda x: x.unsqueeze(0).sum(0).sum(0)),
+    "expand_sum_dim": ((2,), lambda x: x.expand(3, 2).sum(0)),
+    "unsqueeze_expand_sum_dim": ((2,), lambda x: x.unsqueeze(0).expand(3, 2).sum(0)),
+    "sum_of_two_dims": ((2, 3, 2), lambda x: x.sum((0, 2))),
+    "sum_of_a_dim_kept": ((2, 3), lambda x: x.sum(1, keepdim=True)),
+    "squeeze_all": ((1, 2, 1), lambda x: x.squeeze()),
+    "squeeze_nothing": ((2,), lambda x: x.squeeze()),
+    "squeeze_dim": ((1, 2), lambda x: x.squeeze(0)),
+    "squeeze_dims": ((1, 2, 1), lambda x: x.squeeze((0, 2))),
+    "broadcast_against_a_matrix": ((2,), lambda x: x * _matrix(x)),
+    "broadcast_with_a_column": ((3, 1), lambda x: x * _matrix(x)[:1]),
+}
+
+
+def _matrix(like):
+    lib = torch if isinstance(like, torch.Tensor) else autodiff
+    return lib.tensor([[1.0, 2.0], [3.0, 4.0]]) if like.ndim == 1 else lib.tensor([[1.0, 2.0]])
+
+
+@pytest.mark.parametrize("key", sorted(GRAPHS))
+def test_second_derivative_graphs_record_pytorchs_nodes(key):
+    shape, made = GRAPHS[key]
+
+    def snippet(lib):
+        x = lib.arange(1.0, 1.0 + math.prod(shape)).reshape(shape).requires_grad_(True)
+        y = made(x)
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        return [y, _grad_fn_name(y), g, _chain(g)]
 
     same_as_pytorch(snippet)

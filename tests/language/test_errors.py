@@ -50,7 +50,10 @@ GOLDEN = [
     ('sum(x, 1, 2, 3)', {'x': [1.0]}, 3,
      'expr.txt:1:1: error: sum() takes 3 positional arguments but 4 were given: sum(input, dim=None, keepdim=False, *, dtype=None)\n    sum(x, 1, 2, 3)\n    ^~~~~~~~~~~~~~~'),
     ('log(x, y)', {'x': 1, 'y': 2}, 3,
-     'expr.txt:1:1: error: log() takes 1 positional argument but 2 were given: log(input)\n    log(x, y)\n    ^~~~~~~~~'),
+     'expr.txt:1:1: error: log takes one argument (the natural logarithm): write log(x) / log(y) for the logarithm '
+     'base y\n    log(x, y)\n    ^~~~~~~~~'),
+    ('exp(x, y)', {'x': 1, 'y': 2}, 3,
+     'expr.txt:1:1: error: exp() takes 1 positional argument but 2 were given: exp(input)\n    exp(x, y)\n    ^~~~~~~~~'),
     ('y = log + 1', {}, 3,
      "expr.txt:1:5: error: 'log' is a function: call it, as in log(...)\n    y = log + 1\n        ^~~"),
     ('x = 1\nx(2)', {}, 3,

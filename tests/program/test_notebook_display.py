@@ -54,3 +54,40 @@ def test_the_cell_magic():
     registered = []
     autodiff.load_ipython_extension(type("Shell", (), {"register_magics": lambda self, m: registered.append(m)})())
     assert registered == [jupyter.AutodiffMagics]
+
+
+def _magic(line: str, cell: str):
+    """The %%autodiff magic as IPython calls it; the UsageError IPython shows, as its text."""
+    jupyter = pytest.importorskip("autodiff.jupyter", exc_type=ImportError)
+    from IPython.core.error import UsageError
+
+    try:
+        return jupyter.AutodiffMagics(shell=None).autodiff(line, cell)
+    except UsageError as error:
+        return str(error)
+
+
+def test_a_cells_grads_hold_every_gradient_its_table_shows():
+    """--retain u shows u's gradient in the table: `_.grads` has it too, after the inputs'."""
+    result = _magic("--at a=2,b=3 --retain u", "u = a * b\ne = u * 2")
+    assert {name: float(g) for name, g in result.grads.items()} == {"a": 6.0, "b": 4.0, "u": 2.0}
+    assert list(result.grads) == ["a", "b", "u"]
+    assert "u" in result._repr_html_() and [q.name for q in result.retained] == ["u"]
+    assert list(_magic("--at a=2,b=3", "u = a * b\ne = u * 2").grads) == ["a", "b"]
+    assert set(differentiate("u = a * b\ne = u * 2", {"a": 2, "b": 3}, retain=["u"]).grads) == {"a", "b"}  # the API's own
+
+
+def test_a_cells_errors_are_the_command_lines_with_their_hint():
+    text = _magic("--at x=[1,2]", "y = x * 2")
+    assert text == ("grad can be implicitly created only for scalar outputs\nhint: the output y has shape [2]: "
+                    "differentiate a number, as sum(y), or give --grad-output ones")
+
+
+@pytest.mark.parametrize("line,complaint", [("--bogus", "unrecognized arguments: --bogus"),
+                                            ("--at", "argument --at: expected one argument"),
+                                            ('--at "x=1', "No closing quotation")])
+def test_a_cells_bad_options_are_one_usage_message(line, complaint, capsys):
+    text = _magic(line, "x * 2")
+    assert text == (f"%%autodiff {line}: {complaint}; the options: --at NAME=VALUE,... --wrt a,b --output NAME "
+                    "--grad-output ones|VALUE --retain NAMES --check --eps STEP and one of --tree, --explain, --graph")
+    assert capsys.readouterr() == ("", "")  # no usage printed by argparse, no exit status in the message

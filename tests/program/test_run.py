@@ -162,3 +162,85 @@ def test_the_gradient_warning_checks_numbers_as_numpy_does(values, dtype):
 
     array = np.array(values, dtype=dtype)
     assert _all_finite(array) is bool(np.isfinite(array).all())
+
+
+PLANCK = """h = 6.62607015e-34
+c = 299792458.0
+k = 1.380649e-23
+B = 2 * h * c**2 / lam**5 / (exp(h * c / (lam * k * T)) - 1)
+"""
+
+RIGHT_BUT_HARD = [  # correct gradients that a fixed step of 1e-6 failed
+    (PLANCK, {"lam": 500e-9, "T": 5000.0}),  # a wavelength of 5e-7: 1e-6 steps past zero
+    ("sqrt(x)", {"x": 1e-9}),  # 1e-9 - 1e-6 is negative: nan
+    ("sin(x)", {"x": 1e8}),  # 1e8 + 1e-6 is held 0.6% off
+    ("x ** 2", {"x": 1e12}),  # 1e12 + 1e-6 == 1e12
+    ("sum(exp(x) * x)", {"x": [1e-12, -3e-7, 0.0, 2.5, -40.0]}),  # each element its own step
+]
+
+
+@pytest.mark.parametrize("program,point", RIGHT_BUT_HARD, ids=["planck", "sqrt", "sin", "square", "tensor"])
+def test_a_correct_gradient_passes_the_check_at_any_magnitude(program, point):
+    run = differentiate(program, point)
+    report = check(run)
+    assert report.passed, [(e.name, e.analytical, e.numerical) for e in report.entries]
+
+
+@pytest.mark.parametrize("program,point", RIGHT_BUT_HARD[1:4], ids=["sqrt", "sin", "square"])
+def test_a_wrong_gradient_still_fails_the_check_at_that_magnitude(program, point):
+    """Ten per cent off the gradient, at the same points: the check that passes the right one fails it."""
+    [(name, value)] = point.items()
+    run = differentiate(f"y = {program} + 0.1 * detach({program})", point)
+    assert not check(run).passed
+
+
+def test_each_elements_step_follows_its_magnitude():
+    from autodiff.program.check import steps
+
+    x = np.array([1e-9, -0.5, 0.0, 1.0, -3.0, 1e8, 1e12, 5e-324])
+    step, raised = steps(x, 1e-6)
+    assert step.tolist() == pytest.approx([1e-15, 5e-7, 1e-6, 1e-6, 1e-6, 2 ** 12 * 2 ** -52 * 1e8, 2 ** -40 * 1e12,
+                                           1e-6], rel=1e-12)
+    assert raised.tolist() == ["", "", "", "", "", "value", "value", ""]
+    assert steps(x.astype(np.float32), 1e-3)[0][5] == pytest.approx(2 ** 8 * 2 ** -23 * 1e8, rel=1e-6)
+    assert steps(x, 1e-3)[0][:4].tolist() == pytest.approx([1e-12, 5e-4, 1e-3, 1e-3])
+    # where the output is large beside the gradient, its rounding sets the least step
+    step, raised = steps(np.array([1e-12, 2.0]), 1e-6, output_rounding=1e-14, slope=np.array([1.0, 1e9]))
+    assert step.tolist() == pytest.approx([16e-14 / (1e-5 + 1e-3), 1e-6]) and raised.tolist() == ["output", ""]
+
+
+def test_a_step_near_its_values_scale_is_noted():
+    run = differentiate("sin(x)", {"x": 1e8})
+    check(run)
+    assert [w.message for w in run.warnings] == [
+        "check: x = 1e+08 moves by 9.09e-05, not by 1e-06, which is too fine for its rounding: a function that "
+        "turns within 9.09e-05 of it cannot be checked there by finite differences"]
+    assert run.warnings[0].kind == "note" and run.check.entries[0].step == pytest.approx(2 ** -40 * 1e8)
+    square = differentiate("x ** 2", {"x": 1e12})
+    check(square)
+    assert [w.message for w in square.warnings] == [
+        "check: x = 1e+12 moves by 1.78, not by 1e-06, which is too fine for its rounding and the output's (1e+24): "
+        "a function that turns within 1.78 of it cannot be checked there by finite differences"]
+    small = differentiate("sum(exp(x) * x)", {"x": [1e-12, 2.5]})
+    check(small)
+    assert [w.message for w in small.warnings] == [
+        "check: x[0] = 1e-12 moves by 1.07e-10, not by 1e-18, whose difference would drown in the rounding of the "
+        "output (30.5): a function that turns within 1.07e-10 of it cannot be checked there by finite differences"]
+    large = differentiate("sum(v ** 2)", {"v": [3.0, -40.0, 0.5]})
+    check(large, eps=0.05)
+    assert [w.message for w in large.warnings] == [
+        "check: v[0] = 3 (and 1 more) moves by 0.05, 2% of its magnitude: finite differences measure a secant there, "
+        "not the slope; a smaller eps measures the slope"]
+    quiet = differentiate("sum(v ** 2)", {"v": [3.0, -40.0, 0.5, 0.01]})
+    check(quiet)
+    assert quiet.warnings == []
+
+
+def test_eps_is_a_step_above_0_and_below_1():
+    from autodiff.program.errors import UsageProblem
+
+    run = differentiate("x ** 2", {"x": 3.0})
+    assert check(run, eps=1e-4).eps == 1e-4
+    for eps in (0.0, -1e-6, 1.0, float("nan")):
+        with pytest.raises(UsageProblem, match="the step relative to each value must be above 0 and below 1"):
+            check(run, eps=eps)

@@ -16,7 +16,7 @@ import sys
 import time
 
 import pytest
-from console import console_script, environment
+from console import console_script, environment, run_script
 
 GOOD = "x: input = 2.0\ny = x * x\n"
 RECURSIVE = "def f(n):\n    if n <= 0:\n        return 1\n    return f(n - 1) + f(n - 1)\ny = f(40)\n"
@@ -24,15 +24,19 @@ RECURSIVE = "def f(n):\n    if n <= 0:\n        return 1\n    return f(n - 1) + 
 
 def run(*args, cwd=None, stdin=subprocess.DEVNULL, timeout=60, shell_prefix=None, preexec_fn=None):
     """The console script; (status, stdout, stderr). shell_prefix: a shell redirection applied first."""
-    command = console_script() + [str(a) for a in args]
-    if shell_prefix is not None:
-        command = ["sh", "-c", f'{shell_prefix} exec "$@"', "sh"] + command
-    done = subprocess.run(command, cwd=cwd, stdin=stdin, capture_output=True, timeout=timeout, env=environment(),
-                          preexec_fn=preexec_fn)
-    out, err = done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+    if shell_prefix is None and preexec_fn is None and stdin is subprocess.DEVNULL:
+        code, out, err = run_script(args, cwd=cwd or os.getcwd(), env=environment(), timeout=timeout)
+    else:
+        command = console_script() + [str(a) for a in args]
+        if shell_prefix is not None:
+            command = ["sh", "-c", f'{shell_prefix} exec "$@"', "sh"] + command
+        done = subprocess.run(command, cwd=cwd, stdin=stdin, capture_output=True, timeout=timeout, env=environment(),
+                              preexec_fn=preexec_fn)
+        code, out, err = done.returncode, done.stdout, done.stderr
+    out, err = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
     assert "Traceback" not in err and "Traceback" not in out, err
     assert "internal error" not in err, err
-    return done.returncode, out, err
+    return code, out, err
 
 
 def snapshot(root) -> dict:
@@ -360,20 +364,24 @@ def test_standard_input_closed():
 # -- 7. hostile text is shown, never obeyed --------------------------------------------------------------------
 
 
-def test_symlink_loops_are_skipped_or_a_usage_error_never_an_os_error(tmp_path, outside):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_symlink_loops_cost_their_own_entry_only_never_an_os_error(tmp_path, outside, jobs):
     (tmp_path / "a.expr").write_text(GOOD)
     assert run("test", "--update", cwd=tmp_path)[0] == 0
     os.symlink("l1", tmp_path / "l2")  # a loop no glob takes: not searched, not reported
     os.symlink("l2", tmp_path / "l1")
-    code, out, err = run("test", cwd=tmp_path)
+    code, out, err = run("test", "-j", jobs, cwd=tmp_path)
     assert (code, out.splitlines()[0], err) == (0, "passed\ta.expr", "")
-    for name in ("loop.expr", "gone.expr.golden.json"):  # what the run collects, or reports when unused
-        os.symlink(name, tmp_path / name)
-        code, out, err = run("test", cwd=tmp_path)
-        assert (code, out) == (2, "")
-        assert err == f"autodiff: error: ./{name}: cannot be followed (Too many levels of symbolic links)\n"
-        os.remove(tmp_path / name)
-    os.symlink("loop.expr", tmp_path / "loop.expr")
+    os.symlink("loop.expr", tmp_path / "loop.expr")  # a file the run collects: it errors, the others run
+    (tmp_path / "b.expr").write_text(GOOD)
+    code, out, err = run("test", "-j", jobs, "--format", "plain", cwd=tmp_path)
+    assert (code, err) == (1, "")
+    assert out.splitlines() == ["passed\ta.expr", "new\tb.expr\tno golden record: run autodiff test --update to write "
+                                "one", "errored\tloop.expr\tloop.expr: cannot be read (Too many levels of symbolic "
+                                "links)", "summary\tpassed 1\tfailed 0\terrored 1\tnew 1"], out
+    os.symlink("gone.expr.golden.json", tmp_path / "gone.expr.golden.json")  # a record: unused, as any orphan
+    code, out, err = run("test", "-j", jobs, "--format", "plain", cwd=tmp_path)
+    assert code == 1 and "unused\tgone.expr.golden.json\trecord\tits file gone.expr does not exist" in out
     code, out, err = run("test", "loop.expr", cwd=tmp_path)  # named on the command line
     assert (code, out, err) == (2, "", "autodiff: error: loop.expr: a symbolic link that cannot be followed (Too many "
                                        "levels of symbolic links)\n")

@@ -249,20 +249,17 @@ def test_review_needs_a_terminal(suite):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX terminals")
-def test_an_update_reviewed_and_accepted_at_a_terminal(suite):
+def _review_at_a_terminal(suite, answer: bytes, **env) -> tuple:
+    """`autodiff test review` with a pseudo-terminal for its input and output: (status, what it showed)."""
     import pty
 
     from console import console_script, environment
 
-    path = suite.write("cube.expr", CUBE)
-    run_autodiff("test", "--update", cwd=suite.root)
-    path.write_text(CUBE.replace("x ** 3", "x ** 3 + x"))
-    run_autodiff("test", "--pending", cwd=suite.root)
     main, follower = pty.openpty()
     process = subprocess.Popen(console_script() + ["test", "review"], stdin=follower, stdout=follower,
-                               stderr=follower, cwd=suite.root, env=environment())
+                               stderr=follower, cwd=suite.root, env=environment(**env))
     os.close(follower)
-    os.write(main, b"a\n")
+    os.write(main, answer)
     chunks = []
     while True:
         try:
@@ -273,12 +270,38 @@ def test_an_update_reviewed_and_accepted_at_a_terminal(suite):
             break
         chunks.append(data)
     os.close(main)
-    assert process.wait(timeout=60) == 0
-    shown = b"".join(chunks).decode().replace("\r\n", "\n")
+    return process.wait(timeout=60), b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_an_update_reviewed_and_accepted_at_a_terminal(suite):
+    path = suite.write("cube.expr", CUBE)
+    run_autodiff("test", "--update", cwd=suite.root)
+    path.write_text(CUBE.replace("x ** 3", "x ** 3 + x"))
+    run_autodiff("test", "--pending", cwd=suite.root)
+    code, shown = _review_at_a_terminal(suite, b"a\n")
+    assert code == 0
     assert "[1/1] cube.expr.golden.new" in shown
     assert "value at defaults: 8.0 -> 10.0" in shown and "grad x at defaults: 12.0 -> 13.0" in shown
     assert "accepted 1, rejected 0, skipped 0" in shown
     assert run_autodiff("test", cwd=suite.root).code == 0
+
+
+def test_review_wraps_at_spaces_to_the_terminal_never_inside_a_word(suite):
+    path = suite.write("cube.expr", CUBE)
+    run_autodiff("test", "--update", cwd=suite.root)
+    path.write_text(CUBE.replace("x ** 3", "x ** 3 + x * 1.000000000123456"))
+    run_autodiff("test", "--pending", cwd=suite.root)
+    code, shown = _review_at_a_terminal(suite, b"s\n", COLUMNS="30")
+    assert code == 0
+    change = shown[shown.index("[1/1]"):shown.index("accept, reject")].splitlines()[1:]
+    assert all(len(line) <= 30 for line in change), change
+    assert change[0].startswith("  value at defaults:") and all(line.startswith("      ") for line in change[1:2])
+    words = " ".join(change).split()
+    assert "8.0" in words and "10.000000000246912" in words  # each number whole, on one line
+    from autodiff.cli.commands.suite import review_line
+
+    assert review_line("grad x at defaults: 12.000000000123 -> 13.000000000123456789  (abs 1)", 25).splitlines() == [
+        "  grad x at defaults:", "      12.000000000123 ->", "      13.000000000123456789", "      (abs 1)"]
 
 
 def test_in_ci_a_new_file_is_never_recorded(suite):

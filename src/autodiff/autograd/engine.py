@@ -24,7 +24,7 @@ from operator import attrgetter
 
 from .. import backend
 from ..creation import zeros_like
-from ..ops.shape import SUM_TO, TO_DTYPE
+from ..ops.shape import SUM_TO, TO_DTYPE, sum_to_recorded
 from ..tensor import InplaceClock, Tensor, _alias, _make, as_array
 from .anomaly import ANOMALY, warn_forward_trace
 from .grad_mode import FORWARD_AD
@@ -411,7 +411,7 @@ def _conform(g, child: Node, nr: int, producer: Node, outputs: list, as_tensors:
                 f"Function {producer.name()} returned an invalid gradient at index {_index(g, outputs)} - got "
                 f"{list(data.shape)} but expected shape compatible with {list(shape)}"
             )
-        g = SUM_TO.apply(g, shape) if as_tensors else SUM_TO.forward(None, g, shape)
+        g = sum_to_recorded(g, shape) if as_tensors else SUM_TO.forward(None, g, shape)
     if dtype is not None and (g._data if as_tensors else g).dtype != dtype:
         g = TO_DTYPE.apply(g, dtype)
     return g
@@ -542,19 +542,22 @@ def _accumulate(variable: Tensor, g, as_tensors: bool) -> None:
 
 def _accumulate_with_node_hooks(leaf: AccumulateGrad, g, as_tensors: bool) -> None:
     """AccumulateGrad with hooks of its own, in PyTorch's order: the tensor's hooks, the node's
-    pre-hooks, `.grad`, then its post-hooks (called with `()` and the gradient)."""
+    pre-hooks, `.grad`, the tensor's post-accumulate-grad hooks (part of accumulating, which
+    must return None), then the node's post-hooks (called with `()` and the gradient)."""
     variable = leaf.variable
     if g is not None and variable._backward_hooks:
         g = _as_value(_run_leaf_hooks(variable, _as_tensor(g, as_tensors)), as_tensors)
     g = _run_pre_hooks(leaf, [g], as_tensors)[0]
     if g is not None:
         _store_grad(variable, _as_tensor(g, as_tensors), as_tensors)
-    for hook in list(leaf._hooks.get("post", {}).values()):
-        hook((), (_as_tensor(g, as_tensors),))
     for hook in list(leaf._hooks.get("post_accumulate", {}).values()):
         returned = hook(variable)
+        if isinstance(returned, Tensor):
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         if returned is not None:
             raise TypeError(f"expected Variable, but hook returned '{type(returned).__name__}'")
+    for hook in list(leaf._hooks.get("post", {}).values()):
+        hook((), (_as_tensor(g, as_tensors),))
 
 
 def _store_grad(tensor: Tensor, g: Tensor, create_graph: bool) -> None:

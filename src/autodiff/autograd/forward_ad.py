@@ -30,8 +30,8 @@ from .grad_mode import FORWARD_AD
 from .grad_mode import STATE as GRAD_MODE
 
 _NESTED_ERROR = "Nested forward mode AD is not supported at the moment"
-# The slots a dual tensor copies from the tensor it stands for (all but __weakref__).
-_SLOTS = tuple(s for s in Tensor.__slots__ if s != "__weakref__")
+# The slots a dual tensor copies from the tensor it stands for (all but __weakref__ and _detached_at).
+_SLOTS = tuple(s for s in Tensor.__slots__ if s not in ("__weakref__", "_detached_at"))  # that one may be unset
 
 
 class UnpackedDualTensor(NamedTuple):
@@ -299,6 +299,10 @@ def apply_function(cls, args: tuple, kwargs: dict):
     finally:
         ctx._in_jvp = False
     found = found if isinstance(found, tuple) else (found,)
+    for i in ctx._not_differentiable:
+        if i < len(found) and found[i] is not None:
+            raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the corresponding forward "
+                               "output is not a differentiable Tensor.You should return None at that position instead.")
     parts = out if isinstance(out, tuple) else (out,)
     token = FORWARD_AD.token
     made = [_dual(p, t, token) if isinstance(p, Tensor) and isinstance(t, Tensor) and p.dtype.is_floating_point

@@ -150,8 +150,13 @@ class Function(metaclass=FunctionMeta):
             "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
         )
 
+    generate_vmap_rule = False  # True: under vmap, forward runs on the batch as any function does
+
     @classmethod
     def apply(cls, *args, **kwargs):
+        batched = [a for a in args if a.__class__ in _batched_classes()]
+        if batched:  # under vmap: as PyTorch's functorch allows it, or its error
+            return _vmapped(cls, args, kwargs, batched)
         if FORWARD_AD.token is not None:  # a forward-mode level is open: dual inputs take `jvp`
             from .forward_ad import apply_function
 
@@ -179,6 +184,9 @@ class Function(metaclass=FunctionMeta):
                 outputs = cls.forward(ctx, *args, **kwargs)
         single = not isinstance(outputs, tuple)
         raw = (outputs,) if single else outputs
+        marked = ctx.__dict__.get("_non_differentiable", set())
+        ctx._not_differentiable = tuple(i for i, out in enumerate(raw) if isinstance(out, Tensor) and (
+            id(out) in marked or not out.dtype.is_floating_point))  # forward mode's jvp must give None there
         dirty = _check_dirty(ctx, raw)
         if not (GRAD_MODE.enabled and any(ctx.needs_input_grad)):
             return outputs, ctx
@@ -210,6 +218,10 @@ class Function(metaclass=FunctionMeta):
                 continue
             if id(out) in non_diff or not out.dtype.is_floating_point:
                 made[id(out)] = _make(out._data)
+                if id(out) in inputs:  # an input returned: a detached alias, changed in place with it (PyTorch)
+                    if out._version_log is None:
+                        out._version_log = []
+                    made[id(out)]._version_log = out._version_log
                 wrapped.append(made[id(out)])
                 continue
             if id(out) in dirty:  # changed in place: the input itself is now this node's output (PyTorch)
@@ -224,6 +236,72 @@ class Function(metaclass=FunctionMeta):
         return (wrapped[0] if single else tuple(wrapped)), ctx
 
 
+_EXTENDING_FUNC = "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+
+
+def _batched_classes() -> tuple:
+    from ..ops.batching import Batched
+
+    return (Batched,)
+
+
+def _vmapped(cls, args: tuple, kwargs: dict, batched: list):
+    """A Function applied to vmap's batched tensors: a forward with setup_context is needed (as
+    for every functorch transform), then either generate_vmap_rule=True (forward runs on the
+    batch, each op by its batching rule) or a `vmap(info, in_dims, *args)` staticmethod that
+    returns (outputs, out_dims)."""
+    if cls.setup_context is Function.setup_context:
+        raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
+                           f"...), it must override the setup_context staticmethod. {_EXTENDING_FUNC}")
+    own_rule = "vmap" in {name for klass in cls.__mro__[:-1] if klass is not Function for name in vars(klass)}
+    if cls.generate_vmap_rule and own_rule:
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it has both generate_vmap_rule=True and an "
+                           "overridden vmap staticmethod. Please set generate_vmap_rule=False or delete the overridden "
+                           f"vmap staticmethod to avoid ambiguity. {_EXTENDING_FUNC}")
+    if cls.generate_vmap_rule:
+        return _example_by_example(cls, args, kwargs, batched[0].batch_size)
+    if not own_rule:
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please override "
+                           f"and implement the vmap staticmethod or set generate_vmap_rule=True. {_EXTENDING_FUNC}")
+    from ..ops.batching import Batched
+
+    size = batched[0].batch_size
+    in_dims = tuple(0 if isinstance(a, Batched) else None for a in args)
+    physical = tuple(a.physical if isinstance(a, Batched) else a for a in args)
+    outputs, out_dims = cls.vmap(VmapInfo(size, "error"), in_dims, *physical, **kwargs)
+    single = not isinstance(outputs, tuple)
+    outputs, out_dims = ((outputs,), (out_dims,)) if single else (outputs, out_dims if isinstance(out_dims, tuple)
+                                                                  else (out_dims,) * len(outputs))
+    results = tuple(Batched(o.movedim(d, 0) if d else o) if isinstance(o, Tensor) and d is not None else o
+                    for o, d in zip(outputs, out_dims))
+    return results[0] if single else results
+
+
+def _example_by_example(cls, args: tuple, kwargs: dict, size: int):
+    """The Function applied to each example of the batch, its results stacked into batches
+    again: each example's forward and backward are the Function's own, recorded as usual."""
+    from ..ops import stack
+    from ..ops.batching import Batched
+
+    results = [cls.apply(*[a.physical[b] if isinstance(a, Batched) else a for a in args], **kwargs)
+               for b in range(size)]
+    single = not isinstance(results[0], tuple)
+    columns = zip(*[(r,) if single else r for r in results])
+    stacked = tuple(Batched(stack(list(column), 0)) if isinstance(column[0], Tensor) else column[0]
+                    for column in columns)
+    return stacked[0] if single else stacked
+
+
+class VmapInfo:
+    """What a Function's `vmap` staticmethod is told: the batch's size and the randomness mode."""
+
+    __slots__ = ("batch_size", "randomness")
+
+    def __init__(self, batch_size: int, randomness: str) -> None:
+        self.batch_size = batch_size
+        self.randomness = randomness
+
+
 def _check_dirty(ctx, outputs: tuple) -> set:
     """The ids of the inputs `forward` marked dirty (changed in place), with PyTorch's checks:
     each must be returned, and a leaf that requires grad may not be changed; each counts as
@@ -235,8 +313,10 @@ def _check_dirty(ctx, outputs: tuple) -> set:
     if any(id(t) not in returned for t in dirty):
         raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
                            "The inputs that are modified inplace must all be outputs of the Function.")
+    non_differentiable = ctx.__dict__.get("_non_differentiable", set())
     for t in dirty:
-        if t.is_leaf and t.requires_grad and GRAD_MODE.enabled:
+        # a leaf may not be changed, unless its result is non-differentiable: that is a detached alias
+        if t.is_leaf and t.requires_grad and GRAD_MODE.enabled and id(t) not in non_differentiable:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         t._bump_version()
     return {id(t) for t in dirty}

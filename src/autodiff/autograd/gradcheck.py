@@ -48,22 +48,31 @@ def _evaluate(func, inputs, index: int, replacement, select) -> list:
     values = perturbed._data
     perturbed._data = replacement.reshape(values.shape)
     try:  # read the outputs before restoring: one may be the perturbed input itself
-        return [_flat_numpy(o) for o in select(func(*inputs))]
+        return [(_flat_numpy(o), o.shape, o.dtype) for o in select(func(*inputs))]
     finally:
         perturbed._data = values
 
 
-def _numerical_columns(func, inputs, index: int, eps: float, directions, select=_differentiable_outputs):
-    """For each direction d (a flat array over input `index`): (f(x + eps d) - f(x - eps d)) / 2eps."""
+def _numerical_columns(func, inputs, index: int, eps: float, directions, select=_differentiable_outputs,
+                       each_element: bool = True):
+    """For each direction d (a flat array over input `index`): (f(x + eps d) - f(x - eps d)) / 2eps.
+    The outputs must keep their shape and dtype as the input moves (PyTorch's AssertionError
+    otherwise, naming the element moved where each direction is one: `each_element`)."""
     x = inputs[index]._data
     flat = x.reshape(-1)
     xp = backend.array_module(x)
     results = []
-    for direction in directions:
+    for k, direction in enumerate(directions):
         direction = xp.asarray(direction)  # the directions are host arrays; x may live on a GPU
-        plus = _evaluate(func, inputs, index, flat + eps * direction, select)
         minus = _evaluate(func, inputs, index, flat - eps * direction, select)
-        results.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+        plus = _evaluate(func, inputs, index, flat + eps * direction, select)
+        where = f"on index {tuple(int(i) for i in np.unravel_index(k, x.shape))} " if each_element else ""
+        for (_, a_shape, a_dtype), (_, b_shape, b_dtype) in zip(minus, plus):
+            for what, a, b in (("shape", a_shape, b_shape), ("dtype", a_dtype, b_dtype)):
+                if a != b:
+                    raise AssertionError(f"Expected `func` to return outputs with the same {what} when inputs are "
+                                         f"perturbed {where}by {eps}, but got: {what}s {a} and {b}.")
+        results.append([(p - m) / (2 * eps) for (p, _, _), (m, _, _) in zip(plus, minus)])
     return results
 
 
@@ -176,7 +185,7 @@ def _check_jacobians(func, inputs, diff, eps, atol, rtol, fast_mode, seed, nonde
             (rows,) = _analytical_rows(outputs, diff_inputs, i_out, [v], nondet_tol)
             for position, i_in in enumerate(diff):
                 u = rng.standard_normal(inputs[i_in]._data.size)
-                (numerical,) = _numerical_columns(func, inputs, i_in, eps, [u])
+                (numerical,) = _numerical_columns(func, inputs, i_in, eps, [u], each_element=False)
                 n = float(numerical[i_out] @ v)
                 a = float(rows[position] @ u)
                 if abs(a - n) > atol + rtol * abs(n):

@@ -73,15 +73,16 @@ def colour_on(stream) -> bool:
         return False
 
 
-_PAINT = {"error": "\x1b[1;31m", "internal error": "\x1b[1;31m", "warning": "\x1b[1;33m", "hint": "\x1b[1;36m"}
+_PAINT = {"error": "\x1b[1;31m", "internal error": "\x1b[1;31m", "warning": "\x1b[1;33m", "hint": "\x1b[1;36m",
+          "note": "\x1b[1;36m"}
 
 
 def say(text: str) -> None:
-    """One message on standard error, its `error:`/`warning:`/`hint:` word coloured on a terminal."""
+    """One message on standard error, its `error:`/`warning:`/`hint:`/`note:` word coloured on a terminal."""
     if colour_on(sys.stderr):
         import re
 
-        text = re.sub(r"(?m)(^|: )(error|internal error|warning|hint):",
+        text = re.sub(r"(?m)(^|: )(error|internal error|warning|hint|note):",
                       lambda m: f"{m.group(1)}{_PAINT[m.group(2)]}{m.group(2)}:\x1b[0m", text, count=0)
     print(text, file=sys.stderr)
 

@@ -85,7 +85,7 @@ class PointReader:
     the good points' values as columns. Plain numbers take a vectorised path; anything else
     (tensors, "nan" strings, a bad cell) is read point by point."""
 
-    def __init__(self, stream, fmt: str, needed: list, optional: list, warn, fixed=()) -> None:
+    def __init__(self, stream, fmt: str, needed: list, optional: list, warn, fixed=(), dtype: str = "float64") -> None:
         self.stream = stream
         self.fmt = fmt
         self.needed = needed  # inputs every point must give
@@ -94,6 +94,8 @@ class PointReader:
         self.warn = warn
         self.header: list | None = None
         self.shapes: dict = {}  # input -> the shape of its values at every point
+        self.dtype = dtype  # the run's: a value beyond its range would be inf there
+        self.largest = float(np.finfo(dtype).max) if dtype in ("float16", "float32", "float64") else np.inf
 
     def chunks(self):
         for lines in line_batches(self.stream):
@@ -147,13 +149,16 @@ class PointReader:
         """Every line plain numbers, of the right count: the whole chunk as one array (else None)."""
         try:
             if self.fmt == "jsonl":
-                records = [json.loads(t) for _, t in texts]
+                records = [codec.loads(t) for _, t in texts]
                 if self.fixed and any(name in r for r in records for name in self.fixed):
                     return None  # each such point is told so (_jsonl)
                 columns = {}
                 for name in self.known:
                     if name in self.needed or all(name in r for r in records):
-                        columns[name] = np.array([r[name] for r in records], dtype=np.float64)
+                        cells = [r[name] for r in records]
+                        if any(type(cell) is not float and type(cell) is not int for cell in cells):
+                            return None  # null, a bool, a word, a list: each point is read (and told) alone
+                        columns[name] = np.array(cells, dtype=np.float64)
                 rows = None
             else:
                 joined = self._delimiter.join(t for _, t in texts)
@@ -164,12 +169,16 @@ class PointReader:
                 if len(fields) != width * len(texts):
                     return None
                 table = np.fromiter(map(float, fields), np.float64, len(fields)).reshape(len(texts), width)
+                if not np.isfinite(table).all():  # "inf" is fine, "1e400" is not: each cell is read alone
+                    return None
                 columns = {name: table[:, j] for j, name in enumerate(self.header) if name in self.known}
-        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError, OverflowError):
             return None
         for name, column in columns.items():
             if column.ndim != 1 or self.shapes.setdefault(name, ()) != ():
                 return None
+            if self.largest < np.inf and np.any(np.isfinite(column) & (np.abs(column) > self.largest)):
+                return None  # each point is read, and the one out of the dtype's range told so
         return [Entry(number, True, text) for number, text in texts], columns
 
     def _columns(self, good: list) -> dict:
@@ -194,12 +203,14 @@ class PointReader:
             if name in self.known:
                 try:
                     values[name] = codec.parse(cell)
+                except codec.OutOfRange as error:
+                    raise ValueError(f"input {name!r}: {error}") from None
                 except ValueError as error:
                     raise ValueError(f"input {name!r}: {shown(cell)!r} is not a number or a [list] ({error})") from None
         return self._checked(number, values, text)
 
     def _jsonl(self, number: int, text: str) -> Entry:
-        record = json.loads(text)
+        record = codec.loads(text)
         if not isinstance(record, dict):
             raise ValueError("a line must hold one JSON object")
         values = {}
@@ -224,6 +235,11 @@ class PointReader:
                 array = np.asarray(value, dtype=np.float64)
             except ValueError:
                 raise ValueError(f"input {name!r} is not a rectangular list of numbers") from None
+            beyond = np.isfinite(array) & (np.abs(array) > self.largest)
+            if np.any(beyond):
+                number = float(array[beyond].reshape(-1)[0])
+                raise ValueError(f"input {name!r}: {number:g} is beyond the range of {self.dtype} (at most about "
+                                 f"{self.largest:.2g}): it would be inf")
             shape = self.shapes.setdefault(name, array.shape)
             if array.shape != shape:
                 raise ValueError(f"input {name!r} has shape {list(array.shape)} here, {list(shape)} at the points "
@@ -307,6 +323,15 @@ class PointWriter:
                 lines.insert(0, self.delimiter.join(map(self._quoted, self.columns or self._columns(None))))
             self.header_done = True
         return "".join(line + "\n" for line in lines)
+
+    def finish(self) -> None:
+        """At the end of the points: a table that got no row still gets its header (a header alone
+        in, a header alone out), so that a script reads the columns it expects."""
+        if self.fmt == "jsonl" or self.header_done or not self.header_wanted:
+            return
+        self.header_done = True
+        self.stream.write(self.delimiter.join(map(self._quoted, self.columns or self._columns(None))) + "\n")
+        self.stream.flush()
 
     def _echo(self, text: str | None) -> str:
         """The input line's cells, as this output delimits them."""

@@ -81,7 +81,32 @@ def read_program(file: str | None, expression: str | None) -> Source:
         if file is None and not source.text.strip():  # nothing piped in (</dev/null): the usual advice
             raise UsageProblem("give a FILE, - to read standard input, or -e EXPR")
         return source
-    return read_file(file)
+    try:
+        return read_file(file)
+    except InputProblem as problem:
+        if _looks_like_a_program(file):
+            import shlex
+
+            raise InputProblem(f"{problem.message}; to give the program itself, use -e: -e {shlex.quote(file)}") \
+                from None
+        raise
+
+
+def _looks_like_a_program(text: str) -> bool:
+    """`x**2 + 1` where a FILE was expected: no such file, more than a file's name would hold (an
+    operator other than / and -, a bracket, a space), and a program."""
+    import os
+    import re
+
+    if os.path.lexists(text) or re.fullmatch(r"[\w./\\-]+", text):  # a file's name, as `examples/x.expr`
+        return False
+    from ..language import ProgramError, parse
+
+    try:
+        parse(Source(text, "<expr>"))
+    except ProgramError:
+        return False
+    return True
 
 
 def read_inputs(file, expr, at) -> tuple:
@@ -129,6 +154,8 @@ def _at_value(text: str, name: str):
 
     try:
         return np.asarray(codec.parse(text))  # a ragged list is a ValueError too
+    except codec.OutOfRange as error:
+        raise InputProblem(f"--at {name}: {error}") from None
     except ValueError:
         value = parse_value(text, f"--at {name}")  # a number, or a tensor of what the language made
         return np.asarray(value.numpy(force=True) if hasattr(value, "numpy") else value)

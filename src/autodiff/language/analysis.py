@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from . import ast
 from .builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS, reduction_word, suggestion
 from .errors import NameProblem, SyntaxProblem
-from .foreign import MODULES, PYTHON_CONSTRUCTS, function_advice, module_advice, name_advice
+from .foreign import (MODULES, PYTHON_CONSTRUCTS, autograd_advice, function_advice, module_advice, name_advice,
+                      two_argument_log_advice)
 from .source import Source
 
 DECLARATION_KINDS = ("input", "const")
@@ -27,6 +28,8 @@ class Analysis:
     functions: dict = field(default_factory=dict)  # name -> FunctionDef
     equalities: list = field(default_factory=list)  # top-level `y == x*2` statements: `=` meant?
     shapes: dict = field(default_factory=dict)  # input name -> its sizes, `A: input[n, n]`: names and ints
+    powers_of_e: list = field(default_factory=list)  # `e ** x` where e is unbound: exp(x) meant?
+    leaves: list = field(default_factory=list)  # (name or None, Call): `w = randn(3, requires_grad=True)`
 
 
 def analyze(program: ast.Program, source: Source) -> Analysis:
@@ -43,6 +46,8 @@ def _collect_top_level(body, result: Analysis, source: Source) -> None:
         node = stack.pop()
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.For)):
             result.assigned.add(node.target)
+            if type(node) is ast.Assign and _requires_grad(node.value) is not None:
+                result.leaves.append((node.target, node.value))
         elif isinstance(node, ast.Unpack):
             result.assigned.update(node.targets)
         elif isinstance(node, ast.FunctionDef):
@@ -141,12 +146,16 @@ def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) 
             if name not in uses:
                 uses[name] = node
         elif kind is ast.BinOp:
+            if node.op == "**" and type(node.left) is ast.Name and node.left.id == "e" and "e" not in local:
+                result.powers_of_e.append(node)
             push(node.right)
             push(node.left)
         elif kind is ast.Number or kind is ast.Constant:
             pass
         elif kind is ast.Call:
             _check_callee(node, result, local, source)
+            if _requires_grad(node) is not None and all(call is not node for _, call in result.leaves):
+                result.leaves.append((None, node))
             if type(node.func) is ast.Attribute:
                 push(node.func.value)
             stack.extend(node.args)
@@ -156,6 +165,9 @@ def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) 
         else:
             if kind is ast.Attribute:
                 _check_module(node, None, result, local, source)
+                advice = autograd_advice(node.name, _code(source, node.value), called=False)
+                if advice is not None:
+                    raise NameProblem(advice, source, node.start, node.end)
             stack.extend(ast.children(node)[1])
 
 
@@ -163,6 +175,10 @@ def _check_callee(node: ast.Call, result: Analysis, local: frozenset, source: So
     func = node.func
     if isinstance(func, ast.Name):
         name = func.id
+        if name == "log" and name not in result.functions and name not in local and len(node.args) == 2 \
+                and not node.keywords:  # log(x, 2): a base, as Python's math.log takes it
+            raise NameProblem(two_argument_log_advice([source.snippet(a.start, a.end) for a in node.args]),
+                              source, node.start, node.end)
         if name in result.functions or name in local or name in FUNCTIONS or name in WORDS:
             return
         if name in result.assigned or name in result.declared:
@@ -175,6 +191,9 @@ def _check_callee(node: ast.Call, result: Analysis, local: frozenset, source: So
     if isinstance(func, ast.Attribute):
         _check_module(func, node, result, local, source)
         if func.name not in FUNCTIONS:
+            advice = autograd_advice(func.name, _code(source, func.value), called=True)
+            if advice is not None:
+                raise NameProblem(advice, source, func.start, func.end)
             raise NameProblem(
                 f"unknown method {func.name!r}{suggestion(func.name, FUNCTIONS)}", source, func.start, func.end
             )
@@ -238,7 +257,7 @@ def input_advice(program: ast.Program, source: Source, name: str) -> str:
     else:
         return ""
     line = source.line_column(node.start)[0]
-    value = _code(source, node.value) if node.value is not None else "..."
+    value = leaf_value(source, node.value) if node.value is not None else "..."
     what = "declares it a constant" if type(node) is ast.Declare else "assigns it, a value the program computes"
     return (f": line {line} {what}; to differentiate with respect to it, declare it an input: "
             f"`{name}: input = {value}`")
@@ -258,3 +277,37 @@ def _code(source: Source, node, width: int = 60) -> str:
     """A node's source text for a one-line message: its spaces joined, a long one cut short."""
     text = " ".join(source.snippet(node.start, node.end).split())
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _requires_grad(node):
+    """The `requires_grad=True` keyword of a call (`randn(3, requires_grad=True)`), or None."""
+    if type(node) is not ast.Call:
+        return None
+    for keyword in node.keywords:
+        if keyword.name == "requires_grad" and type(keyword.value) is ast.Constant and keyword.value.value is True:
+            return keyword
+    return None
+
+
+def leaf_value(source: Source, node) -> str:
+    """A value's source text for `NAME: input = ...`: a call without its requires_grad keyword
+    (an input requires grad by being one)."""
+    keyword = _requires_grad(node)
+    if keyword is None:
+        return _code(source, node)
+    parts = [source.snippet(a.start, a.end) for a in sorted((*node.args, *node.keywords), key=lambda a: a.start)
+             if a is not keyword]
+    return f"{_code(source, node.func)}({', '.join(parts)})"
+
+
+def leaf_advice(name: str | None, call, source: Source) -> str:
+    """Why `w = randn(3, 2, requires_grad=True)` gives no input, and what to write for one."""
+    value = leaf_value(source, call)
+    if name is None:
+        return ("requires_grad=True makes a leaf that is not an input: its gradient is not shown, checked or derived; "
+                f"to differentiate with respect to it, declare an input: `NAME: input = {value}`")
+    from .spelling import option
+
+    return (f"requires_grad=True makes {name!r} a leaf that is not an input: its gradient is shown among the "
+            f"variables, but {option('check')}, {option('wrt')} and derive leave it out; to differentiate with respect "
+            f"to it, declare it an input: `{name}: input = {value}`")

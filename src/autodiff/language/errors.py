@@ -132,3 +132,10 @@ class Warning_(ProgramError):
 
     kind = "warning"
     category = ErrorKind.WARNING
+
+
+class Note(Warning_):
+    """Not a problem: how a result was reached, where that matters to reading it (a step of
+    --check near its value's scale). Rendered as `note:`, and listed with the warnings."""
+
+    kind = "note"

@@ -26,10 +26,11 @@ from ..ops.registry import ShapeError
 from ..ops.surface import METHOD_FORMS
 from . import ast, numbers
 from ._gc import collector_paused
-from .analysis import Analysis, analyze, bound_in, equality_advice, input_advice
+from .analysis import Analysis, analyze, bound_in, equality_advice, input_advice, leaf_advice
 from .builtins import (CONSTANTS, FUNCTIONS, LOSSES, WORDS, CallProblem, GradModeWord, call, reduction_word,
                        signature_text, suggestion)
 from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
+from .foreign import power_of_e_advice
 from .source import Source
 from .spelling import given, input_values, option
 
@@ -170,6 +171,8 @@ class _Runner:
             if not body or statement is not body[-1]:
                 advice = equality_advice(statement, source, "is a comparison whose value is thrown away")
                 self.result.warnings.append(Warning_(advice, source, statement.start, statement.end))
+        for name, call in analysis.leaves:  # randn(3, requires_grad=True): a leaf, but no input
+            self.result.warnings.append(Warning_(leaf_advice(name, call, source), source, call.start, call.end))
         if wrt is not None:
             for name in wrt:
                 if name not in inputs:
@@ -227,14 +230,15 @@ class _Runner:
             names = ", ".join(repr(n) for n in missing[:-1]) + f" and {missing[-1]!r}"
             raise InputProblem(f"no values for the inputs {names}: give them with {input_values(missing)}"
                                + self._misspelt(missing)
-                               + self._meant_assignment(missing), self.source, node.start, node.end)
+                               + self._meant_assignment(missing) + self._meant_exp(missing), self.source, node.start,
+                               node.end)
         for name in analysis.inputs:
             if name in analysis.declared:
                 continue  # bound when its declaration runs
             node = analysis.first_use[name]
             if name not in self.at:
                 raise InputProblem(f"no value for input {name!r}: give one with {input_values([name])}"
-                                   + self._misspelt([name]) + self._meant_assignment([name]),
+                                   + self._misspelt([name]) + self._meant_assignment([name]) + self._meant_exp([name]),
                                    self.source, node.start, node.end)
             self._bind_input(name, self.at[name], node, requires_grad=True)
 
@@ -259,6 +263,16 @@ class _Runner:
             if type(left) is ast.Name and left.id in missing and analysis.first_use.get(left.id) is left:
                 return "; " + equality_advice(statement, self.source)
         return ""
+
+    def _meant_exp(self, missing: list) -> str:
+        """"; for Euler's number to a power write exp(x)": `e ** x` with no value for e."""
+        powers = self.result.analysis.powers_of_e
+        if "e" not in missing:
+            return ""
+        if not powers:
+            return "; " + power_of_e_advice(None)
+        right = powers[0].right
+        return "; " + power_of_e_advice(" ".join(self.source.snippet(right.start, right.end).split()))
 
     def _bind_input(self, name: str, value, node, requires_grad: bool) -> Tensor:
         if value.__class__ is Batched:  # many points at once: the caller made the leaves
@@ -310,11 +324,31 @@ class _Runner:
             return make(data.numpy(force=True), dtype=data.dtype, device=self.options.device)
         if isinstance(value, (list, tuple, np.ndarray)):
             with self._located(node.start, node.end, f"{what} is not a tensor: ", problem=InputProblem):
-                return make(value, dtype=self.dtype, device=self.options.device)
+                return self._in_range(make(value, dtype=self.dtype, device=self.options.device), value, node, what)
         if isinstance(value, bool) or not isinstance(value, _NUMBER_TYPES):
             raise InputProblem(f"{what} must be a number or a tensor, not {_describe(value)}",
                                self.source, node.start, node.end)
-        return make(float(value), dtype=self.dtype, device=self.options.device)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond float64's range
+            number = math.inf
+        return self._in_range(make(number, dtype=self.dtype, device=self.options.device), value, node, what)
+
+    def _in_range(self, tensor: Tensor, value, node, what: str) -> Tensor:
+        """A value that becomes inf in the run's dtype (1e39 in float32) is refused, not made inf."""
+        if not tensor.dtype.is_floating_point or bool(tensor.detach().isfinite().all()):
+            return tensor
+        with np.errstate(over="ignore", invalid="ignore"):
+            given = np.asarray(value, dtype=object if isinstance(value, int) else None)
+            finite = np.isfinite(given.astype(np.float64)) if given.dtype != object else np.array(False)
+        made = np.asarray(tensor.detach().numpy(force=True))
+        lost = finite & ~np.isfinite(made)
+        if not np.any(lost):
+            return tensor
+        number = given.reshape(-1)[int(np.argmax(lost.reshape(-1)))] if given.ndim else given
+        largest = float(np.finfo(made.dtype).max)
+        raise InputProblem(f"{what} holds {float(number):g}, beyond the range of {tensor.dtype.name} (at most about "
+                           f"{largest:.2g}): it would be inf", self.source, node.start, node.end)
 
     # -- statements -----------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ import re
 from . import ast
 from ._gc import collector_paused
 from .errors import InputProblem, SyntaxProblem
-from .foreign import PYTHON_CONSTRUCTS
+from .foreign import PYTHON_CONSTRUCTS, assignment_advice
 from .grammar import Tables, tables
 from .source import Source
 from .tokenizer import Token, fast_tokens, tokenize
@@ -477,6 +477,21 @@ def _python_construct(tokens: list, index: int):
     return None
 
 
+def _attribute_assignment(source: Source, tokens: list, index: int) -> str | None:
+    """`a.requires_grad = False` (the '=' at `index`): what to write instead, or None."""
+    if index < 3 or tokens[index - 1].type != "NAME" or tokens[index - 2].value != ".":
+        return None
+    start = index - 2
+    while start > 0 and tokens[start - 1].type not in ("_NL", "_INDENT", "_DEDENT"):
+        start -= 1
+    end = index + 1
+    while end < len(tokens) and tokens[end].type not in ("_NL", "$END", "_DEDENT"):
+        end += 1
+    receiver = source.text[tokens[start].start:tokens[index - 2].start].strip()
+    value = source.text[tokens[index].end:tokens[end - 1].end].strip() if end > index + 1 else ""
+    return assignment_advice(receiver, tokens[index - 1].value, value)
+
+
 def _syntax_error(source: Source, tokens: list, index: int, row: dict) -> SyntaxProblem:
     token = tokens[index]
     previous = tokens[index - 1] if index else None
@@ -504,6 +519,9 @@ def _syntax_error(source: Source, tokens: list, index: int, row: dict) -> Syntax
             f"unexpected {_describe_token(token)}: is an operator or a comma missing before it?", source, *at
         )
     if token.type == "EQUAL" and previous is not None:
+        advice = _attribute_assignment(source, tokens, index)
+        if advice is not None:
+            return SyntaxProblem(advice, source, *at)
         return SyntaxProblem("cannot assign to an expression: only a name can be assigned (a = ...)", source, *at)
     if token.type == "AUGASSIGN":
         return SyntaxProblem(f"only a name can be updated with {token.value!r}", source, *at)

@@ -11,10 +11,12 @@ from contextlib import contextmanager
 
 FLAGS = {"at": "--at", "wrt": "--wrt", "output": "--output", "order": "--order", "retain": "--retain",
          "grad_output": "--grad-output", "check": "--check", "max_iterations": "--max-iterations",
-         "max_elements": "--max-elements", "range": "--range", "points": "--samples", "mode": "--mode", "shape": "--shape"}
+         "max_elements": "--max-elements", "range": "--range", "points": "--samples", "mode": "--mode", "shape": "--shape",
+         "eps": "--eps"}
 PARAMETERS = {"at": "at", "wrt": "wrt", "output": "output", "order": "order", "retain": "retain",
               "grad_output": "grad_output", "check": "check", "max_iterations": "Options.max_iterations",
-              "max_elements": "Options.max_elements", "range": "low and high", "points": "points", "mode": "mode", "shape": "shapes"}
+              "max_elements": "Options.max_elements", "range": "low and high", "points": "points", "mode": "mode",
+              "shape": "shapes", "eps": "eps"}
 
 
 class _State:

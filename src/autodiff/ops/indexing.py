@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..backend import contiguous
-from ..tensor import Tensor
+from ..tensor import Tensor, _as_tensor
 from .dims import normalize_dim
 from .batching import dims, indexing
 from .registry import defop
@@ -352,5 +352,49 @@ bind_operators(getitem, ("__getitem__",), batch=indexing)
 
 @tensor_method("__setitem__")
 def _setitem(self, key, value) -> None:
-    """`x[key] = value`: records index_put and makes its result x's new value."""
+    """`x[key] = value`: records index_put and makes its result x's new value; a key that takes
+    the whole of x (`:` in every place given, `...`) is PyTorch's copy_ or fill_ of x itself."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if isinstance(value, Tensor) and value.__class__ is Tensor:
+        _check_fits(self, parts, value)
+    if _whole(parts, self._data.shape):
+        if isinstance(value, Tensor):
+            self.copy_(value)
+        else:  # a number becomes a 0-d tensor first, as PyTorch's indexing makes it (FillBackward3)
+            self.fill_(_as_tensor(value, self))
+        return
     self._apply_inplace(index_put, key, value)
+
+
+def _whole(parts: tuple, shape: tuple) -> bool:
+    """Whether an index is `:` or `...` in every place it gives, each slice the whole dimension."""
+    if sum(part is Ellipsis for part in parts) > 1:
+        return False
+    given = [part for part in parts if part is not Ellipsis]
+    if len(given) > len(shape):
+        return False
+    dims = list(range(len(given)))
+    at = next((i for i, part in enumerate(parts) if part is Ellipsis), None)
+    if at is not None:  # the places after `...` are the last dimensions
+        dims = dims[:at] + list(range(len(shape) - (len(given) - at), len(shape)))
+    for part, dim in zip(given, dims):
+        if part.__class__ is not slice or part.indices(shape[dim]) != (0, shape[dim], 1):
+            return False
+    return True
+
+
+def _check_fits(self: Tensor, parts: tuple, value: Tensor) -> None:
+    """PyTorch's error for a value that does not expand to the places it is set into (its
+    leading dimensions of size 1 dropped first, as PyTorch drops them)."""
+    try:
+        target = self._data[tuple(_plain(k, backend.array_module(self._data)) for k in parts)].shape
+    except (IndexError, TypeError, ValueError):
+        return  # index_put says what is wrong with the key
+    have = value._data.shape
+    while have and have[0] == 1 and len(have) > len(target):
+        have = have[1:]
+    if len(have) <= len(target) and all(h in (1, t) for h, t in zip(have[::-1], target[::-1])):
+        return
+    from .shape import expand
+
+    expand(value.detach().reshape(have), target)  # raises PyTorch's text

@@ -10,7 +10,7 @@ of its own (output number 0), with the same name, values and gradients.
 
 from __future__ import annotations
 
-from ..tensor import Tensor
+from ..tensor import PIECE_NUMBERS, Tensor
 from .batching import dims
 from .dims import normalize_dim
 from .indexing import SELECT_BACKWARD, SLICE_BACKWARD, _select_key, _slice_key
@@ -77,7 +77,15 @@ def _pieces(op, input: Tensor, dim: int, sizes) -> tuple:
     for size in sizes:
         pieces.append(op.apply(input, dim, start, start + size))
         start += size
-    return tuple(pieces)
+    return _numbered(tuple(pieces))
+
+
+def _numbered(pieces: tuple) -> tuple:
+    """Each recorded piece's place, which PyTorch's error for changing it in place names."""
+    for k, piece in enumerate(pieces):
+        if piece.grad_fn is not None:
+            PIECE_NUMBERS[piece.grad_fn] = k
+    return pieces
 
 
 @public(method=True, batch=dims("dim"))
@@ -88,7 +96,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     if ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = normalize_dim(dim, ndim)
-    return tuple(UNBIND.apply(input, dim, i) for i in range(input._data.shape[dim]))
+    return _numbered(tuple(UNBIND.apply(input, dim, i) for i in range(input._data.shape[dim])))
 
 
 @public(method=True, batch=dims("dim"))

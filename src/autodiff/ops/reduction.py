@@ -20,7 +20,7 @@ from .registry import array_of, defop, like
 from .spelling import Spelling, helped
 from .surface import public
 from .selection import MAXIMUM, MINIMUM, WHERE
-from .shape import CAT, EXPAND, FLIP, VIEW
+from .shape import CAT, EXPAND, FLIP, UNSQUEEZE, VIEW
 
 def _reduced(name: str, numpy: str, build=None) -> Spelling:
     """`sum(x, dim=(1,), keepdim=True)` in the language (where max along a dim is its values),
@@ -38,11 +38,11 @@ _LOGSUMEXP_HELPER = ("def _logsumexp(x, dim, keepdim=False):\n    m = np.max(x, 
 
 
 def _unreduce(grad, input_shape: tuple, dims: tuple, keepdim: bool):
-    """A reduction's gradient, back in the input's shape."""
-    if not keepdim:
-        target = kept_shape(input_shape, dims)
-        if tuple(grad.shape) != target:
-            grad = VIEW.apply(grad, target)
+    """A reduction's gradient, back in the input's shape: each reduced dim put back by unsqueeze,
+    in increasing order, then expanded (PyTorch's sum_backward, so its nodes are PyTorch's)."""
+    if not keepdim and input_shape:
+        for dim in sorted(d % len(input_shape) for d in dims):
+            grad = UNSQUEEZE.apply(grad, dim)
     return EXPAND.apply(grad, input_shape)
 
 

@@ -131,7 +131,12 @@ class OpNode(Node):
 
 
 def _check_versions(node: OpNode, saved) -> None:
-    """Raise PyTorch's error if a saved tensor was changed in place after it was saved."""
+    """Raise PyTorch's error if a saved tensor was changed in place after it was saved, or had
+    its history taken away by detach_() (which PyTorch checks first)."""
+    for value in saved:
+        if isinstance(value, Tensor) and getattr(value, "_detached_at", 0) > node._clock:
+            raise RuntimeError("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+                               "This is not supported, please use out-of-place `.detach()` instead")
     for value in saved:
         if isinstance(value, Tensor) and value._version_log:
             log = value._version_log

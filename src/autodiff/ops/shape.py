@@ -8,7 +8,7 @@ from dataclasses import replace
 from .. import backend, dtypes
 from ..autograd.grad_mode import STATE as GRAD_MODE, no_grad
 from ..backend import contiguous
-from ..tensor import Tensor, _as_tensor, _make, _sizes
+from ..tensor import Tensor, _as_tensor, _make, _sizes, legacy_type_name
 from .dims import normalize_dim, normalize_dims
 from .batching import ELEMENTWISE, Batched, by_example, dims, joins, shape_argument
 from .registry import broadcast_error, defop
@@ -62,10 +62,26 @@ _SAME = Spelling(build=lambda s, input, *rest: s.same(input))
 _CAST = Spelling(build=_cast, called="to")
 
 
+def sum_to_recorded(grad, shape):
+    """expand's adjoint as PyTorch's at::sum_to records it: a sum over the dims to reduce kept as
+    1 (SumBackward1), then a view without the leading ones (ViewBackward0) where there were
+    any. On arrays, and down to a number, one step."""
+    if grad.__class__ is not Tensor and not isinstance(grad, Tensor):
+        return SUM_TO.apply(grad, shape)
+    shape = tuple(shape)
+    have = tuple(grad.shape)
+    if have == shape or not shape:  # to a number: one node still (PyTorch's is SumBackward0; derive reads sum_to)
+        return grad if have == shape else SUM_TO.apply(grad, shape)
+    lead = len(have) - len(shape)
+    kept = (1,) * lead + shape
+    summed = SUM_TO.apply(grad, kept) if kept != have else grad
+    return VIEW.apply(summed, shape) if lead else summed
+
+
 EXPAND = defop(
     "expand",
     lambda xp, input, shape: backend.broadcast_to(xp, input, shape),
-    input=lambda grad, input_shape: SUM_TO.apply(grad, input_shape),
+    input=lambda grad, input_shape: sum_to_recorded(grad, input_shape),
     spelling=Spelling(numpy="np.broadcast_to", build=lambda s, x, shape: s.same(x)),
 )
 SUM_TO = defop(
@@ -82,7 +98,7 @@ def expand(input: Tensor, shape) -> Tensor:
     have = input._data.shape
     if len(shape) < len(have):
         raise RuntimeError(
-            f"expand(autodiff.{input.dtype.name}{{{list(have)}}}, size={list(shape)}): the number of sizes "
+            f"expand({legacy_type_name(input)}{{{list(have)}}}, size={list(shape)}): the number of sizes "
             f"provided ({len(shape)}) must be greater or equal to the number of dimensions in the tensor ({len(have)})"
         )
     lead = len(shape) - len(have)
@@ -331,16 +347,25 @@ UNSQUEEZE = defop(
     input=lambda grad, dim: SQUEEZE_DIM.apply(grad, dim),
     spelling=_RESHAPED,
 )
+def _unsqueeze_to(grad, input_shape: tuple, dims=None):
+    """squeeze's gradient: an unsqueeze for each of `dims` (every dim: None) that has size 1 in
+    the input, in increasing order, as PyTorch's unsqueeze_to (no node where none is needed)."""
+    for dim in range(len(input_shape)):
+        if input_shape[dim] == 1 and (dims is None or dim in dims):
+            grad = UNSQUEEZE.apply(grad, dim)
+    return grad
+
+
 SQUEEZE_ALL = defop(
     "squeeze",
     lambda xp, input: xp.squeeze(input),
-    input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+    input=lambda grad, input_shape: _unsqueeze_to(grad, input_shape),
     spelling=_RESHAPED,
 )
 SQUEEZE_DIM = defop(
     "squeeze_dim",
     lambda xp, input, dim: xp.squeeze(input, axis=dim) if input.shape[dim] == 1 else input, grad_fn="SqueezeBackward1",
-    input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+    input=lambda grad, input_shape, dim: _unsqueeze_to(grad, input_shape, (dim,)),
     spelling=_RESHAPED,
 )
 SQUEEZE_MATMUL = defop(  # matmul's vector @ matrix squeezes in place, which PyTorch names so
@@ -353,7 +378,7 @@ SQUEEZE_DIMS = defop(
     "squeeze_dims",
     lambda xp, input, dims: xp.squeeze(input, axis=tuple(d for d in dims if input.shape[d] == 1)),
     grad_fn="SqueezeBackward2",
-    input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
+    input=lambda grad, input_shape, dims: _unsqueeze_to(grad, input_shape, dims),
     spelling=_RESHAPED,
 )
 

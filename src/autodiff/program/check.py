@@ -1,13 +1,21 @@
 """Every gradient of a run against central finite differences of the program itself (`--check`).
 
-The program is run again with each input element moved by +eps and -eps (without
-recording); (f(x + eps) - f(x - eps)) / 2 eps, weighted by the output gradient, is the
-numerical gradient (each output element's, for a Jacobian of forward mode). It passes where
-|analytical - numerical| <= atol + rtol * |numerical|.
+The program is run again with each input element x moved by +h and -h (without recording);
+(f(x + h) - f(x - h)) / (the distance between the two points as the dtype holds them), weighted
+by the output gradient, is the numerical gradient (each output element's, for a Jacobian of
+forward mode). It passes where |analytical - numerical| <= atol + rtol * |numerical|.
 
-Where an element fails, its slopes from the right and from the left are measured too, at eps
-and at eps / 10: a curve's two slopes come together as eps shrinks, rounding drives them apart,
-a kink's stay the same step apart. Only then does the check say the program is not
+The step h follows each element's magnitude (`steps`): eps * |x| where |x| < 1, so a value of
+1e-9 moves by 1e-15 and Planck's law at a wavelength of 5e-7 is not stepped past zero; eps where
+|x| >= 1, so sin at 1e8 is not stepped across its period; never less than what x's rounding
+resolves (2**12 units in its last place: 1e12 moves by about 0.9, where 1e-6 would be lost);
+and never so little that the output's rounding over the step is more than a sixteenth of the
+tolerance (a value of 1e-12 in a sum of 30). Where the step is near the value's own scale
+(raised to its rounding, or a large part of its magnitude) the check says so in a note.
+
+Where an element fails, its slopes from the right and from the left are measured too, at h
+and at h / 10: a curve's two slopes come together as the step shrinks, rounding drives them
+apart, a kink's stay the same step apart. Only then does the check say the program is not
 differentiable there (`CheckEntry.sides`), and it names the operations of the run that sit at
 their kink (relu or abs of 0, a tie of maximum).
 """
@@ -20,11 +28,17 @@ import numpy as np
 
 from .. import no_grad
 from ..language import Options, Warning_, evaluate
+from ..language.errors import Note
 from ..language.spelling import option
 from .values import host
 
 MAX_CHECKED_ELEMENTS = 2_000  # per input; beyond it a seeded sample of elements is checked
 MAX_CHECK_INPUT_ELEMENTS = 100_000  # input elements in all: more is a usage error (as --order 2's limit)
+# The least step, in units in the last place of the value it moves, by the value's bits: 2**12 of
+# float64's leave a difference quotient about 2**-12 of rounding, well within --check's rtol of
+# 1e-3; float32's tolerance is 1e-2, and 2**8 of its units keep within it.
+ROUNDING_UNITS = {8: 2.0 ** 12, 4: 2.0 ** 8, 2: 2.0 ** 4}
+LARGE_PART = 1e-2  # a step this part of its value's magnitude or more is noted
 
 
 @dataclass
@@ -39,15 +53,17 @@ class CheckEntry:
     numerical: float
     passed: bool
     sides: tuple | None = None  # (slope from the right, from the left) where they show a kink or a jump
-    jump: bool = False  # the sides' gap grows as eps shrinks: the output itself jumps there
+    jump: bool = False  # the sides' gap grows as the step shrinks: the output itself jumps there
+    step: float = 0.0  # the step h at the worst element
 
 
 @dataclass
 class CheckReport:
-    eps: float
+    eps: float  # the step relative to each element (see steps())
     atol: float
     rtol: float
     entries: list = field(default_factory=list)
+    notes: list = field(default_factory=list)  # where a step is near its value's scale
 
     @property
     def passed(self) -> bool:
@@ -66,6 +82,11 @@ def check_gradients(run_at, inputs: dict, analytical: dict, weights, *, eps: flo
     base = {name: value.copy() for name, value in inputs.items()}
     report = CheckReport(eps, atol, rtol)
     rng = np.random.default_rng(0)
+    output = np.asarray(run_at(base))
+    tiny = np.finfo(output.dtype).eps if output.dtype.kind == "f" else np.finfo(np.float64).eps
+    output = np.nan_to_num(output.astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)
+    # how much the quantity differenced weighs: its rounding over 2h is the quotient's
+    scale = float(np.max(np.abs(output), initial=0.0)) if jacobian else float(np.sum(np.abs(weights * output)))
     for name, value in base.items():
         if name not in analytical:
             continue  # the input does not require grad
@@ -74,33 +95,102 @@ def check_gradients(run_at, inputs: dict, analytical: dict, weights, *, eps: flo
         if len(indices) > MAX_CHECKED_ELEMENTS:
             chosen = rng.choice(len(indices), MAX_CHECKED_ELEMENTS, replace=False)
             indices = [indices[i] for i in sorted(chosen)]
+        slope = np.zeros(value.shape) if grad is None else np.abs(np.nan_to_num(grad, nan=0.0, posinf=0.0, neginf=0.0))
+        if jacobian and grad is not None:  # each input element's largest entry of its Jacobian column
+            slope = slope.reshape((-1,) + value.shape).max(axis=0, initial=0.0) if slope.size else slope
+        step, floors = steps(value, eps, output_rounding=tiny * scale, slope=slope, atol=atol, rtol=rtol)
         worst = (0.0, 0.0, (), 0.0, 0.0, weights)
         passed = True
         for index in indices:
-            shifted = []
+            shifted, ends = [], []
             for sign in (1.0, -1.0):
                 point = dict(base)
                 moved = value.astype(np.float64, copy=True)
-                moved[index] += sign * eps
+                moved[index] += sign * step[index]
                 point[name] = moved.astype(value.dtype)
+                ends.append(float(point[name][index]))
                 shifted.append(np.asarray(run_at(point), dtype=np.float64))
+            width = ends[0] - ends[1]  # 2h, as the dtype holds the two points
             if jacobian:  # this element's column of the Jacobian, element by element: the worst speaks
-                analytic, numerical, along = _worst_of_column(grad, index, (shifted[0] - shifted[1]) / (2 * eps),
+                analytic, numerical, along = _worst_of_column(grad, index, (shifted[0] - shifted[1]) / width,
                                                               atol, rtol)
             else:
-                numerical = float(np.sum(weights * (shifted[0] - shifted[1])) / (2 * eps))
+                numerical = float(np.sum(weights * (shifted[0] - shifted[1])) / width)
                 analytic = 0.0 if grad is None else float(grad[index])
                 along = weights
             error = abs(analytic - numerical)
             if np.isnan(analytic) != np.isnan(numerical) or error > atol + rtol * abs(numerical):
                 passed = False
-            if error > worst[0] or (np.isnan(error) and not np.isnan(worst[0])):
+            if error > worst[0] or (np.isnan(error) and not np.isnan(worst[0])) or index is indices[0]:
                 relative = error / abs(numerical) if numerical else (0.0 if error == 0 else float("inf"))
                 worst = (error, relative, index, analytic, numerical, along)
-        sides, jump = (None, False) if passed else _kink(run_at, base, name, worst[2], worst[5], eps, atol, rtol)
-        report.entries.append(CheckEntry(name, len(indices), value.size, worst[0], worst[1], worst[2], worst[3],
-                                         worst[4], passed, sides, jump))
+        at = worst[2]
+        sides, jump = (None, False) if passed else _kink(run_at, base, name, at, worst[5], float(step[at]), atol,
+                                                         rtol)
+        report.entries.append(CheckEntry(name, len(indices), value.size, worst[0], worst[1], at, worst[3],
+                                         worst[4], passed, sides, jump, float(step[at])))
+        report.notes.extend(_step_notes(name, value, step, floors, eps, indices, scale))
     return report
+
+
+def steps(value, eps: float, *, output_rounding: float = 0.0, slope=0.0, atol: float = 1e-5, rtol: float = 1e-3):
+    """(each element's step h, what raised it): float64 arrays in the shape of `value`.
+
+    h is eps * |x| where 0 < |x| < 1, eps where |x| >= 1 or x is 0, raised to ROUNDING_UNITS
+    units in the last place of x where eps is finer than that ("value": the value alone raises
+    it), and to where the rounding of the output (`output_rounding`, its magnitude times its
+    dtype's epsilon) over the step stays a sixteenth of the tolerance of a gradient of size
+    `slope` ("output")."""
+    magnitude = np.abs(np.asarray(value, dtype=np.float64))
+    asked = eps * np.where((magnitude > 0) & (magnitude < 1), magnitude, 1.0)
+    by_value = _least_for_rounding(value)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no tolerance at all: no floor of the output's
+        by_output = 16 * output_rounding / (atol + rtol * np.broadcast_to(slope, magnitude.shape))
+    by_output = np.where(np.isfinite(by_output), by_output, 0.0)
+    step = np.maximum(asked, np.maximum(by_value, by_output))
+    raised = np.where(by_value > asked, "value", np.where(by_output > asked, "output", ""))
+    return np.where(step > 0, step, eps), raised  # the least positive numbers: eps, not a step of 0
+
+
+def _least_for_rounding(value):
+    """ROUNDING_UNITS units in the last place of each element (by its dtype), as float64."""
+    magnitude = np.abs(np.asarray(value, dtype=np.float64))
+    dtype = value.dtype if value.dtype.kind == "f" else np.dtype(np.float64)
+    units = ROUNDING_UNITS.get(dtype.itemsize, ROUNDING_UNITS[8])
+    return units * np.finfo(dtype).eps * np.where(np.isfinite(magnitude), magnitude, 0.0)
+
+
+def _step_notes(name: str, value, step, raised, eps: float, indices: list, scale: float) -> list:
+    """Where the step is near the value's scale: raised above eps to the value's rounding (a large
+    value), raised to the output's rounding up to a large part of the value's magnitude (a value
+    small beside the output), or a large part of its magnitude (a large eps); each said once per
+    input, for the largest such element."""
+    values = np.asarray(value, dtype=np.float64)
+    magnitude = np.abs(values)
+    least = _least_for_rounding(value)
+    relative = np.where(magnitude > 0, step / np.where(magnitude > 0, magnitude, 1.0), np.inf)
+    notes = []
+    for kind, where in (("value", raised == "value"), ("output", (raised == "output") & (relative >= LARGE_PART)),
+                        ("magnitude", (raised == "") & (relative >= LARGE_PART) & (magnitude > 0))):
+        chosen = [index for index in indices if where[index]]
+        if not chosen:
+            continue
+        index = max(chosen, key=lambda i: magnitude[i])
+        place = f"{name}[{', '.join(map(str, index))}]" if index else name
+        head = f"{option('check')}: {place} = {values[index]:.6g}" + \
+            (f" (and {len(chosen) - 1:,} more)" if len(chosen) > 1 else "") + f" moves by {step[index]:.3g}"
+        asked = eps * (magnitude[index] if 0 < magnitude[index] < 1 else 1.0)
+        too = f" and the output's ({scale:.3g})" if step[index] > least[index] * (1 + 1e-9) else ""
+        cannot = f"a function that turns within {step[index]:.3g} of it cannot be checked there by finite differences"
+        if kind == "value":
+            notes.append(f"{head}, not by {asked:.3g}, which is too fine for its rounding{too}: {cannot}")
+        elif kind == "output":
+            notes.append(f"{head}, not by {asked:.3g}, whose difference would drown in the rounding of the output "
+                         f"({scale:.3g}): {cannot}")
+        else:
+            notes.append(f"{head}, {relative[index]:.0%} of its magnitude: finite differences measure a secant there, "
+                         f"not the slope; a smaller {option('eps')} measures the slope")
+    return notes
 
 
 def _worst_of_column(jacobian, index: tuple, numerical, atol: float, rtol: float) -> tuple:
@@ -118,9 +208,10 @@ def _worst_of_column(jacobian, index: tuple, numerical, atol: float, rtol: float
 
 def _kink(run_at, base: dict, name: str, index: tuple, weights, eps: float, atol: float, rtol: float):
     """((slope from the right, slope from the left), jump) of the output along one input element,
-    where they differ by a step that stays the same as eps shrinks (a kink), or grows as 1/eps
-    does (a jump: the output is not continuous there); (None, False) where the gap shrinks (a
-    curve), grows otherwise (rounding) or is within the tolerance or the rounding of the output."""
+    where they differ by a step that stays the same as the step `eps` shrinks (a kink), or grows
+    as 1/eps does (a jump: the output is not continuous there); (None, False) where the gap
+    shrinks (a curve), grows otherwise (rounding) or is within the tolerance or the rounding of
+    the output."""
     def slopes(step: float) -> tuple:
         values, rounding = [], 0.0
         for sign in (1.0, 0.0, -1.0):
@@ -149,9 +240,11 @@ def _kink(run_at, base: dict, name: str, index: tuple, weights, eps: float, atol
     return None, False
 
 
-def check(run, *, atol: float = 1e-5, rtol: float = 1e-3) -> CheckReport:
+def check(run, *, atol: float = 1e-5, rtol: float = 1e-3, eps: float | None = None) -> CheckReport:
     """Check the gradients of `run` (a program.run.Differentiation, after backward) against finite
-    differences; sets `run.check` and, when it fails, warns where the program stops gradients."""
+    differences with steps relative to `eps` (steps(); None: 1e-6, 1e-3 below float64); sets
+    `run.check`, adds its notes to the run's warnings and, when it fails, warns where the program
+    stops gradients."""
     evaluation, options = run.evaluation, run.options
     quiet = Options(**{**vars(options), "check_finite": False, "keep_tensors": False})
     values = {name: host(t) for name, t in sorted(evaluation.inputs.items())}
@@ -170,11 +263,17 @@ def check(run, *, atol: float = 1e-5, rtol: float = 1e-3) -> CheckReport:
                                  output=output_name, options=quiet).output)
 
     low_precision = evaluation.output.dtype.name != "float64"
-    eps = 1e-3 if low_precision else 1e-6
+    if eps is None:
+        eps = 1e-3 if low_precision else 1e-6
+    elif not 0 < eps < 1:
+        from .errors import UsageProblem
+
+        raise UsageProblem(f"{option('eps')} {eps:g}: the step relative to each value must be above 0 and below 1")
     if low_precision:
         atol, rtol = max(atol, 1e-3), max(rtol, 1e-2)
     run.check = check_gradients(run_at, values, analytical, weights, eps=eps, atol=atol, rtol=rtol,
                                 jacobian=run.jacobian)
+    run.warnings.extend(Note(note) for note in run.check.notes)
     if not run.check.passed:
         run.warnings.extend(gradient_cuts(run.program, evaluation.source))
         run.warnings.extend(kink_hints(run))
@@ -198,8 +297,8 @@ def kink_hints(run) -> list:
         if entry.jump:
             hints.append(Warning_(
                 f"{option('check')}: the output is not continuous in {entry.name}{where} at this point (a jump): its "
-                f"difference quotients grow as eps shrinks ({right:.6g} from the right and {left:.6g} from the left "
-                f"at eps {run.check.eps:g}), so finite differences measure no derivative there; autograd gives "
+                f"difference quotients grow as the step shrinks ({right:.6g} from the right and {left:.6g} from the "
+                f"left at a step of {entry.step:.3g}), so finite differences measure no derivative there; autograd gives "
                 f"{entry.analytical:.6g}"))
             continue
         hints.append(Warning_(

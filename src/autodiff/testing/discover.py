@@ -91,12 +91,13 @@ def _stat_error(path) -> str:
 
 
 def _is_file(entry) -> bool:
-    """Whether an entry is a file or a link to one. A link that loops is a usage problem that
-    names it (is_file() raises for it, where a dangling link is just not a file)."""
+    """Whether an entry is a file or a link to one. A link that cannot be followed (one that
+    loops: is_file() raises for it, where a dangling link is just not a file) is taken as a
+    file: reading it fails, and that costs this entry only, as any unreadable file does."""
     try:
         return entry.is_file()
-    except OSError as exc:
-        raise SuiteProblem(f"{shown(entry.path)}: cannot be followed ({exc.strerror or exc})") from None
+    except OSError:
+        return True
 
 
 def unused_records(paths: list, globs, files: list) -> list:

@@ -64,6 +64,10 @@ def grad(
                                     "is looser than autodiff test's (1e-12), which compares with exact records."),
     rtol: float = typer.Option(1e-3, "--rtol", min=0.0, metavar="TOL",
                                help="Relative tolerance of --check (autodiff test's: 1e-9, for the same reason)."),
+    eps: Optional[float] = typer.Option(None, "--eps", metavar="STEP",
+                                        help="The step of --check, relative to each value: x moves by STEP * |x| "
+                                             "where |x| < 1, by STEP from 1 up, never less than its rounding "
+                                             "resolves. Default 1e-6 (1e-3 in float32)."),
     format: GradFormat = GRAD_FORMAT,
     points=None,  # --points, --in, --out, --flatten, --no-header, --on-error (see options.reads_points)
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
@@ -73,6 +77,10 @@ def grad(
 
     if check:
         check_tolerances(atol, rtol)
+    elif eps is not None:
+        from ...program.errors import UsageProblem
+
+        raise UsageProblem("--eps is the step of --check: add --check")
     source, values = program
     if points.points is not None:
         _refuse_one_point_options(retain=retain, grad_output=grad_output, tree=tree, check=check,
@@ -81,7 +89,7 @@ def grad(
                           gradients=True, options=options)
     result = show_gradients(source, values, wrt=wrt, retain=retain, output=output, grad_output=grad_output,
                             tree=tree, check=check, order=order, atol=atol, rtol=rtol, chosen=format, options=options,
-                            mode=mode.value)
+                            mode=mode.value, eps=eps)
     if result.check is not None and not result.check.passed:
         raise typer.Exit(ExitCode.CHECK_FAILED)
 

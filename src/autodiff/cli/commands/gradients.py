@@ -7,7 +7,7 @@ from ..render import emit
 
 
 def show_gradients(source, values, *, wrt, retain, output, grad_output, tree, check, order, atol, rtol, chosen,
-                   options, mode: str = "reverse"):
+                   options, mode: str = "reverse", eps: float | None = None):
     """`autodiff grad` at one point: run forward and backward, check if asked, show the result
     (cli/quick.py runs it too, without Typer)."""
     from ...program import check as check_gradients
@@ -18,6 +18,6 @@ def show_gradients(source, values, *, wrt, retain, output, grad_output, tree, ch
                            output=output, grad_output=grad_output, order=order, graph=tree, options=options,
                            mode=mode)
     if check and result.differentiable:
-        check_gradients(result, atol=atol, rtol=rtol)
+        check_gradients(result, atol=atol, rtol=rtol, eps=eps)
     emit("grad", result, chosen)
     return result

@@ -35,7 +35,9 @@ def graph(
     limit: int = typer.Option(500, "--limit", metavar="N", min=1,
                               help="Show at most N nodes (explain's --limit counts paths, 10 by default)."),
     edges: EdgeLabels = typer.Option(EdgeLabels.none, "--edges",
-                                     help="local: write each edge's local derivative on it (dot, mermaid)."),
+                                     help="local: write each edge's local derivative on it (in every format: beside "
+                                          "the node it leads to in the tree, a fourth field of plain's edge lines, "
+                                          "edge_labels in JSON)."),
     format: GraphFormat = typer.Option(GraphFormat.auto, "--format", "-f",
                                        help="rich (a tree), dot (Graphviz), mermaid, json, plain, svg (drawn "
                                             "with nothing installed), png or pdf (need Graphviz's dot), or html "

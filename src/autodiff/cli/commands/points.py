@@ -62,7 +62,7 @@ def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) ->
             warned.add(text)
             print(f"autodiff: warning: --points {shown(path)}: {text}", file=sys.stderr)
 
-    reader = io.PointReader(stream, fmt, needed, optional, warn, fixed=at)
+    reader = io.PointReader(stream, fmt, needed, optional, warn, fixed=at, dtype=options.dtype)
     grads = [n for n in analysis.inputs if n not in at and (wrt is None or n in wrt)] if gradients else None
     grads = sorted(grads) if grads is not None else None
     out = fmt_out.value if fmt_out else ("jsonl" if fmt == "jsonl" else fmt)
@@ -111,6 +111,10 @@ def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) ->
                         continue
                 kept.append(entry)
             writer.write(kept, positions, results, failures if on_error is OnError.null else {})
+        if reader.header is not None or fmt == "jsonl":  # CSV with no header line says nothing of its columns
+            if not writer.inputs and reader.header is not None:
+                writer.inputs = list(reader.header)
+            writer.finish()
     except io.PointsProblem as problem:
         raise UsageProblem(f"--points {shown(path)}: {problem}") from None
     finally:

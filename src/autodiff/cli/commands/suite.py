@@ -5,6 +5,7 @@ reject), and CI shards checked (merge)."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from typing import List, Optional
 
@@ -242,6 +243,15 @@ def _settle_all(paths, *, accept: bool) -> None:
     print(f"{word} {len(found)} pending record(s)" if found else "nothing pending", file=sys.stderr)
 
 
+def review_line(line: str, width: int) -> str:
+    """One change of a pending record, wrapped at spaces to `width` (a word longer than a line
+    stays whole), its continuation lines indented under it."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(line, max(20, width - 1), initial_indent="  ", subsequent_indent="      ",
+                                    break_long_words=False, break_on_hyphens=False)) or "  "
+
+
 def review(paths: Optional[List[str]] = PATHS) -> None:
     """Review pending records one by one: what changed, then accept, reject or skip."""
     from ...testing.review import describe
@@ -255,10 +265,11 @@ def review(paths: Optional[List[str]] = PATHS) -> None:
         print("nothing pending")
         return
     counts = {"accepted": 0, "rejected": 0, "skipped": 0}
+    width = shutil.get_terminal_size().columns
     for number, pending in enumerate(found, 1):
         print(f"[{number}/{len(found)}] {shown(str(pending))}")
         for line in describe(pending):
-            print(f"  {line}")
+            print(review_line(line, width))
         while True:
             answer = typer.prompt("accept, reject or skip? [a/r/s]", default="s", show_default=False).strip().lower()
             if answer in ("a", "accept", "r", "reject", "s", "skip"):

@@ -141,6 +141,7 @@ def latex(explanation) -> str:
 def rich(explanation, console) -> None:
     from rich.text import Text
 
+
     console.print(Text.assemble((explanation.output, "bold"), " = ", (values_text(explanation.value), "bold"),
                                 (f"   ({explanation.source})" if explanation.source else "", "dim")))
     console.print(Text(_HOW, style="dim"))
@@ -156,16 +157,14 @@ def rich(explanation, console) -> None:
             continue
         console.print(Text(_paths_note(item, explanation.output), style="dim"))
         for k, path in enumerate(item.paths, 1):
-            text = Text(f"{k}. ", style="bold")
-            text.append(product_text(path, item.scalar))
-            console.print(text)
+            _hanging(console, Text(f"{k}. ", style="bold"), Text(product_text(path, item.scalar)))
             for e in path.edges:
-                line = Text("     ")
+                line = Text()
                 line.append(e.formula, style="green")
                 if e.local is not None and not e.formula.endswith(f" = {values_text(e.local)}"):
                     line.append(f" = {values_text(e.local)}")
                 line.append(f"  {e.op}", style="dim")
-                console.print(line)
+                _hanging(console, Text("     "), line)
         rest = _rest_note(item)
         if rest:
             console.print(Text(rest, style="dim"))
@@ -173,5 +172,18 @@ def rich(explanation, console) -> None:
         console.print()
         console.print(Text("backward, step by step (the engine's order)", style="bold"))
         for line in step_lines(explanation.steps):
-            console.print(Text(line.strip() if re.match(r"\s*\d+\.", line) else "   " + line.strip(),
-                               style="" if re.match(r"\s*\d+\.", line) else "dim"))
+            numbered = re.match(r"\s*(\d+\. )(.*)", line)
+            if numbered:
+                _hanging(console, Text(numbered.group(1)), Text(numbered.group(2)))
+            else:
+                _hanging(console, Text("   "), Text(line.strip(), style="dim"))
+
+
+def _hanging(console, head, body) -> None:
+    """`head` then `body`, the body's wrapped lines indented under its first (never at column 0)."""
+    from rich.text import Text
+
+    room = max(20, console.width - len(head))
+    for k, line in enumerate(body.wrap(console, room)):
+        line.rstrip()
+        console.print(Text.assemble(head if k == 0 else " " * len(head), line), soft_wrap=True)

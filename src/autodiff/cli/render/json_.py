@@ -44,7 +44,7 @@ def grad(report) -> str:
             "passed": check.passed, "max_abs_error": for_json(check.max_abs_error), "eps": for_json(check.eps),
             "atol": for_json(check.atol), "rtol": for_json(check.rtol),
             "inputs": {e.name: {"max_abs_error": for_json(e.max_abs_error), "checked": e.checked, "total": e.total,
-                                "passed": e.passed} for e in check.entries},
+                                "passed": e.passed, "step": for_json(e.step)} for e in check.entries},
         }
     if report.graph is not None:
         obj["graph"] = _graph(report.graph)
@@ -66,7 +66,7 @@ def evaluation(report) -> str:
 
 
 def _graph(model) -> dict:
-    return {
+    graph = {
         "nodes": [
             {"id": n.id, "op": n.op, "name": n.name, "source": n.source, "line": n.line, "shape": list(n.shape),
              "value": for_json(n.value), "grad": for_json(n.grad)}
@@ -75,6 +75,9 @@ def _graph(model) -> dict:
         "edges": [[parent, child] for parent, child, _ in model.edges],
         "left_out": model.left_out,
     }
+    if model.edge_labels:  # --edges local: each edge's local derivative, in the order of "edges"
+        graph["edge_labels"] = [model.edge_labels.get(edge) for edge in model.edges]
+    return graph
 
 
 def graph(report) -> str:

@@ -47,8 +47,9 @@ def _graph_lines(model) -> list:
     for node in model.nodes:
         lines.append(_line("node", str(node.id), node.op, node.name or "-", plain_text(tuple(node.shape)),
                            node.source or "-"))
-    for parent, child, _ in model.edges:
-        lines.append(_line("edge", str(parent), str(child)))
+    for parent, child, position in model.edges:
+        label = model.edge_labels.get((parent, child, position))  # --edges local: the local derivative
+        lines.append(_line("edge", str(parent), str(child), *([label] if label is not None else [])))
     if model.left_out:
         lines.append(_line("left_out", str(model.left_out)))
     return lines

@@ -108,7 +108,7 @@ def _hessian(report, console) -> None:
 def _check(check, console) -> None:
     from rich.text import Text
 
-    console.print(Text(f"finite differences (central, eps {check.eps:g}): ok when "
+    console.print(Text(f"finite differences (relative step {check.eps:g}): ok when "
                        f"|error| <= {check.atol:g} + {check.rtol:g} * |numerical|", style="dim"))
     columns = [Column("input", kind="key"), Column("checked", "right"), Column("max error", "right", "number"),
                Column("analytical", "right", "number"), Column("numerical", "right", "number"), Column("", kind="key")]
@@ -125,10 +125,15 @@ def _check(check, console) -> None:
         console.print(Text(f"check FAILED for {failed}: largest error {check.max_abs_error:.3g}", style="bold red"))
 
 
-def _node_label(node, reference: bool = False):
+def _node_label(node, reference: bool = False, edge: str | None = None):
+    """A node's line in the tree; `edge`, the local derivative on the edge from its parent
+    (--edges local), goes first, as the arrow into it."""
     from rich.text import Text
 
-    text = Text(node.op, style="bold cyan" if node.op != "AccumulateGrad" else "bold green")
+    text = Text()
+    if edge is not None:
+        text.append(f"{edge}  ← ", style="green")
+    text.append(node.op, style="bold cyan" if node.op != "AccumulateGrad" else "bold green")
     if node.op == "AccumulateGrad":
         text.append(f"  {node.name or 'leaf'}", style="bold")
     elif node.name:
@@ -165,8 +170,8 @@ def tree(model, title: str, width: int = 100):
     room = max(2, min(MAX_TREE_DEPTH, (width - 40) // 4))  # levels of guides (4 columns each) that leave 40 for labels
     nodes = {node.id: node for node in model.nodes}
     children: dict = {}
-    for parent, child, _ in model.edges:
-        children.setdefault(parent, []).append(child)
+    for parent, child, position in model.edges:
+        children.setdefault(parent, []).append((child, model.edge_labels.get((parent, child, position))))
     trees = [root]
     placed = {model.root: root.add(_node_label(nodes[model.root]))}
     stack = [(model.root, 0, 0)]  # node, depth in the graph, depth in the tree it is drawn in
@@ -189,11 +194,11 @@ def tree(model, title: str, width: int = 100):
             continued.append((node_id, depth))
             continue
         expand = []
-        for child in kids:
+        for child, edge in kids:
             if child in placed:
-                branch.add(_node_label(nodes[child], reference=True))
+                branch.add(_node_label(nodes[child], reference=True, edge=edge))
             else:
-                placed[child] = branch.add(_node_label(nodes[child]))
+                placed[child] = branch.add(_node_label(nodes[child], edge=edge))
                 expand.append(child)
         stack.extend((child, depth + 1, level + 1) for child in reversed(expand))
     if model.left_out:
