@@ -434,3 +434,13 @@ def test_linear_algebra_edges_read_as_formulas_and_add_up_to_the_gradient():
     assert S.paths[0].edges[-1].formula.endswith("linalg_eigh(S)[1] * reshape(g, (1, 2)) @ "
                                                  "transpose(linalg_eigh(S)[1], -2, -1)")
     np.testing.assert_allclose(S.paths[0].product, S.grad, rtol=1e-12)
+
+
+def test_a_leaf_the_program_made_is_named_by_its_variable():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        explanation = explain("w = randn(3, 2, requires_grad=True)\nx: input\ne = sum(w * x)", {"x": 2.0})
+    text = str(explanation)
+    assert "AccumulateGrad *" not in text and "w.grad +=" in text and "sum_to(w * g, ())" in text

@@ -61,6 +61,9 @@ def explain_run(run, *, wrt=None, why: str | None = None, limit: int = LIMIT) ->
 
 def _namer(evaluation):
     leaves = {id(t): name for name, t in {**evaluation.constants, **evaluation.inputs}.items()}
+    for name, t in evaluation.variables.items():  # a leaf the program made: w = randn(3, requires_grad=True)
+        if getattr(t, "grad_fn", 0) is None and getattr(t, "requires_grad", False):
+            leaves.setdefault(id(t), name)
     uses: dict = {}
     for label in evaluation.labels.values():
         uses[label] = uses.get(label, 0) + 1
