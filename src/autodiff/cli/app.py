@@ -1,12 +1,14 @@
 """The `autodiff` application: its commands registered with Typer. Each command lives in
-cli/commands/, its shared options in cli/options.py, its output in cli/render/."""
+cli/commands/ (named in COMMANDS there), its shared options in cli/options.py, its output in
+cli/render/. Their options are declared without Typer (cli/declare.py) and made Typer's here."""
 
 from __future__ import annotations
 
 import typer
 
 from .._version import __version__
-from .commands import derive, explain, graph, grad, plot, suite
+from .commands import COMMANDS, command, examples, suite
+from .declare import for_typer
 from .options import runs_programs
 
 app = typer.Typer(
@@ -37,19 +39,15 @@ def main(version: bool = typer.Option(False, "--version", "-V", is_eager=True, c
     """
 
 
-app.command(epilog=grad.GRAD_EXAMPLES)(runs_programs(grad.grad))
-app.command("eval", epilog=grad.EVAL_EXAMPLES)(runs_programs(grad.evaluate))
-app.command(epilog=derive.EXAMPLES)(runs_programs(derive.derive))
-app.command(epilog=graph.EXAMPLES)(runs_programs(graph.graph))
-app.command(epilog=explain.EXAMPLES)(runs_programs(explain.explain))
-app.command(epilog=plot.EXAMPLES)(runs_programs(plot.plot))
+for _name in COMMANDS:
+    app.command(_name, epilog=examples(_name))(for_typer(command(_name)))
 
 _TestGroup, _RunCommand = suite.group_classes()
 test_app = typer.Typer(cls=_TestGroup, add_completion=False, rich_markup_mode="rich",
                        context_settings={"help_option_names": ["-h", "--help"]})
 app.add_typer(test_app, name="test", help="Compare expression files' values and gradients with their golden records.")
-test_app.command("run", cls=_RunCommand, hidden=True, epilog=suite.EXAMPLES)(runs_programs(suite.test))
-test_app.command("accept")(suite.accept)
-test_app.command("reject")(suite.reject)
-test_app.command("review")(suite.review)
-test_app.command("merge")(suite.merge)
+test_app.command("run", cls=_RunCommand, hidden=True, epilog=suite.EXAMPLES)(for_typer(runs_programs(suite.test)))
+test_app.command("accept")(for_typer(suite.accept))
+test_app.command("reject")(for_typer(suite.reject))
+test_app.command("review")(for_typer(suite.review))
+test_app.command("merge")(for_typer(suite.merge))

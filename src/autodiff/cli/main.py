@@ -72,15 +72,21 @@ def _output_failed(reason: str) -> int:
 
 
 def _run(argv: list) -> int:
-    from .quick import quick_grad
-
     completing = os.environ.get("_AUTODIFF_COMPLETE")
     if not completing and any(word == "--at" or word.startswith("--at=") for word in argv):
         from .program_input import check_at_words
 
         check_at_words(argv)  # `--at x=[1, 2]` cut by the shell: said alike on both paths below
-    # `grad FILE --at ... --format plain` runs without Typer (cli/quick.py)
-    status = None if completing else quick_grad(argv)
+    status = None
+    if not completing:  # grad, eval and derive's usual command lines run without Typer (cli/quick.py)
+        from . import quick
+
+        try:
+            status = quick.run(argv)
+        except Exception as error:
+            if _typer_usage_error(error):  # a command's own check said in Typer's words (options.bad_number)
+                return _usage(error, argv)
+            raise
     if status is None:
         # The command is driven here rather than through Typer's own main(), which would turn
         # Ctrl-C into a silent 130 and a closed pipe into exit 1; those are ours to report.
@@ -110,6 +116,12 @@ def _run(argv: list) -> int:
     except OSError as error:
         return _output_failed(error.strerror or str(error))
     return int(status) if isinstance(status, int) else ExitCode.OK
+
+
+def _typer_usage_error(error: Exception) -> bool:
+    """An error of Typer's, raised by a command that loaded Typer to say it."""
+    typer = sys.modules.get("typer")
+    return typer is not None and isinstance(error, typer.TyperException)
 
 
 def _help_colours(stream) -> None:

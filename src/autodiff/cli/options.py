@@ -1,7 +1,8 @@
 """The options the commands share, declared once: the program and its inputs, how a program
 runs (one language Options, see `runs_programs`), --points and its companions, and the small
 choices (`--color`, `--dtype`...). Each command's `--format` choices come from the renderer
-table (cli/render/__init__.py)."""
+table (cli/render/__init__.py). Declared with cli/declare.py, not Typer: importing this costs
+nothing of Typer's (cli/quick.py reads these declarations without it)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import List, Optional
 
-import typer
-
+from .declare import Argument, Option
 from .render import format_choices
 
 
@@ -32,7 +32,8 @@ Unused = choices("Unused", "warn", "fail", "delete")
 
 
 def words():
-    """Text whose metavar says all (FILE, PATH...): the help shows no `<str>` beside it."""
+    """Text whose metavar says all (FILE, PATH...): the help shows no `<str>` beside it. Declared as
+    `click_type=words`, called only when Typer is loaded (see declare.Declared.typer)."""
     from typer._click.types import StringParamType
 
     class Words(StringParamType):
@@ -42,27 +43,27 @@ def words():
     return Words()
 
 
-FILE = typer.Argument(None, metavar="FILE", show_default=False, click_type=words(),
-                      help="The expression file; [bold]-[/] reads standard input, as does no FILE when standard "
-                           "input is a pipe ([bold]echo 'x**2' | autodiff grad --at x=3[/]).")
-EXPR = typer.Option(None, "-e", "--expr", metavar="EXPR", help="The program itself, instead of a FILE.")
-AT = typer.Option([], "--at", metavar="NAME=VALUE,...",
-                  help="Input values: numbers or \\[lists], e.g. [bold]--at 'a=2,W=[[1,2],[3,4]]'[/] (quote brackets for the "
-                       "shell; no space after a comma). May be repeated.")
-OUTPUT = typer.Option(None, "--output", metavar="NAME", help="Use this variable as the output, not the last statement.")
+FILE = Argument(None, metavar="FILE", show_default=False, click_type=words,
+                help="The expression file; [bold]-[/] reads standard input, as does no FILE when standard "
+                     "input is a pipe ([bold]echo 'x**2' | autodiff grad --at x=3[/]).")
+EXPR = Option(None, "-e", "--expr", metavar="EXPR", help="The program itself, instead of a FILE.")
+AT = Option([], "--at", metavar="NAME=VALUE,...",
+            help="Input values: numbers or \\[lists], e.g. [bold]--at 'a=2,W=[[1,2],[3,4]]'[/] (quote brackets for the "
+                 "shell; no space after a comma). May be repeated.")
+OUTPUT = Option(None, "--output", metavar="NAME", help="Use this variable as the output, not the last statement.")
 
 
 def table_format(kind: str, name: str) -> tuple:
     """(the Enum of `--format`'s choices for a kind of result, the option): the choices come from
     the renderer table, for the commands whose results are tables (grad, eval, test)."""
     choices = format_choices(kind, name)
-    return choices, typer.Option(choices.auto, "--format", "-f",
-                                 help="rich (a table), plain (tab-separated lines) or json; auto is rich on a "
-                                      "terminal.")
+    return choices, Option(choices.auto, "--format", "-f",
+                           help="rich (a table), plain (tab-separated lines) or json; auto is rich on a "
+                                "terminal.")
 
 
-PATHS = typer.Argument(None, metavar="PATH...", show_default=False, click_type=words(),
-                       help="Expression files, their records, pending records or directories; default: .")
+PATHS = Argument(None, metavar="PATH...", show_default=False, click_type=words,
+                 help="Expression files, their records, pending records or directories; default: .")
 
 def _parameter(name: str, annotation, default) -> inspect.Parameter:
     return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation)
@@ -73,19 +74,19 @@ def _parameter(name: str, annotation, default) -> inspect.Parameter:
 RUN_OPTIONS = [
     _parameter(name, annotation, default)
     for name, annotation, default in (
-        ("dtype", DType, typer.Option(DType.float64, "--dtype", help="Floating-point type of the computation.")),
-        ("seed", int, typer.Option(0, "--seed", metavar="N", min=0, help="Seed for rand() and randn().")),
-        ("device", Device, typer.Option(Device.cpu, "--device",
-                                        help="Where to compute: cpu, or cuda (needs CuPy and a GPU).")),
-        ("max_elements", int, typer.Option(50_000_000, "--max-elements", metavar="N", min=1,
-                                           help="Largest tensor a program may create.")),
-        ("max_iterations", int, typer.Option(1_000_000, "--max-iterations", metavar="N", min=0,
-                                             help="Most loop turns and function calls in one run.")),
+        ("dtype", DType, Option(DType.float64, "--dtype", help="Floating-point type of the computation.")),
+        ("seed", int, Option(0, "--seed", metavar="N", min=0, help="Seed for rand() and randn().")),
+        ("device", Device, Option(Device.cpu, "--device",
+                                  help="Where to compute: cpu, or cuda (needs CuPy and a GPU).")),
+        ("max_elements", int, Option(50_000_000, "--max-elements", metavar="N", min=1,
+                                     help="Largest tensor a program may create.")),
+        ("max_iterations", int, Option(1_000_000, "--max-iterations", metavar="N", min=0,
+                                       help="Most loop turns and function calls in one run.")),
         # Accepted (and shown in --help) here; main.py reads these two from the command line, before any command runs.
-        ("color", Color, typer.Option(Color.auto, "--color",
-                                      help="Colours: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR forces "
-                                           "them), always or never. Errors are coloured too.")),
-        ("debug", bool, typer.Option(False, "--debug", help="Show Python's traceback on errors.")),
+        ("color", Color, Option(Color.auto, "--color",
+                                help="Colours: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR forces "
+                                     "them), always or never. Errors are coloured too.")),
+        ("debug", bool, Option(False, "--debug", help="Show Python's traceback on errors.")),
     )
 ]
 
@@ -166,15 +167,15 @@ def run_options(dtype: DType, seed: int, device: Device, max_elements: int, max_
 
 
 # --points and its companions, on grad and eval (see cli/commands/points.py).
-POINTS = typer.Option(None, "--points", metavar="FILE|-",
-                      help="Many points in one run: CSV with a header of input names, or JSON Lines; one result each.")
-POINTS_IN = typer.Option(None, "--in", help="The points' format (default: from the file's extension; csv for -).")
-POINTS_OUT = typer.Option(None, "--out", help="The results' format (default: the points' own: jsonl, csv or tsv).")
-FLATTEN = typer.Option(False, "--flatten", help="With --out csv|tsv: a column per tensor element, grad_W[0,1].")
-NO_HEADER = typer.Option(False, "--no-header", help="With --out csv|tsv: no header line.")
-ON_ERROR = typer.Option(OnError.stop, "--on-error",
-                        help="A bad point: stop (exit 2 or 4), skip it (said on standard error), or null (a record "
-                             "with the error). With skip or null the exit status is 1 if any point failed.")
+POINTS = Option(None, "--points", metavar="FILE|-",
+                help="Many points in one run: CSV with a header of input names, or JSON Lines; one result each.")
+POINTS_IN = Option(None, "--in", help="The points' format (default: from the file's extension; csv for -).")
+POINTS_OUT = Option(None, "--out", help="The results' format (default: the points' own: jsonl, csv or tsv).")
+FLATTEN = Option(False, "--flatten", help="With --out csv|tsv: a column per tensor element, grad_W[0,1].")
+NO_HEADER = Option(False, "--no-header", help="With --out csv|tsv: no header line.")
+ON_ERROR = Option(OnError.stop, "--on-error",
+                  help="A bad point: stop (exit 2 or 4), skip it (said on standard error), or null (a record "
+                       "with the error). With skip or null the exit status is 1 if any point failed.")
 
 
 POINT_OPTIONS = [_parameter("points", Optional[str], POINTS), _parameter("points_in", Optional[RecordFormat], POINTS_IN),
@@ -191,4 +192,6 @@ def check_tolerances(atol: float, rtol: float) -> None:
 
 
 def bad_number(name: str, value) -> float:
+    import typer  # its message, as for any other bad value of an option (main.py says it, on either path)
+
     raise typer.BadParameter(f"{value} is not a number of the allowed range", param_hint=f"'{name}'")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import typer
-
+from ..declare import Option
 from ..exit_codes import ExitCode
 from ..options import OUTPUT, reads_program
 from ..render import emit, format_choices
@@ -32,17 +31,17 @@ EXAMPLES = """[bold]Examples[/]
 @reads_program
 def derive(
     program=None,  # FILE, -e, --at (see options.reads_program)
-    wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b", help="Derive with respect to these inputs only."),
-    shape: Optional[List[str]] = typer.Option(None, "--shape", metavar="NAME=n,m",
-                                              help="An input's shape by named sizes (repeatable): the formulas hold "
-                                                   "for every size."),
+    wrt: Optional[str] = Option(None, "--wrt", metavar="a,b", help="Derive with respect to these inputs only."),
+    shape: Optional[List[str]] = Option(None, "--shape", metavar="NAME=n,m",
+                                        help="An input's shape by named sizes (repeatable): the formulas hold "
+                                             "for every size."),
     output: Optional[str] = OUTPUT,
-    order: int = typer.Option(1, "--order", metavar="1|2", help="2 also derives the second derivatives."),
-    check: bool = typer.Option(False, "--check", help="Run the derived program against the engine's gradients at the "
-                                                      "--at point, or at random points (exit 1 if one differs)."),
-    format: DeriveFormat = typer.Option(DeriveFormat.auto, "--format", "-f",
-                                        help="rich, plain, json, latex, markdown, expr (a program autodiff eval runs) or "
-                                             "python (a module that needs only NumPy); auto is rich on a terminal."),
+    order: int = Option(1, "--order", metavar="1|2", help="2 also derives the second derivatives."),
+    check: bool = Option(False, "--check", help="Run the derived program against the engine's gradients at the "
+                                                "--at point, or at random points (exit 1 if one differs)."),
+    format: DeriveFormat = Option(DeriveFormat.auto, "--format", "-f",
+                                  help="rich, plain, json, latex, markdown, expr (a program autodiff eval runs) or "
+                                       "python (a module that needs only NumPy); auto is rich on a terminal."),
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
 ) -> None:
     """Derive the output's derivatives as formulas: simplified, shared parts computed once."""
@@ -62,4 +61,4 @@ def derive(
             say(line)
     emit("derivation", result, format, warnings=False)
     if result.check is not None and not result.check.passed:
-        raise typer.Exit(ExitCode.CHECK_FAILED)
+        return ExitCode.CHECK_FAILED

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-import typer
-
+from ..declare import Option
 from ..exit_codes import ExitCode
 from ..options import OUTPUT, Mode, check_tolerances, reads_points, reads_program, table_format
 from ..render import emit
@@ -44,30 +43,30 @@ EVAL_EXAMPLES = """[bold]Examples[/]
 @reads_points
 def grad(
     program=None,  # FILE, -e, --at (see options.reads_program)
-    wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b",
-                                      help="Only these inputs require grad; the others are constants."),
-    retain: Optional[str] = typer.Option(None, "--retain", metavar="NAMES|all",
-                                         help="Keep the gradients of these variables (retain_grad); all: every intermediate. "
-                                              "The output itself has gradient 1, as in PyTorch."),
+    wrt: Optional[str] = Option(None, "--wrt", metavar="a,b",
+                                help="Only these inputs require grad; the others are constants."),
+    retain: Optional[str] = Option(None, "--retain", metavar="NAMES|all",
+                                   help="Keep the gradients of these variables (retain_grad); all: every intermediate. "
+                                        "The output itself has gradient 1, as in PyTorch."),
     output: Optional[str] = OUTPUT,
-    grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
-                                              help="The gradient to start backward from, for a non-scalar output."),
-    tree: bool = typer.Option(False, "--tree", help="Show the grad_fn graph as a tree."),
-    check: bool = typer.Option(False, "--check",
-                               help="Compare every gradient with central finite differences (exit 1 if one differs)."),
-    order: int = typer.Option(1, "--order", metavar="1|2", help="2 also computes the Hessian of a scalar output."),
-    mode: Mode = typer.Option(Mode.reverse, "--mode", case_sensitive=False,
-                              help="reverse: one backward pass; forward: one forward pass per input element (dual "
-                                   "tensors), which pays for few input numbers and a large output."),
-    atol: float = typer.Option(1e-5, "--atol", min=0.0, metavar="TOL",
-                               help="Absolute tolerance of --check. Finite differences are approximate, so the default "
-                                    "is looser than autodiff test's (1e-12), which compares with exact records."),
-    rtol: float = typer.Option(1e-3, "--rtol", min=0.0, metavar="TOL",
-                               help="Relative tolerance of --check (autodiff test's: 1e-9, for the same reason)."),
-    eps: Optional[float] = typer.Option(None, "--eps", metavar="STEP",
-                                        help="The step of --check, relative to each value: x moves by STEP * |x| "
-                                             "where |x| < 1, by STEP from 1 up, never less than its rounding "
-                                             "resolves. Default 1e-6 (1e-3 in float32)."),
+    grad_output: Optional[str] = Option(None, "--grad-output", metavar="ones|VALUE",
+                                        help="The gradient to start backward from, for a non-scalar output."),
+    tree: bool = Option(False, "--tree", help="Show the grad_fn graph as a tree."),
+    check: bool = Option(False, "--check",
+                         help="Compare every gradient with central finite differences (exit 1 if one differs)."),
+    order: int = Option(1, "--order", metavar="1|2", help="2 also computes the Hessian of a scalar output."),
+    mode: Mode = Option(Mode.reverse, "--mode", case_sensitive=False,
+                        help="reverse: one backward pass; forward: one forward pass per input element (dual "
+                             "tensors), which pays for few input numbers and a large output."),
+    atol: float = Option(1e-5, "--atol", min=0.0, metavar="TOL",
+                         help="Absolute tolerance of --check. Finite differences are approximate, so the default "
+                              "is looser than autodiff test's (1e-12), which compares with exact records."),
+    rtol: float = Option(1e-3, "--rtol", min=0.0, metavar="TOL",
+                         help="Relative tolerance of --check (autodiff test's: 1e-9, for the same reason)."),
+    eps: Optional[float] = Option(None, "--eps", metavar="STEP",
+                                  help="The step of --check, relative to each value: x moves by STEP * |x| "
+                                       "where |x| < 1, by STEP from 1 up, never less than its rounding "
+                                       "resolves. Default 1e-6 (1e-3 in float32)."),
     format: GradFormat = GRAD_FORMAT,
     points=None,  # --points, --in, --out, --flatten, --no-header, --on-error (see options.reads_points)
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
@@ -91,7 +90,7 @@ def grad(
                             tree=tree, check=check, order=order, atol=atol, rtol=rtol, chosen=format, options=options,
                             mode=mode.value, eps=eps)
     if result.check is not None and not result.check.passed:
-        raise typer.Exit(ExitCode.CHECK_FAILED)
+        return ExitCode.CHECK_FAILED
 
 
 

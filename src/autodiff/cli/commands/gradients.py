@@ -1,5 +1,4 @@
-"""`autodiff grad` at one point, without Typer: cli/quick.py runs it for the plain form of the
-command, and commands/grad.py for every other."""
+"""`autodiff grad` at one point (commands/grad.py runs it, with every option of the command line)."""
 
 from __future__ import annotations
 
@@ -8,8 +7,7 @@ from ..render import emit
 
 def show_gradients(source, values, *, wrt, retain, output, grad_output, tree, check, order, atol, rtol, chosen,
                    options, mode: str = "reverse", eps: float | None = None):
-    """`autodiff grad` at one point: run forward and backward, check if asked, show the result
-    (cli/quick.py runs it too, without Typer)."""
+    """`autodiff grad` at one point: run forward and backward, check if asked, show the result."""
     from ...program import check as check_gradients
     from ...program import differentiate
     from ..program_input import parse_names

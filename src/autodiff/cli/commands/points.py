@@ -7,8 +7,6 @@ from __future__ import annotations
 import sys
 from typing import Optional
 
-import typer
-
 from ..._text import shown
 from ..console import say_warnings
 from ..exit_codes import ExitCode
@@ -32,9 +30,9 @@ def _records_format(chosen, out: Optional[RecordFormat]) -> Optional[RecordForma
     return out
 
 
-def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) -> None:
+def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) -> ExitCode:
     """--points: read, evaluate as vectors and write, a chunk at a time (cli/points.py). `asked`
-    is the PointsAsked of the command line, `chosen` its --format."""
+    is the PointsAsked of the command line, `chosen` its --format. Returns the exit status."""
     path, fmt_in, on_error = asked.points, asked.points_in, asked.on_error
     fmt_out = _records_format(chosen, asked.points_out)
     from ...language.analysis import analyze
@@ -105,7 +103,7 @@ def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) ->
                     if on_error is OnError.stop:
                         writer.write(kept, positions, results, {})
                         print(f"autodiff: error: {where}: {problem}", file=sys.stderr)
-                        raise typer.Exit(ExitCode.USAGE if entry.error else ExitCode.EVALUATION)
+                        return ExitCode.USAGE if entry.error else ExitCode.EVALUATION
                     if on_error is OnError.skip:
                         print(f"autodiff: warning: {where}: skipped: {problem}", file=sys.stderr)
                         continue
@@ -121,7 +119,8 @@ def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) ->
         if stream is not sys.stdin.buffer:
             stream.close()
     if failed:
-        raise typer.Exit(ExitCode.CHECK_FAILED)
+        return ExitCode.CHECK_FAILED
+    return ExitCode.OK
 
 
 def point_place(path: str, line: int) -> str:
