@@ -170,7 +170,7 @@ class OpDef:
         self.forward = forward
         self.domain = domain  # may make nan/inf from finite inputs: silence NumPy's warnings
         self.variadic = variadic  # the first argument is a sequence of tensors (cat, stack)
-        params = list(inspect.signature(forward).parameters)
+        params = list(surface.parameter_names(forward))
         if not params or params[0] != "xp":
             raise TypeError(f"op {name}: forward must take the array module `xp` first")
         self.arg_names = tuple(params[1:])
@@ -215,7 +215,7 @@ class OpDef:
 
     def _wanted(self, formula) -> list:
         """The saved names a formula takes (after `grad`, and the index for variadic ops)."""
-        return list(inspect.signature(formula).parameters)[2 if self.variadic else 1 :]
+        return list(surface.parameter_names(formula))[2 if self.variadic else 1 :]
 
     def _plan_saves(self, formulas):
         wanted = {n for formula in formulas for n in self._wanted(formula)}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 
 from ..tensor import TensorMethods
 from .batching import Batched, dispatch, has_batched
@@ -65,11 +66,31 @@ def declare(function, *, name: str | None = None, method=False, inplace: bool = 
 # PyTorch's argument parser takes NumPy's names for these two wherever a function has them.
 NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
 
+_VARIADIC = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def parameter_names(function) -> tuple:
+    """The names of `inspect.signature(function).parameters`, in order. A plain function's are read
+    from its code, without building a Signature (which costs about 15 us: every op and formula
+    is read at import, on every start of the command line); anything else asks inspect."""
+    while True:  # as inspect.signature: a __signature__ given, else through __wrapped__
+        signature = getattr(function, "__signature__", None)
+        if signature is not None:
+            return tuple(signature.parameters)
+        wrapped = getattr(function, "__wrapped__", None)
+        if wrapped is None:
+            break
+        function = wrapped
+    code = getattr(function, "__code__", None)
+    if type(function) is not types.FunctionType or code.co_flags & _VARIADIC:
+        return tuple(inspect.signature(function).parameters)
+    return code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+
 
 def accepting_numpy_names(function):
     """`function`, also taking `axis=` for `dim=` and `keepdims=` for `keepdim=` (`cumsum(x, axis=0)`)."""
     try:
-        parameters = inspect.signature(function).parameters
+        parameters = parameter_names(function)
     except (TypeError, ValueError):
         return function
     aliases = {alias: real for alias, real in NUMPY_NAMES.items() if real in parameters and alias not in parameters}
