@@ -10,7 +10,6 @@ reduction, and gives PyTorch's `(values, indices)` pair.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import math
@@ -169,6 +168,8 @@ KNOWN_NAMES = sorted(set(FUNCTIONS) | set(WORDS) | set(CONSTANTS))
 
 def suggestion(name: str, candidates) -> str:
     """"; did you mean 'log'?" when a close match exists."""
+    import difflib  # only when a name is wrong: not part of every start
+
     close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 

@@ -12,7 +12,6 @@ runs. Limits bound what a program may ask for: elements created, loop turns, cal
 
 from __future__ import annotations
 
-import difflib
 import math
 import operator
 import warnings
@@ -251,6 +250,8 @@ class _Runner:
         assigned = sorted(known - set(missing))
         if len(missing) == 1:
             return suggestion(missing[0], assigned)
+        import difflib  # only when values are missing: not part of every start
+
         close = [(name, difflib.get_close_matches(name, assigned, n=1, cutoff=0.6)) for name in missing]
         pairs = [f"{match[0]!r} for {name!r}" for name, match in close if match]
         return f"; did you mean {', '.join(pairs)}?" if pairs else ""

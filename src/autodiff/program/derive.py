@@ -441,7 +441,7 @@ def _point(analysis, given: dict, named: dict, sizes: dict, seed: int, every: bo
     """(values of every input, whether some were made up): the given ones, and for the others
     values of their shape (random, in [0.5, 1.5]) or the number DEFAULT_VALUE. `every`: made up
     for every input, at `sizes`."""
-    rng = np.random.default_rng(seed)
+    rng = None  # made when a value is drawn: importing numpy.random costs start-up time most runs never need
     point = {} if every else dict(given)
     made_up = False
     for name in analysis.inputs:
@@ -450,6 +450,7 @@ def _point(analysis, given: dict, named: dict, sizes: dict, seed: int, every: bo
             continue
         if name in named:
             shape = tuple(sizes[s] if isinstance(s, str) else s for s in named[name])
+            rng = np.random.default_rng(seed) if rng is None else rng
             point[name] = rng.uniform(0.5, 1.5, size=shape).tolist()
         elif every and name in given:
             point[name] = given[name]
