@@ -314,3 +314,28 @@ def test_a_declaration_the_quick_path_does_not_know_leaves_the_command_to_typer(
     assert quick.parse(plain, ["--at", "x=1", "--at=y=2"]) == {"file": None, "at": ["x=1", "y=2"], "tree": False}
     for function in (read_by_a_callback, from_the_environment, with_a_secondary_name):
         assert quick.parse(function, []) is None, function.__name__
+
+
+# -- the way out ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [["eval", "-e", "ones(300000)", "--format", "json"],
+                                  ["grad", "-e", "x**2", "--points", "-", "--out", "csv"]], ids=["eval", "grad --points"])
+def test_the_console_script_writes_all_its_output_before_it_exits(autodiff, argv):
+    """console() ends a grad, eval or derive run with os._exit, without Python's teardown:
+    standard output and standard error are flushed first."""
+    result = autodiff(*argv, stdin="x\n" + "".join(f"{i}\n" for i in range(20000)))
+    assert result.code == 0, result.stderr
+    if argv[0] == "eval":
+        import json
+
+        assert json.loads(result.stdout)["value"] == [1.0] * 300000
+    else:
+        lines = result.stdout.splitlines()
+        assert (len(lines), lines[0], lines[-1]) == (20001, "x,value,grad_x", "19999,399960001.0,39998.0")
+
+
+def test_python_dash_m_is_the_console_script():
+    done = subprocess.run([sys.executable, "-m", "autodiff", "grad", TUTORIAL, "--at", AT, "--format", "plain"],
+                          cwd=ROOT, capture_output=True, text=True, env=environment(), timeout=120)
+    assert (done.returncode, done.stdout.splitlines()[0]) == (0, "e\t17.51292546497023"), done.stderr

@@ -20,6 +20,32 @@ from ..language.spelling import flags
 from .exit_codes import ExitCode
 
 
+def console() -> None:
+    """The `autodiff` console script and `python -m autodiff`: main(), then the process exits.
+
+    After grad, eval and derive, it exits at once (os._exit), both streams flushed, without the
+    interpreter's teardown: freeing every loaded module's objects one by one costs more than
+    a tenth of such a run (bench/cli.py), and they leave nothing that needs it: no thread,
+    child process, temporary file or exit handler of their own. Every other command, and a run
+    under a tracer (coverage), exits as Python does."""
+    argv = sys.argv[1:]
+    status = main(argv)
+    if _quick_command(argv) and sys.gettrace() is None and "coverage" not in sys.modules:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        os._exit(status)
+    sys.exit(status)
+
+
+def _quick_command(argv: list) -> bool:
+    from .quick import QUICK
+
+    return bool(argv) and argv[0] in QUICK
+
+
 def main(argv: list | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or bool(os.environ.get("AUTODIFF_DEBUG"))
