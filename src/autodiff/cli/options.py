@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import functools
 import inspect
-from dataclasses import dataclass
 from enum import Enum
 from typing import List, Optional
 
+from ..language.records import record
 from .declare import Argument, Option
 from .render import format_choices
 
@@ -135,7 +135,7 @@ def reads_program(command=None, *, at=None):
     return _expanded(command, "program", parameters, gather)
 
 
-@dataclass
+@record
 class PointsAsked:
     """--points and its companions (cli/commands/points.py)."""
 

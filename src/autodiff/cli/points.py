@@ -16,10 +16,10 @@ import json
 import os
 import select
 import sys
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..language.records import record
 from .. import codec
 from .._text import shown
 
@@ -32,7 +32,7 @@ class PointsProblem(Exception):
     """A point that cannot be run (its line number is in the message); exit status 2 when it stops the run."""
 
 
-@dataclass
+@record
 class Entry:
     line: int
     values: dict | None  # input name -> array, or None for a bad record

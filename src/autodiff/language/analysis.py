@@ -7,8 +7,9 @@ they first appear, plus those it declares (`a: input = 2`). Unknown functions, m
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .records import record
 from . import ast
 from .builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS, reduction_word, suggestion
 from .errors import NameProblem, SyntaxProblem
@@ -19,7 +20,7 @@ from .source import Source
 DECLARATION_KINDS = ("input", "const")
 
 
-@dataclass
+@record
 class Analysis:
     inputs: list = field(default_factory=list)  # names, in order of first use or declaration
     first_use: dict = field(default_factory=dict)  # input name -> the node that first uses it

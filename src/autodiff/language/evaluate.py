@@ -15,10 +15,11 @@ from __future__ import annotations
 import math
 import operator
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
+from .records import record
 from .. import Tensor, creation, dtypes, return_types
 from ..ops.batching import Batched, DataDependent
 from ..ops.registry import ShapeError
@@ -34,7 +35,7 @@ from .source import Source
 from .spelling import given, input_values, option
 
 
-@dataclass
+@record
 class Options:
     """How a program runs, and the limits it runs under."""
 
@@ -53,7 +54,7 @@ class Options:
     trace: object = None
 
 
-@dataclass
+@record
 class Evaluation:
     """What running a program produced."""
 

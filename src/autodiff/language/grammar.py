@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+
+from .records import record
 
 FORMAT = 5  # bump when the compiled form changes
 GRAMMAR_FILE = "grammar.lark"
@@ -24,7 +25,7 @@ TABLES_FILE = "grammar_tables.json"
 LAYOUT_TERMINALS = ("_NL", "_INDENT", "_DEDENT")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     """A reduction: how many symbols it pops, what it builds, and how it filters its children."""
 
@@ -46,7 +47,7 @@ class Rule:
         )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tables:
     actions: list  # per state: {terminal or rule name: >= 0 shift/goto state, < 0 reduce rule -1-n}
     rules: list

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from .records import record
 
 
-@dataclass
+@record
 class Source:
     """A program's text and the name to report it by (a path, `<stdin>` or `<expr>`)."""
 

@@ -22,10 +22,11 @@ their kink (relu or abs of 0, a tie of maximum).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
+from ..language.records import record
 from .. import no_grad
 from ..language import Options, Warning_, evaluate
 from ..language.errors import Note
@@ -41,7 +42,7 @@ ROUNDING_UNITS = {8: 2.0 ** 12, 4: 2.0 ** 8, 2: 2.0 ** 4}
 LARGE_PART = 1e-2  # a step this part of its value's magnitude or more is noted
 
 
-@dataclass
+@record
 class CheckEntry:
     name: str
     checked: int
@@ -57,7 +58,7 @@ class CheckEntry:
     step: float = 0.0  # the step h at the worst element
 
 
-@dataclass
+@record
 class CheckReport:
     eps: float  # the step relative to each element (see steps())
     atol: float

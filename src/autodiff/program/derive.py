@@ -11,10 +11,11 @@ conditions are listed as assumptions; with no value given there, derive refuses.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 import numpy as np
 
+from ..language.records import record
 from .. import Tensor, autograd
 from ..language import InputProblem, Options, Program, ProgramError, Source, evaluate, parse
 from ..language.errors import EvaluationProblem
@@ -35,7 +36,7 @@ from .run import _source_and_program, refuse_non_tensor
 DEFAULT_VALUE = 0.75  # an input's value where --at gives none: it only fixes a 0-d shape
 
 
-@dataclass
+@record
 class Assumption:
     """A condition the derived program holds under: a branch taken, a loop's count, a value read.
 
@@ -54,7 +55,7 @@ class Assumption:
         return f"line {self.line}" + (f", turn {self.turn}" if self.turn is not None else "")
 
 
-@dataclass
+@record
 class Derived:
     """One derivative: of the output with respect to `wrt` (a pair of names at order 2)."""
 
@@ -65,7 +66,7 @@ class Derived:
     shape: tuple = ()
 
 
-@dataclass
+@record
 class Derivation:
     source: str
     output: str
@@ -212,7 +213,7 @@ def derive(source: Source | str, at: dict | None = None, *, program: Program | N
         return _derive(source, at, program, wrt, output, order, options, shapes)
 
 
-@dataclass
+@record
 class _Trace:
     """One run of the program, traced: what the formulas are made of."""
 
@@ -883,7 +884,7 @@ CHECK_RTOL, CHECK_ATOL = 1e-7, 1e-9
 RANDOM_POINTS = 3
 
 
-@dataclass
+@record
 class DeriveCheck:
     points: int
     mismatches: list  # (point number, derivative name, engine value, derived value)

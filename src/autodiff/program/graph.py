@@ -7,15 +7,16 @@ references); very large graphs are cut at `limit` nodes and say how many were le
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
+from ..language.records import record
 from ..autograd.node import AccumulateGrad
 from .values import host, to_python
 
 
-@dataclass
+@record
 class GraphNode:
     id: int
     op: str  # PyTorch's node name: MulBackward0, AccumulateGrad...
@@ -29,7 +30,7 @@ class GraphNode:
     seq: int | None = None  # the node's creation number (Node._seq): what an explanation's paths and steps name
 
 
-@dataclass
+@record
 class GraphModel:
     nodes: list = field(default_factory=list)
     edges: list = field(default_factory=list)  # (parent id, child id, input position), towards the leaves

@@ -15,10 +15,11 @@ point's): `first_not_finite` finds the first point that has one, and `alone` run
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
+from ..language.records import record
 from .. import Tensor, as_tensor, no_grad, tensor
 from ..autograd.engine import grad as autograd_grad
 from ..language import Options, ProgramError, Source, evaluate, parse
@@ -28,7 +29,7 @@ from .run import the_output
 from .values import host
 
 
-@dataclass
+@record
 class Group:
     """Points run together, with their results as host arrays whose first dimension is the points."""
 
@@ -38,7 +39,7 @@ class Group:
     grads: dict  # input name -> array, or None where the input does not reach the output
 
 
-@dataclass
+@record
 class Results:
     """What Sweep.run found: the groups that ran, and each failed point's reason."""
 
@@ -58,7 +59,7 @@ class Results:
         raise IndexError(index)
 
 
-@dataclass
+@record
 class Sweep:
     """A program prepared once, then run over chunks of points."""
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
+from ..language.records import record
 from .. import Tensor, autograd, no_grad, return_types
 from ..language import Evaluation, InputProblem, Options, Program, Source, Warning_, evaluate, parse, parse_value
 from ..language.spelling import given, option
@@ -27,7 +28,7 @@ from .values import host
 MAX_HESSIAN_ELEMENTS = 1_000  # input elements for order 2 (the Hessian has their square)
 
 
-@dataclass
+@record
 class Quantity:
     """One named value of a run, as it is shown."""
 
@@ -43,7 +44,7 @@ class Quantity:
     note: str = ""  # why there is no gradient: "not retained", "does not reach the output"...
 
 
-@dataclass
+@record
 class Differentiation:
     """A program run forward and backward at one point."""
 
@@ -93,7 +94,7 @@ class Differentiation:
         printer.text(differentiation_text(self))
 
 
-@dataclass
+@record
 class Forward:
     """A program run forward only (nothing recorded)."""
 
@@ -106,7 +107,7 @@ class Forward:
     evaluation: Evaluation | None = None
 
 
-@dataclass
+@record
 class Recorded:
     """A program's recorded graph, run backward too when asked."""
 

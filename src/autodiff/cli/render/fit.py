@@ -8,22 +8,23 @@ table turns into one block per row, where a matrix wraps between its numbers, ne
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
+
+from ...language.records import record
 
 GAP = 3  # the space between two columns of a SIMPLE_HEAD table without edges
 LABEL_MIN = 8  # a label cut shorter than this says nothing
 
 
-@dataclass
+@record
 class Column:
     header: str
     justify: str = "left"
     kind: str = "detail"  # key: the row's name; number: values, kept whole; detail: may fold; label: may be cut
 
 
-@dataclass
+@record
 class Number:
     """A cell of numbers: laid out for the width it gets (a matrix keeps its rows whole where it can)."""
 
