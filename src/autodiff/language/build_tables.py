@@ -1,4 +1,4 @@
-"""Rebuild grammar_tables.json from grammar.lark (needs Lark; run after changing the grammar).
+"""Rebuild grammar_tables.py from grammar.lark (needs Lark; run after changing the grammar).
 
     python -m autodiff.language.build_tables           write the tables
     python -m autodiff.language.build_tables --check   exit 1 if they are stale

@@ -1,11 +1,13 @@
-"""The grammar's LALR tables: built by Lark at development time, shipped as package data.
+"""The grammar's LALR tables: built by Lark at development time, shipped with the package.
 
 Lark does what a parser generator does best: it reads grammar.lark, checks it for conflicts,
 builds the LALR(1) automaton and decides how each rule's children become a node (which tokens
 are kept, which `_rules` are spliced, where `[optional]` items leave a None). The tables are
-plain data in grammar_tables.json, next to the grammar; parser.py runs them with a small
-driver, faster on this grammar than Lark's own runtime (bench/parse.py), and the tokenizer
-matches the terminals defined in the grammar. A program starts without importing Lark.
+plain data in grammar_tables.py, next to the grammar: one literal, which Python keeps compiled
+in its bytecode cache, so a start loads them at the cost of reading that cache (reading them as
+JSON cost three times as much, and the json module). parser.py runs them with a small driver,
+faster on this grammar than Lark's own runtime (bench/parse.py), and the tokenizer matches the
+terminals defined in the grammar. A program starts without importing Lark.
 
 After changing grammar.lark, rebuild the tables (a test fails until they are rebuilt):
 
@@ -14,14 +16,13 @@ After changing grammar.lark, rebuild the tables (a test fails until they are reb
 
 from __future__ import annotations
 
-import json
 import os
 
 from .records import record
 
 FORMAT = 5  # bump when the compiled form changes
 GRAMMAR_FILE = "grammar.lark"
-TABLES_FILE = "grammar_tables.json"
+TABLES_FILE = "grammar_tables.py"
 LAYOUT_TERMINALS = ("_NL", "_INDENT", "_DEDENT")
 
 
@@ -86,16 +87,18 @@ _TABLES: Tables | None = None
 
 
 def tables() -> Tables:
-    """The compiled grammar, read once from the package's grammar_tables.json."""
+    """The compiled grammar, read once from the package's grammar_tables.py."""
     global _TABLES
     if _TABLES is None:
-        _TABLES = _from_data(json.loads(_package_data(TABLES_FILE)))
+        _TABLES = _from_data(shipped_data())
     return _TABLES
 
 
 def shipped_data() -> dict:
-    """The shipped tables as they are stored (for the tests that check they are current)."""
-    return json.loads(_package_data(TABLES_FILE))
+    """The shipped tables as they are stored (grammar_tables.py's TABLES)."""
+    from .grammar_tables import TABLES
+
+    return TABLES
 
 
 def _from_data(data: dict) -> Tables:
@@ -128,7 +131,7 @@ def lark_parser(text: str | None = None, **options):
 
 
 def compile_grammar(text: str) -> dict:
-    """Compile the grammar with Lark into plain, JSON-ready tables.
+    """Compile the grammar with Lark into plain tables (numbers, strings, lists, dicts).
 
     Lark numbers its states differently from run to run; here they are renumbered in the
     order a breadth-first walk from the start state meets them (symbols in sorted order), and
@@ -210,16 +213,21 @@ def _describe(rule) -> dict:
 
 
 def dumps(data: dict) -> str:
-    """The tables as text: one line per rule and per state, so that a change reads as a diff."""
-    lines = ["{"]
+    """The tables as a Python module: one line per rule and per state, so that a change reads as
+    a diff."""
+    lines = [f'"""{_GENERATED}"""', "", "TABLES = {"]
     for key, value in data.items():
         if isinstance(value, list) and key in ("rules", "actions"):
-            items = [json.dumps(item, separators=(",", ":")) for item in value]
-            lines.append(f'"{key}":[\n' + ",\n".join(items) + "\n],")
+            lines.append(f"    {key!r}: [")
+            lines += [f"        {item!r}," for item in value]
+            lines.append("    ],")
         else:
-            lines.append(f'"{key}":{json.dumps(value, separators=(",", ":"))},')
-    lines[-1] = lines[-1].rstrip(",")
+            lines.append(f"    {key!r}: {value!r},")
     return "\n".join(lines) + "\n}\n"
+
+
+_GENERATED = ("The grammar's LALR tables (grammar.py), written by `python -m autodiff.language.build_tables` "
+              "from grammar.lark:\ndo not edit.")
 
 
 def build() -> str:
