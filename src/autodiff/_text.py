@@ -15,9 +15,10 @@ import re
 NAME_LIMIT = 200  # characters of an echoed name or value
 
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\x0b": "\\v", "\x0c": "\\f", "\x08": "\\b", "\x07": "\\a"}
-# C0 and C1 controls, DEL, line and paragraph separators, bidirectional overrides, lone surrogates
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_UNSAFE_BUT_TAB = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# C0 and C1 controls, DEL, line and paragraph separators, bidirectional overrides, lone surrogates.
+# Patterns as text: re compiles one on first use (and keeps it), not on every start of autodiff.
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+_UNSAFE_BUT_TAB = "[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 
 
 def _escape(match) -> str:
@@ -31,7 +32,7 @@ def _escape(match) -> str:
 def escape(text, keep_tabs: bool = False) -> str:
     """`text` with its control characters written as escapes (tabs kept when asked)."""
     text = str(text)
-    return (_UNSAFE_BUT_TAB if keep_tabs else _UNSAFE).sub(_escape, text)
+    return re.sub(_UNSAFE_BUT_TAB if keep_tabs else _UNSAFE, _escape, text)
 
 
 def shown(text, limit: int | None = NAME_LIMIT) -> str:
@@ -42,7 +43,7 @@ def shown(text, limit: int | None = NAME_LIMIT) -> str:
     return text
 
 
-_LONG_WORD = re.compile(r"\w{%d,}" % (NAME_LIMIT + 1))
+_LONG_WORD = r"\w{%d,}" % (NAME_LIMIT + 1)
 
 
 def short_words(text: str) -> str:
@@ -50,7 +51,7 @@ def short_words(text: str) -> str:
     a number of thousands of digits) cut to its start and an ellipsis, as `shown` cuts a name."""
     if len(text) <= NAME_LIMIT:
         return text
-    return _LONG_WORD.sub(lambda m: m.group()[: NAME_LIMIT - 1] + "…", text)
+    return re.sub(_LONG_WORD, lambda m: m.group()[: NAME_LIMIT - 1] + "…", text)
 
 
 def escape_lines(text: str) -> str:

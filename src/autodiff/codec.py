@@ -13,7 +13,6 @@ Nesting follows a tensor's dimensions (at most 64), so the recursion here stays 
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -90,12 +89,16 @@ def text(value) -> str:
     if isinstance(value, float):
         return word(value) or repr(value)
     if isinstance(value, (list, tuple)):
+        import json
+
         return json.dumps(to_json(value), separators=(", ", ": "))
     return str(value)
 
 
 def json_text(value) -> str:
     """A value as JSON text (the words for what JSON has no number for)."""
+    import json
+
     return json.dumps(to_json(value), allow_nan=False, separators=(", ", ": "))
 
 
@@ -141,6 +144,8 @@ def parse_json(value):
     if value is None:
         raise ValueError("the value is missing (null)")
     if isinstance(value, bool):
+        import json
+
         raise ValueError(f"{json.dumps(value)} is not a number")
     if not isinstance(value, (int, float)):
         raise ValueError(f"{shown(str(value))} is not a number")
@@ -161,4 +166,6 @@ def _json_float(text: str) -> float:
 
 def loads(text: str):
     """JSON text as Python values, a number beyond float64's range refused (OutOfRange)."""
+    import json
+
     return json.loads(text, parse_float=_json_float)
