@@ -138,7 +138,9 @@ def show(fmt: str, draw, text) -> None:
     from rich.console import Console
 
     # Without colour (NO_COLOR, --color never), no style at all: bold and dim are escapes too.
-    console = Console(file=sys.stdout, color_system="auto" if colour_on(sys.stdout) else None)
+    # No :emoji: codes: nothing drawn here has one, and reading Rich's table of them on the first
+    # plain string (a table's heading) costs more than drawing the table.
+    console = Console(file=sys.stdout, color_system="auto" if colour_on(sys.stdout) else None, emoji=False)
     with console.capture() as captured:
         draw(console)
     write(captured.get())
