@@ -9,7 +9,6 @@ walk over it, grows with the input's length.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 
@@ -38,6 +37,8 @@ def _fraction(k: float):
     better than k's decimals (1/3, 2/3, 1/4: a division; 0.5 and 1.5 stay as they are); else None."""
     if not math.isfinite(k) or k == int(k):
         return None
+    from fractions import Fraction  # only for a number with decimals: fractions costs start-up time
+
     fraction = Fraction(k).limit_denominator(64)
     if fraction.denominator < 2 or fraction.numerator / fraction.denominator != k:
         return None

@@ -11,7 +11,6 @@ keeps the generic text only where both traces write the same.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 TRACED = (7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47)
 CHECKED = (53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103)
@@ -53,6 +52,8 @@ class SizeNames:
         some names are used; else None."""
         if not self.by_prime or not math.isfinite(value) or value == 0:
             return None
+        from fractions import Fraction  # only here: fractions costs start-up time
+
         fraction = Fraction(value).limit_denominator(10 ** 12)
         if abs(float(fraction) - value) > 1e-15 * abs(value):
             return None
