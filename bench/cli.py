@@ -1,7 +1,7 @@
 """Command-line benchmarks: wall time of whole `autodiff` runs, as ratios against baselines
 measured in the same run (interleaved, medians), because these machines are noisy.
 
-    python bench/cli.py [--repeat 21] [--lines 10000] [--startup-only]
+    python bench/cli.py [--repeat 21] [--lines 10000] [--startup-only] [--instructions]
 
 - start-up: each command below, a whole process, against `python -c "import numpy"` (the
   engine's one dependency) run beside it: every round runs the baseline and every command once,
@@ -13,6 +13,10 @@ measured in the same run (interleaved, medians), because these machines are nois
       eval json    the same, --format json                                             target <= 1.5x
       derive       derive examples/tutorial.expr --format plain                        target <= 1.7x
       grad rich    grad ... --format rich (Rich draws the tables)                      target <= 2.0x
+  With --instructions (and valgrind installed), the same figures also as instructions executed
+  (callgrind; PYTHONHASHSEED=0, one BLAS thread): exact from run to run and untouched by other
+  work on the machine, they track its quiet wall-time ratios within a few hundredths (a little
+  below them), which a loaded machine's wall times do not (they come out lower).
 - the same computation as a PyTorch script, when PyTorch is installed. Target <= 0.2x.
 - a 10,000-line file end to end (parse, forward, backward, output) against the same file run
   as a PyTorch script (the core syntax is Python). Target <= 1.0x.
@@ -138,6 +142,30 @@ def startup(autodiff: list, repeat: int) -> None:
               f"autodiff {' '.join(words)}")
 
 
+def instructions(autodiff: list) -> None:
+    """STARTUP's figures as instructions executed (callgrind), against python -c "import numpy"."""
+    if shutil.which("valgrind") is None:
+        print("instructions: valgrind is not installed (apt-get install valgrind)")
+        return
+    import re
+
+    environment = {**ENVIRONMENT, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"}
+    # a script is run by the Python beside it (valgrind runs executables, not #! lines)
+    command = autodiff if autodiff[0] == sys.executable else [sys.executable, *autodiff]
+
+    def counted(words: list) -> int:
+        subprocess.run(words, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *words], cwd=ROOT,
+                              env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        return int(re.search(r"Collected : (\d+)", done.stderr).group(1))
+
+    baseline = counted([sys.executable, "-c", "import numpy"])
+    print(f"start-up, instructions executed (callgrind) against python -c \"import numpy\" ({baseline / 1e6:.0f} M):")
+    for name, words, target in STARTUP:
+        count = counted(command + words)
+        print(f"  {name:<11} {count / 1e6:6.0f} M    ratio {count / baseline:.2f}  ({verdict(count / baseline, target)})")
+
+
 def verdict(ratio: float, target: float) -> str:
     return f"target <= {target}: {'meets target' if ratio <= target else 'MISSES target'}"
 
@@ -148,6 +176,8 @@ def main(argv=None) -> int:
     parser.add_argument("--torch-repeat", type=int, default=5, help="runs of each command that imports PyTorch")
     parser.add_argument("--lines", type=int, default=10_000)
     parser.add_argument("--startup-only", action="store_true", help="only the start-up figures")
+    parser.add_argument("--instructions", action="store_true",
+                        help="the start-up figures also as instructions executed (needs valgrind)")
     args = parser.parse_args(argv)
     autodiff = autodiff_command()
     try:
@@ -163,6 +193,8 @@ def main(argv=None) -> int:
 
     grad = autodiff + STARTUP[0][1]
     startup(autodiff, args.repeat)
+    if args.instructions:
+        instructions(autodiff)
     if args.startup_only:
         return 0
 

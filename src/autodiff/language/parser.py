@@ -79,8 +79,10 @@ class _Driver:
         self.grammar = grammar
         compiled = self._compiled.get(id(grammar))
         if compiled is None:
-            reducers: list = []
-            reducers += [_on_first_use(reducers, number, rule) for number, rule in enumerate(grammar.rules)]
+            reducers = _shipped_reducers(grammar)
+            if reducers is None:  # reducers.py is not the tables' (being rebuilt): each written when first used
+                reducers = []
+                reducers += [_on_first_use(reducers, number, rule) for number, rule in enumerate(grammar.rules)]
             steps = [{} for _ in grammar.rules]  # per rule: state below -> lookahead -> (state, action)
             compiled = self._compiled[id(grammar)] = (steps, reducers, [rule.size for rule in grammar.rules])
         self.steps, self.reducers, self.sizes = compiled
@@ -153,9 +155,45 @@ class _Driver:
             state = actions[below][rules[-1 - action].origin]
 
 
+def _shipped_reducers(grammar: Tables) -> list | None:
+    """The reducers of reducers.py, one per rule of the shipped tables: written out by
+    build_tables and compiled in Python's bytecode cache, where writing and compiling each
+    reducer a program uses cost about 0.1 ms of its start. None where reducers.py was written
+    for other tables (grammar_tables.py rebuilt alone)."""
+    from .grammar import shipped_data, tables
+
+    if grammar is not tables():
+        return None
+    from . import reducers
+
+    if reducers.GRAMMAR != shipped_data()["grammar_sha256"] or len(reducers.REDUCERS) != len(grammar.rules):
+        return None
+    return list(reducers.REDUCERS)
+
+
+def reducers_source(grammar: Tables, digest: str) -> str:
+    """reducers.py's text: `_reducer_text` of each rule of `grammar`, rules of one shape sharing a
+    function, and REDUCERS, the function of each rule in the tables' order."""
+    names: dict = {}  # text -> its function's name
+    for rule in grammar.rules:
+        names.setdefault(_reducer_text(rule), f"_r{len(names)}")
+    lines = [f'"""{_GENERATED}"""', "", "from .parser import _scope", "", "globals().update(_scope())  # the builders' "
+             "names: node classes' make, _Splice, _span...", "", f"GRAMMAR = {digest!r}  # the tables they were written "
+             "for", ""]
+    for text, name in names.items():
+        lines += ["", text.replace("def reduce(", f"def {name}(", 1)]
+    lines += ["", "REDUCERS = ["]
+    lines += [f"    {names[_reducer_text(rule)]},  # {number}: {rule.origin} -> {rule.builder}"
+              for number, rule in enumerate(grammar.rules)]
+    return "\n".join(lines) + "\n]\n"
+
+
+_GENERATED = ("The parser's reducers, one per rule of grammar_tables.py (parser.py writes each from the rule's\n"
+              "shape and BUILDERS), written by `python -m autodiff.language.build_tables`: do not edit.")
+
+
 def _on_first_use(reducers: list, number: int, rule):
-    """A stand-in that writes rule `number`'s reducer when it first runs: a program uses few
-    of the grammar's rules, and writing one costs about 0.1 ms of start-up."""
+    """A stand-in that writes rule `number`'s reducer when it first runs (see _shipped_reducers)."""
 
     def first(*raw):
         reducers[number] = reduce = _reducer(rule)
@@ -167,8 +205,8 @@ def _on_first_use(reducers: list, number: int, rule):
 _WRITTEN: dict = {}  # reducer source -> function (rules of one shape share it)
 
 
-def _reducer(rule):
-    """A function `raw symbols -> value` for one rule, written out from its shape.
+def _reducer_text(rule) -> str:
+    """The source of a function `raw symbols -> value` for one rule, written out from its shape.
 
     Its body applies Lark's child filter (kept children, spliced `_rules`, None for a missing
     `[optional]`) and finds the span; a builder's `c[i]` and `r[i]` become the symbols
@@ -222,7 +260,12 @@ def _reducer(rule):
         if not re.search(r"\b[se]\b", expression):
             span = ""
         body = children + span + f"    return {expression}\n"
-    text = _read_tokens(f"def reduce({', '.join(raw)}):\n{body}", rule.terminals)
+    return _read_tokens(f"def reduce({', '.join(raw)}):\n{body}", rule.terminals)
+
+
+def _reducer(rule):
+    """Rule `rule`'s reducer, compiled from `_reducer_text` (rules of one text share it)."""
+    text = _reducer_text(rule)
     reduce = _WRITTEN.get(text)
     if reduce is None:
         scope = dict(_scope())
