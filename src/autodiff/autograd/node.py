@@ -5,12 +5,11 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from .tape import sequence as _sequence  # creation order: backward runs nodes newest first, as PyTorch
+
 # The Tensor class, set by tensor.py, which imports this module: a node called on arrays (`Node.__call__`)
 # makes tensors of them.
 TENSOR = None
-
-# Creation order: the engine runs ready nodes newest first, as PyTorch does.
-_sequence = itertools.count()
 _ACCUMULATE_PRIORITY = 1 << 62  # leaves accumulate as soon as they are ready
 
 
@@ -52,6 +51,10 @@ class _HookDict(dict):
 
 class Node:
     """A recorded operation's backward function.
+
+    A registry op's node is a view of its tape's record (ops/registry.py's OpNode, whose fields
+    below are properties); the others (a leaf's AccumulateGrad, a custom Function's, PyTorch's
+    Error and NotImplemented nodes) are objects that keep their fields themselves.
 
     `next_functions` holds one `(node, output_nr)` pair per differentiable input: the node that
     produced that input, an `AccumulateGrad` for a leaf that requires grad, or `None`. It is
