@@ -30,7 +30,7 @@ from operator import attrgetter, itemgetter
 
 from .. import backend
 from ..creation import zeros_like
-from ..ops.registry import _FREED_ERROR, _SCALAR_META, OPS
+from ..ops.registry import _FREED_ERROR, _SCALAR_META, LEAN
 from ..ops.shape import SUM_TO, TO_DTYPE, sum_to_recorded
 from ..tensor import InplaceClock, Tensor, _alias, _make, as_array
 from .anomaly import ANOMALY, warn_forward_trace
@@ -242,6 +242,7 @@ def _needed_nodes(order, target_nodes) -> set:
 
 _F64 = backend.np.float64
 _F64_DTYPE = backend.np.dtype(_F64)
+_NDARRAY = backend.np.ndarray
 _NO_DIMS = ()
 
 
@@ -264,7 +265,8 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
         for k in range(0, len(marks), 3):
             runs.append((marks[k + 1], tape, marks[k], marks[k + 3] if k + 3 < len(marks) else len(tape)))
     runs.sort(key=itemgetter(0), reverse=True)
-    leaves: dict = {}  # AccumulateGrad -> its gradient so far
+    leaves: dict = {}  # AccumulateGrad -> its place in `sums`
+    sums: list = []  # each leaf's gradient so far
     targets: dict = {}  # serial -> what each of the tape's links leads to
     records = {serial: tape.unpack() for serial, tape in tapes.items()}  # each tape's, as one list
     previous_mode = GRAD_MODE.enabled
@@ -275,16 +277,17 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
         for _, tape, start, end in runs:
             links = targets.get(tape.serial)
             if links is None:
-                links = targets[tape.serial] = [_link_target(node, buffers, records) for node, _, _ in tape.links]
-            _run_records(records[tape.serial], buffers[tape.serial], links, leaves, start, end, keep_graph)
+                links = targets[tape.serial] = [_link_target(node, buffers, records, leaves, sums)
+                                                for node, _, _ in tape.links]
+            _run_records(records[tape.serial], buffers[tape.serial], links, start, end, keep_graph)
     finally:
         quiet.__exit__(None, None, None)
         GRAD_MODE.enabled = previous_mode
         if not keep_graph:  # their saved values were freed
             for serial, tape in tapes.items():
                 tape.repack(records[serial])
-    for leaf, g in leaves.items():
-        _accumulate(leaf.variable, g, False)
+    for leaf, k in leaves.items():
+        _accumulate(leaf.variable, sums[k], False)
     return True
 
 
@@ -320,57 +323,76 @@ def _lean_tapes(tensors):
     return tapes
 
 
-def _link_target(node, buffers: dict, records: dict) -> tuple:
+def _link_target(node, buffers: dict, records: dict, leaves: dict, sums: list) -> tuple:
     """(buffer, index, (shape, dtype)) where a gradient sent through a link goes: a record of an
-    older tape, or a leaf (buffer None, index the AccumulateGrad)."""
+    older tape, or a leaf (its place in `sums`, one per AccumulateGrad)."""
     if node.__class__ is AccumulateGrad:
-        return None, node, (node._shape, node._dtype)
+        k = leaves.get(node)
+        if k is None:
+            k = leaves[node] = len(sums)
+            sums.append(None)
+        meta = (node._shape, node._dtype)
+        return sums, k, _SCALAR_META if meta == _SCALAR_META else meta
     serial = node._tape.serial
     return buffers[serial], node._at, records[serial][node._at][1]
 
 
-def _run_records(records, buffer, links, leaves, start, end, keep_graph) -> None:
+def _run_records(records, buffer, links, start, end, keep_graph) -> None:
     """Records end-1 down to start: each one's formulas on its saved arrays, each gradient added
-    into its input's place."""
+    into its input's place. (The hot loop of backward: written out, without calls of its own.)"""
+    free = not keep_graph
     for i in range(end - 1, start - 1, -1):
         g = buffer[i]
         if g is None:
             continue
         buffer[i] = None
         record = records[i]
-        op = OPS[record[0]]
-        if len(record) < op.length:
-            raise RuntimeError(_FREED_ERROR)
-        plan = op.lean
-        if plan is None:  # three inputs or more, or a list of them: the op's general caller
-            pairs = zip(record[2] if op.variadic else record[2:op.head], _outputs(op, record, g))
+        plan, head, length, frees, op = LEAN[record[0]]
+        if plan is None or frees and len(record) < length:  # three inputs or more, a list of them, or freed
+            _run_record(records, buffer, links, i, record, op, g)
         else:
-            pairs = []
             for f, j, r in plan:
                 ref = record[r]
-                if ref is not None:
-                    pairs.append((ref, f(g) if j is None else f(g, record[j]) if j > 0 else f(g, record[op.head:])))
-        for position, (ref, gi) in enumerate(pairs):
-            if ref is None or gi is None:
-                continue
-            if ref >= 0:
-                meta = records[ref][1]
+                if ref is None:
+                    continue
+                if j > 0:  # one saved value
+                    gi = f(g, record[j])
+                elif f is None:  # the gradient as it is
+                    gi = g
+                else:  # none (0), or every one (-1)
+                    gi = f(g) if j == 0 else f(g, record[head:])
+                if ref > 0:  # a record of this tape, `ref` places back
+                    ref = i - ref
+                    meta = records[ref][1]
+                    if gi.__class__ is not _F64 or meta is not _SCALAR_META:
+                        gi = _conformed(gi, meta, op, r - 2)
+                    previous = buffer[ref]
+                    buffer[ref] = gi if previous is None else previous + gi
+                    continue
+                into, at, meta = links[~ref]  # a record of an older tape, or a leaf
                 if gi.__class__ is not _F64 or meta is not _SCALAR_META:
-                    gi = _conformed(gi, meta, op, position)
-                previous = buffer[ref]
-                buffer[ref] = gi if previous is None else previous + gi
-                continue
-            into, at, meta = links[~ref]
-            if gi.__class__ is not _F64 or meta is not _SCALAR_META:
-                gi = _conformed(gi, meta, op, position)
-            if into is None:  # a leaf
-                previous = leaves.get(at)
-                leaves[at] = gi if previous is None else previous + gi
-            else:
+                    gi = _conformed(gi, meta, op, r - 2)
                 previous = into[at]
                 into[at] = gi if previous is None else previous + gi
-        if not keep_graph and op.frees:
-            records[i] = record[:op.head]  # free the saved values
+        if free and frees:
+            records[i] = record[:head]  # free the saved values
+
+
+def _run_record(records, buffer, links, i, record, op, g) -> None:
+    """One record that the loop above does not run itself: the op's general callers."""
+    if len(record) < op.length:
+        raise RuntimeError(_FREED_ERROR)
+    refs = record[2] if op.variadic else record[2:op.head]
+    for position, (ref, gi) in enumerate(zip(refs, _outputs(op, record, g))):
+        if ref is None or gi is None:
+            continue
+        if ref > 0:
+            into, at, meta = buffer, i - ref, records[i - ref][1]
+        else:
+            into, at, meta = links[~ref]
+        gi = _conformed(gi, meta, op, position)
+        previous = into[at]
+        into[at] = gi if previous is None else previous + gi
 
 
 def _outputs(op, record, g) -> list:
@@ -387,6 +409,8 @@ def _outputs(op, record, g) -> list:
 def _conformed(g, meta, op, position: int):
     """`g` summed back to the input's shape and cast to its dtype, where it is not already."""
     shape, dtype = meta
+    if g.__class__ is _NDARRAY and g.shape == shape and g.dtype is dtype:
+        return g
     if not hasattr(g, "shape"):
         raise TypeError(f"Function {op.grad_fn_name} returned a {type(g).__name__} as gradient {position}; "
                         "expected a Tensor or None")

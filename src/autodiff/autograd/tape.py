@@ -5,9 +5,10 @@ Each recorded operation is one record, a plain tuple:
     (op code, (output shape, dtype), one reference per differentiable input, saved values...)
 
 The op code is an int (its place in `NODE_CLASSES`, which the op registry fills); a reference
-is an int: `i >= 0` is record `i` of the same tape, `~k` (below 0) is the tape's link `k`, a
-node outside it (a leaf's AccumulateGrad, a record of an older tape, a custom Function's node),
-and None is an input that needs no gradient; the saved values are arrays, numbers and shapes.
+is an int: `d > 0` is the record d places before this one in the same tape (a small number,
+which Python keeps once), `~k` (below 0) is the tape's link `k`, a node outside it (a leaf's
+AccumulateGrad, a record of an older tape, a custom Function's node), and None is an input
+that needs no gradient; the saved values are arrays, numbers and shapes.
 CPython stops tracking a tuple that holds only such untracked things; and the records are kept
 in sealed chunks, tuples of CHUNK records (a list is always walked, item by item), so a graph
 of a million operations costs a full collection a few hundred objects, not millions.
@@ -59,7 +60,7 @@ class Tape:
         self.records: list = []  # the newest records: record `base + i` is records[i]
         self.chunks: list = []  # tuples of CHUNK records each, the older ones (a list where one was replaced)
         self.base = 0  # how many records the chunks hold
-        self.links: list = []  # [(node, output_nr, what keeps the key's object alive)]
+        self.links: list = []  # [(node, output_nr, the key)]: the key is kept alive with the link
         self.link_of: dict = {}  # key -> index into links
         self.runs: list = []  # flat: first index, first creation number, in-place clock; per run
         self.open = False  # whether the current run is this tape's (records may be appended to it)
@@ -125,12 +126,13 @@ class Tape:
         self.chunks = [tuple(flat[k:k + CHUNK]) for k in range(0, self.base, CHUNK)]
         self.records[:] = flat[self.base:]
 
-    def link(self, node, nr: int, key, keep=None) -> int:
-        """The reference (below 0) to `node`'s output `nr`, outside this tape."""
+    def link(self, node, nr: int, key) -> int:
+        """The reference (below 0) to `node`'s output `nr`, outside this tape. `key` names it in
+        `link_of` (an id, or a leaf's reference to its AccumulateGrad, which ops look up)."""
         k = self.link_of.get(key)
         if k is None:
             k = self.link_of[key] = len(self.links)
-            self.links.append((node, nr, keep))
+            self.links.append((node, nr, key))
         return ~k
 
     # -- reading ----------------------------------------------------------------------------------
@@ -151,12 +153,12 @@ class Tape:
                 return runs[k + 2]
         raise IndexError(at)
 
-    def node(self, ref):
-        """(node, output_nr) that reference `ref` names (None for None)."""
+    def node(self, ref, at: int):
+        """(node, output_nr) that reference `ref` of record `at` names ((None, 0) for None)."""
         if ref is None:
             return None, 0
-        if ref >= 0:
-            return self.proxy(ref), 0
+        if ref > 0:
+            return self.proxy(at - ref), 0
         node, nr, _ = self.links[~ref]
         return node, nr
 

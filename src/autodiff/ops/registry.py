@@ -44,6 +44,7 @@ from operator import itemgetter
 from .. import _limits, backend, dtypes
 from ..autograd import versions
 from ..autograd.anomaly import ANOMALY
+from ..autograd.grad_mode import EVERYWHERE
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import AccumulateGrad, Node, _sequence, accumulator_of, edge, output_numbers
 from ..autograd.tape import CHUNK, NODE_CLASSES, WINDOW, Tape
@@ -54,6 +55,7 @@ from .spelling import Spelling, declare as declare_spelling
 
 REGISTRY: dict[str, OpDef] = {}
 OPS: list = []  # op code -> OpDef (a record's first field; see OpDef.code)
+LEAN: list = []  # op code -> (lean plan, head, length, frees, OpDef): what backward's loop reads
 NONDIFF: dict = {}  # name -> apply of each operation without a gradient
 # Set while symbolic/trace.py traces: gives a formula the saved result as the traced tensor.
 REATTACH = None
@@ -103,13 +105,13 @@ class OpNode(Node):
 
     @property
     def _next(self) -> tuple:
-        node = self._tape.node
-        return tuple(node(ref)[0] for ref in self._refs())
+        node, at = self._tape.node, self._at
+        return tuple(node(ref, at)[0] for ref in self._refs())
 
     @property
     def _nrs(self) -> tuple:
-        node = self._tape.node
-        return output_numbers(tuple(node(ref)[1] for ref in self._refs()))
+        node, at = self._tape.node, self._at
+        return output_numbers(tuple(node(ref, at)[1] for ref in self._refs()))
 
     @property
     def _seq(self) -> int:
@@ -196,9 +198,9 @@ class OpNode(Node):
                     value = REATTACH(self, value)
             elif kind == _ARG and value is not None:
                 if child == _EACH:
-                    value = [_attached(x, tape, ref) for x, ref in zip(value, refs)]
+                    value = [_attached(x, tape, ref, self._at) for x, ref in zip(value, refs)]
                 else:
-                    value = _attached(value, tape, refs[child] if child is not None else None)
+                    value = _attached(value, tape, refs[child] if child is not None else None, self._at)
             values.append(value)
         return tuple(values)
 
@@ -275,15 +277,16 @@ def _is_array(value) -> bool:
     return value.__class__ in _NUMPY_CLASSES or backend.array_module(value) is not _np
 
 
-def _attached(value, tape, ref):
-    """A saved input's array as a tensor at the input's place in the graph (see _as_tensors)."""
+def _attached(value, tape, ref, at: int):
+    """A saved input's array as a tensor at the input's place in the graph (see _as_tensors):
+    the input of record `at` that `ref` names."""
     if value.__class__ is _Raw:
         return value.value
     if isinstance(value, Tensor) or not _is_array(value):
         return value
     if ref is None:
         return _make(value)
-    node, nr = tape.node(ref)
+    node, nr = tape.node(ref, at)
     t = _make(value, True, node)
     t._output_nr = nr
     return t
@@ -413,9 +416,12 @@ class OpDef:
             _EACH if k in self.list_slots else self.diff_positions.index(i) if kind == _ARG and i in self.diff_positions
             else None for k, (kind, i) in enumerate(self.save_plan))
         # The plan as backward runs it on a record: (formula, where its saved value is in the record
-        # (None: none; -1: the caller, given every saved value), where the input's reference is).
+        # (0: none; -1: the caller, given every saved value), where the input's reference is).
+        # A formula that hands the gradient on as it is (add's) is None there: not called at all.
         self.lean = None if self.plan is None else tuple(
-            (f, None if j is None else self.head + j if j >= 0 else -1, 2 + k) for k, (f, j) in enumerate(self.plan))
+            (None if _is_identity(f) else f, 0 if j is None else self.head + j if j >= 0 else -1, 2 + k)
+            for k, (f, j) in enumerate(self.plan))
+        LEAN.append((self.lean, self.head, self.length, frees, self))
         self.apply = _compile_apply(self)
         self.apply._forward = forward  # its signature, less xp, when a batching rule binds arguments by name
 
@@ -459,6 +465,16 @@ class OpDef:
 
     def __repr__(self) -> str:
         return f"<op {self.name} -> {self.grad_fn_name}>"
+
+
+def _is_identity(formula) -> bool:
+    """Whether `formula` is `lambda grad: grad` (its code, whatever its names)."""
+    code = getattr(formula, "__code__", None)
+    return code is not None and code.co_argcount == 1 and not code.co_kwonlyargcount and \
+        code.co_code == _IDENTITY.co_code and not formula.__defaults__
+
+
+_IDENTITY = (lambda grad: grad).__code__
 
 
 def backward_name(op_name: str) -> str:
@@ -576,6 +592,7 @@ _NO_DIMS = ()
 
 
 _SCALAR_META = (_NO_DIMS, _F64_DTYPE)  # the record's (shape, dtype) of every 0-d float64 result
+_LAST = CHUNK - 1  # a tape's newest records before this one append: the list is full after it
 
 
 def _meta(out) -> tuple:
@@ -587,7 +604,8 @@ def _record(op: OpDef, inputs, values, arrays, out) -> Tensor:
     its result. `inputs` are the differentiable inputs, in order; `values` and `arrays` the
     arguments as given and as arrays, from which the op's saver picks what its formulas need."""
     tape = _tape_for(inputs)
-    refs = tuple(_reference(tape, t) for t in inputs)
+    at = len(tape)
+    refs = tuple(_reference(tape, t, at) for t in inputs)
     saves = op.saves
     if saves is _SAVES_ARGS:
         saved = values
@@ -608,7 +626,6 @@ def _record(op: OpDef, inputs, values, arrays, out) -> Tensor:
     if not tape.open:
         tape.start_run()
     records = tape.records
-    at = tape.base + len(records)
     records.append((op.code, _meta(out), *((refs,) if op.variadic else refs), *saved))
     if len(records) == CHUNK:
         tape.seal()
@@ -643,30 +660,23 @@ def _tape_for(inputs) -> Tape:
     return best
 
 
-def _reference(tape: Tape, t) -> int | None:
-    """How a record in `tape` refers to input `t` (None: it needs no gradient)."""
+def _reference(tape: Tape, t, at: int) -> int | None:
+    """How record `at` of `tape` refers to its input `t`: how many records back it is (above 0),
+    or ~ its link (below 0); None where it needs no gradient. (A distance back is a small int,
+    which Python keeps once: a record's references cost no memory of their own.)"""
     if t is None or not isinstance(t, Tensor) or not t._requires_grad:
         return None
     node = t._node
     if node is tape:
-        return t._at
+        return at - t._at
     if node.__class__ is Tape:  # a record of an older tape
         proxy = node.proxy(t._at)
         return tape.link(proxy, 0, id(proxy))
-    if node is None:  # a leaf: its AccumulateGrad
+    if node is None:  # a leaf: its AccumulateGrad, keyed by the tensor's reference to it
         node = accumulator_of(t)
-        return tape.link(node, 0, id(node))
+        return tape.link(node, 0, t._accumulator)
     nr = t._output_nr
     return tape.link(node, nr, (id(node), nr) if nr else id(node))
-
-
-def _leaf_reference(tape: Tape, leaf: Tensor) -> int | None:
-    """The reference to a leaf that `tape` already links (None: it does not yet)."""
-    node = leaf._accumulator()
-    if node is None:
-        return None
-    k = tape.link_of.get(id(node))
-    return None if k is None else ~k
 
 
 # What a record keeps of a saved argument: a tensor's array (the tensor's own subclasses, which
@@ -741,6 +751,12 @@ def _module(value):
     return _np if value.__class__ in _NUMPY_CLASSES else backend.array_module(value)
 
 
+def _quietly(forward, *arrays):
+    """`forward` on NumPy data with NumPy's warnings off (an op that may make nan or inf)."""
+    with _np.errstate(all="ignore"):
+        return forward(_np, *arrays)
+
+
 def _run(op: OpDef, xp, arrays):
     try:
         if op.domain and xp is _np:
@@ -795,6 +811,7 @@ def _unary_apply(op: OpDef):
     grows = op.name in _limits.GROWING_UNARY
     limits = _limits.STATE
     code, saves = op.code, op.saves
+    result_only = saves is _SAVES_RESULT  # tanh, exp, sigmoid...: recorded inline below
 
     def apply(input, *params):
         if input.__class__ is not Tensor:
@@ -802,8 +819,8 @@ def _unary_apply(op: OpDef):
                 if floats:
                     input = _floating(input)
                 return forward(_module(input), input, *params)  # plain arrays: just compute
-            if input.__class__ in INTERCEPTED:
-                return dispatch(batch, apply, (input, *params), {})
+            if input.__class__ in INTERCEPTED:  # the function users call, which the tracer knows
+                return dispatch(batch, chosen, (input, *params), {})
         data = input._data
         if floats and data.__class__ is not _F64 and data.dtype.kind in "biu":
             data = _floating(data)
@@ -815,17 +832,18 @@ def _unary_apply(op: OpDef):
                 out = forward(xp, data, *params)
         else:
             out = forward(xp, data, *params)
-        if not input._requires_grad or not GRAD_MODE.enabled:
+        if not input._requires_grad or not (EVERYWHERE.enabled or GRAD_MODE.enabled):
             return _make(out)
         tape = input._node
-        if saves is _SAVES_RESULT and tape.__class__ is Tape and tape.open and not ANOMALY.enabled:
+        if result_only and tape.__class__ is Tape and tape.open and not ANOMALY.enabled:
             # tanh, exp, sigmoid... of the newest records: the record appended inline
             records = tape.records
-            at = tape.base + len(records)
-            if at - input._at <= WINDOW:
-                records.append((code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), input._at,
-                                out))
-                if len(records) == CHUNK:
+            n = len(records)
+            at = tape.base + n
+            back = at - input._at
+            if back <= WINDOW:
+                records.append((code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), back, out))
+                if n == _LAST:
                     tape.seal()
                 result = _new(Tensor)
                 result._data = out
@@ -837,49 +855,153 @@ def _unary_apply(op: OpDef):
                 return result
         return _record(op, (input,), (input, *params), (data, *params), out)
 
-    apply.__name__ = apply.__qualname__ = op.name
-    return apply
+    def apply_alone(input):
+        """The same for an op of one tensor and nothing else (tanh, exp...), the most common
+        call of all: no parameters to pass on."""
+        if input.__class__ is not Tensor:
+            return apply(input)
+        data = input._data
+        if data.__class__ is _F64:  # a 0-d float64 result: no dtype to look at
+            out = forward(_np, data) if not domain else _quietly(forward, data)
+        else:
+            if floats and data.dtype.kind in "biu":
+                data = _floating(data)
+            if grows and limits.limit is not None:
+                _limits.check_op(op.name, (data,), ())
+            if data.__class__ in _NUMPY_CLASSES:
+                out = forward(_np, data) if not domain else _quietly(forward, data)
+            else:
+                out = forward(backend.array_module(data), data)
+        if not input._requires_grad or not (EVERYWHERE.enabled or GRAD_MODE.enabled):
+            return _make(out)
+        tape = input._node
+        if result_only and tape.__class__ is Tape and tape.open and not ANOMALY.enabled:
+            records = tape.records
+            n = len(records)
+            at = tape.base + n
+            back = at - input._at
+            if back <= WINDOW:
+                records.append((code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), back, out))
+                if n == _LAST:
+                    tape.seal()
+                result = _new(Tensor)
+                result._data = out
+                result._requires_grad = True
+                result._node = tape
+                result._at = at
+                result._output_nr = 0
+                result._grad = result._version_log = result._backward_hooks = result._accumulator = None
+                return result
+        return _record(op, (input,), (input,), (data,), out)
+
+    chosen = apply_alone if len(op.arg_names) == 1 else apply
+    chosen.__name__ = chosen.__qualname__ = op.name
+    return chosen
 
 
 def _binary_apply(op: OpDef):
     forward, domain, batch = op.forward, op.domain, op.batch
     limits = _limits.STATE
-
     code, saves = op.code, op.saves
-    fast = saves is _SAVES_ARGS or saves is None  # mul, div... or add, sub...
+    inline = saves is _SAVES_ARGS or saves is None  # mul, div... or add, sub...: recorded inline below
 
     def apply(input, other):
         if input.__class__ is Tensor and other.__class__ is Tensor:  # the common case: every +, *...
             a = input._data
             b = other._data
-            input_is_tensor = other_is_tensor = True
-            needs = input._requires_grad or other._requires_grad
-        elif input.__class__ is _NDARRAY and other.__class__ is _NDARRAY:  # formulas, without recording
+            if a.__class__ is _F64 and b.__class__ is _F64:  # two 0-d float64 results
+                out = forward(_np, a, b) if not domain else _quietly(forward, a, b)
+            else:
+                if a.__class__ in _HOST_CLASSES and b.__class__ in _HOST_CLASSES:
+                    xp = _np
+                else:  # device data: both operands must be on one device
+                    xp = backend.common_module((a, b))
+                if limits.limit is not None and getattr(a, "shape", ()) != getattr(b, "shape", ()):
+                    _limits.check_op(op.name, (a, b))
+                try:
+                    if domain and xp is _np:
+                        with _np.errstate(all="ignore"):
+                            out = forward(xp, a, b)
+                    else:
+                        out = forward(xp, a, b)
+                except ValueError as exc:
+                    raise _explained(exc, (a, b)) from None
+            recording = EVERYWHERE.enabled or GRAD_MODE.enabled
+            if not recording or not (input._requires_grad and other._requires_grad and inline):
+                if recording and (input._requires_grad or other._requires_grad):
+                    return _record(op, (input, other), (input, other), (a, b), out)
+                return _make(out)
+            # Both need a gradient. Where one is among the newest records of the open tape and
+            # the other there too, or a leaf the tape links already, the record is appended here.
+            tape = input._node
+            if tape.__class__ is Tape:
+                first = input._at
+                second = other._node
+                if second is tape:
+                    second = other._at
+                elif second is None:
+                    second = tape.link_of.get(other._accumulator)
+                    if second is not None:
+                        second = ~second
+                else:
+                    second = None
+            else:
+                tape = other._node
+                second = other._at
+                first = None
+                if tape.__class__ is Tape and input._node is None:
+                    first = tape.link_of.get(input._accumulator)
+                    if first is not None:
+                        first = ~first
+            if first is not None and second is not None and tape.open and not ANOMALY.enabled:
+                records = tape.records
+                n = len(records)
+                at = tape.base + n
+                if at - (first if first > second else second) <= WINDOW:
+                    if first >= 0:  # this tape's: how far back
+                        first = at - first
+                    if second >= 0:
+                        second = at - second
+                    records.append((code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), first,
+                                    second, a, b) if saves is not None else
+                                   (code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), first,
+                                    second))
+                    if n == _LAST:
+                        tape.seal()
+                    result = _new(Tensor)
+                    result._data = out
+                    result._requires_grad = True
+                    result._node = tape
+                    result._at = at
+                    result._output_nr = 0
+                    result._grad = result._version_log = result._backward_hooks = result._accumulator = None
+                    return result
+            return _record(op, (input, other), (input, other), (a, b), out)
+        if input.__class__ is _NDARRAY and other.__class__ is _NDARRAY:  # formulas, without recording
             try:
                 return forward(_np, input, other)
             except ValueError as exc:
                 raise _explained(exc, (input, other)) from None
+        input_is_tensor = input.__class__ is Tensor or isinstance(input, Tensor)
+        other_is_tensor = other.__class__ is Tensor or isinstance(other, Tensor)
+        if (input_is_tensor and input.__class__ in INTERCEPTED) or (other_is_tensor and other.__class__ in INTERCEPTED):
+            return dispatch(batch, apply, (input, other), {})
+        if input_is_tensor:
+            a = input._data
+            needs = input._requires_grad
         else:
-            input_is_tensor = input.__class__ is Tensor or isinstance(input, Tensor)
-            other_is_tensor = other.__class__ is Tensor or isinstance(other, Tensor)
-            if (input_is_tensor and input.__class__ in INTERCEPTED) or (other_is_tensor and other.__class__ in INTERCEPTED):
-                return dispatch(batch, apply, (input, other), {})
-            if input_is_tensor:
-                a = input._data
-                needs = input._requires_grad
-            else:
-                a = _constant(input)
-                needs = False
-            if other_is_tensor:
-                b = other._data
-                needs = needs or other._requires_grad
-            else:
-                b = _constant(other)
-                if not input_is_tensor:  # plain arrays: just compute
-                    try:
-                        return forward(_module(a if hasattr(a, "shape") else b), a, b)
-                    except ValueError as exc:
-                        raise _explained(exc, (a, b)) from None
+            a = _constant(input)
+            needs = False
+        if other_is_tensor:
+            b = other._data
+            needs = needs or other._requires_grad
+        else:
+            b = _constant(other)
+            if not input_is_tensor:  # plain arrays: just compute
+                try:
+                    return forward(_module(a if hasattr(a, "shape") else b), a, b)
+                except ValueError as exc:
+                    raise _explained(exc, (a, b)) from None
         if a.__class__ in _HOST_CLASSES and b.__class__ in _HOST_CLASSES:
             xp = _np
         else:  # device data: both operands must be on one device
@@ -894,46 +1016,8 @@ def _binary_apply(op: OpDef):
                 out = forward(xp, a, b)
         except ValueError as exc:
             raise _explained(exc, (a, b)) from None
-        if not needs or not GRAD_MODE.enabled:
+        if not needs or not (EVERYWHERE.enabled or GRAD_MODE.enabled):
             return _make(out)
-        if fast and input.__class__ is Tensor and other.__class__ is Tensor and input._requires_grad \
-                and other._requires_grad and not ANOMALY.enabled:
-            # Both inputs need a gradient, one is among the newest records of the open tape, the
-            # other there too or a leaf whose link the tape has: the record appended inline.
-            tape = input._node
-            if tape.__class__ is Tape:
-                first = input._at
-                second = other._node
-                if second is tape:
-                    second = other._at
-                elif second is None and other._accumulator is not None:
-                    second = _leaf_reference(tape, other)
-                else:
-                    second = None
-            else:
-                tape = other._node
-                second = other._at
-                if tape.__class__ is Tape and input._node is None and input._accumulator is not None:
-                    first = _leaf_reference(tape, input)
-                else:
-                    first = None
-            if first is not None and second is not None and tape.open:
-                records = tape.records
-                at = tape.base + len(records)
-                if at - (first if first > second else second) <= WINDOW:
-                    meta = _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype)
-                    records.append((code, meta, first, second, a, b) if saves is not None else
-                                   (code, meta, first, second))
-                    if len(records) == CHUNK:
-                        tape.seal()
-                    result = _new(Tensor)
-                    result._data = out
-                    result._requires_grad = True
-                    result._node = tape
-                    result._at = at
-                    result._output_nr = 0
-                    result._grad = result._version_log = result._backward_hooks = result._accumulator = None
-                    return result
         return _record(op, (input, other), (input, other), (a, b), out)
 
     apply.__name__ = apply.__qualname__ = op.name
