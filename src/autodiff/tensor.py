@@ -557,9 +557,17 @@ def _place(t: Tensor, node) -> None:
 
 
 def _make(data, requires_grad: bool = False, grad_fn=None) -> Tensor:
-    """A tensor around `data` (the hot path of every operation: no checks, no copies)."""
+    """A tensor around `data` (the hot path of every operation: no checks, no copies; _init
+    written out)."""
     t = _new(Tensor)
-    _init(t, data, requires_grad, grad_fn)
+    t._data = data
+    t._requires_grad = requires_grad
+    if grad_fn is None:
+        t._node = t._at = None
+    else:
+        _place(t, grad_fn)
+    t._output_nr = 0
+    t._grad = t._version_log = t._backward_hooks = t._accumulator = None
     return t
 
 

@@ -269,10 +269,9 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
     sums: list = []  # each leaf's gradient so far
     targets: dict = {}  # serial -> what each of the tape's links leads to
     records = {serial: tape.unpack() for serial, tape in tapes.items()}  # each tape's, as one list
-    previous_mode = GRAD_MODE.enabled
-    GRAD_MODE.enabled = False
-    quiet = backend.np.errstate(all="ignore")
-    quiet.__enter__()
+    # Grad mode is left as it is: the formulas get arrays only (no tape here keeps a tensor), on
+    # which ops record nothing whatever the mode.
+    quiet = backend.quiet()
     try:
         for _, tape, start, end in runs:
             links = targets.get(tape.serial)
@@ -281,8 +280,7 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
                                                 for node, _, _ in tape.links]
             _run_records(records[tape.serial], buffers[tape.serial], links, start, end, keep_graph)
     finally:
-        quiet.__exit__(None, None, None)
-        GRAD_MODE.enabled = previous_mode
+        backend.unquiet(quiet)
         if not keep_graph:  # their saved values were freed
             for serial, tape in tapes.items():
                 tape.repack(records[serial])
@@ -364,13 +362,19 @@ def _run_records(records, buffer, links, start, end, keep_graph) -> None:
                 if ref > 0:  # a record of this tape, `ref` places back
                     ref = i - ref
                     meta = records[ref][1]
-                    if gi.__class__ is not _F64 or meta is not _SCALAR_META:
+                    if gi.__class__ is _NDARRAY:  # the input's shape and dtype already, mostly
+                        if gi.shape != meta[0] or gi.dtype is not meta[1]:
+                            gi = _conformed(gi, meta, op, r - 2)
+                    elif gi.__class__ is not _F64 or meta is not _SCALAR_META:
                         gi = _conformed(gi, meta, op, r - 2)
                     previous = buffer[ref]
                     buffer[ref] = gi if previous is None else previous + gi
                     continue
                 into, at, meta = links[~ref]  # a record of an older tape, or a leaf
-                if gi.__class__ is not _F64 or meta is not _SCALAR_META:
+                if gi.__class__ is _NDARRAY:
+                    if gi.shape != meta[0] or gi.dtype is not meta[1]:
+                        gi = _conformed(gi, meta, op, r - 2)
+                elif gi.__class__ is not _F64 or meta is not _SCALAR_META:
                     gi = _conformed(gi, meta, op, r - 2)
                 previous = into[at]
                 into[at] = gi if previous is None else previous + gi

@@ -11,6 +11,9 @@ from .tape import sequence as _sequence  # creation order: backward runs nodes n
 # makes tensors of them.
 TENSOR = None
 _ACCUMULATE_PRIORITY = 1 << 62  # leaves accumulate as soon as they are ready
+# Leaves number apart (above every other node's number, in their own order), so that making a
+# leaf's node does not end the open run of records (autograd/tape.py) the next op appends to.
+_leaf_numbers = itertools.count()
 
 
 class RemovableHandle:
@@ -155,7 +158,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable) -> None:
         self.variable = variable
         self._next = self._nrs = ()
-        self._seq = _ACCUMULATE_PRIORITY + next(_sequence)
+        self._seq = _ACCUMULATE_PRIORITY + next(_leaf_numbers)
         self._shape = variable._data.shape
         self._dtype = variable._data.dtype
         self._hooks = None

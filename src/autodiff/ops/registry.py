@@ -606,23 +606,7 @@ def _record(op: OpDef, inputs, values, arrays, out) -> Tensor:
     tape = _tape_for(inputs)
     at = len(tape)
     refs = tuple(_reference(tape, t, at) for t in inputs)
-    saves = op.saves
-    if saves is _SAVES_ARGS:
-        saved = values
-    elif saves is _SAVES_RESULT:
-        saved = (out,)
-    elif saves is None:
-        saved = ()
-    else:
-        saved = saves(values, arrays, out)
-    if saved:
-        if len(refs) > 1 and not op.variadic and None in refs:
-            saved = _drop_unused(op, saved, refs)
-        saved = tuple(_storable(v) if k in op.arg_slots else v for k, v in enumerate(saved))
-        if op.list_slots:  # a variadic op's tensors: kept as a tuple (a list is always tracked)
-            saved = tuple(tuple(v) if k in op.list_slots and v is not None else v for k, v in enumerate(saved))
-        if not tape.special and any(_special(v) for v in saved):
-            tape.special = True  # tensors or lists kept: backward takes the general path
+    saved = _kept(op, tape, refs, values, arrays, out)
     if not tape.open:
         tape.start_run()
     records = tape.records
@@ -637,6 +621,102 @@ def _record(op: OpDef, inputs, values, arrays, out) -> Tensor:
     result._node = tape
     result._at = at
     return result
+
+
+def _record_one(op: OpDef, input: Tensor, values, arrays, out) -> Tensor:
+    """_record for an op of one plain tensor (sum, view, transpose...), where the input is a
+    leaf or among the newest records of its tape; anything else goes to _record."""
+    tape = input._node
+    if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or
+                                                tape.base + len(tape.records) - input._at > WINDOW):
+        return _record(op, (input,), values, arrays, out)
+    if tape is None:
+        tape = Tape()
+    at = tape.base + len(tape.records)
+    ref = _linked(tape, input, at)
+    saved = _kept(op, tape, None, values, arrays, out)
+    if not tape.open:
+        tape.start_run()
+    records = tape.records
+    records.append((op.code, _meta(out), ref, *saved))
+    if len(records) == CHUNK:
+        tape.seal()
+    result = _make(out, True)
+    result._node = tape
+    result._at = at
+    return result
+
+
+def _kept(op: OpDef, tape: Tape, refs, values, arrays, out) -> tuple:
+    """What a record keeps of the values its formulas asked for: a tensor argument as its array
+    (see _storable), none that only inputs without a gradient would use (`refs`: the record's
+    references, where there are several). Marks the tape special where one is a tensor or list."""
+    saves = op.saves
+    if saves is _SAVES_ARGS:
+        saved = values
+    elif saves is _SAVES_RESULT:
+        return (out,)
+    elif saves is None:
+        return ()
+    else:
+        saved = saves(values, arrays, out)
+    if not op.arg_slots:  # sizes, dtypes and the result only: kept as they are
+        return saved
+    if refs is not None and len(refs) > 1 and not op.variadic and None in refs:
+        saved = _drop_unused(op, saved, refs)
+    arg_slots = op.arg_slots
+    saved = tuple(_storable(v) if k in arg_slots else v for k, v in enumerate(saved))
+    if op.list_slots:  # a variadic op's tensors: kept as a tuple (a list is always tracked)
+        saved = tuple(tuple(v) if k in op.list_slots and v is not None else v for k, v in enumerate(saved))
+    if not tape.special and any(_special(saved[k]) for k in arg_slots):
+        tape.special = True  # tensors or lists kept: backward takes the general path
+    return saved
+
+
+def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
+    """Record a binary op of two plain tensors that saves its arguments or nothing (mul, mm,
+    add...), where the inline path did not: an input without a gradient, a leaf the tape does
+    not link yet, two leaves (a new tape). What it cannot place simply goes to _record."""
+    tape = _shared_tape(input, other)
+    if tape is None or ANOMALY.enabled:
+        return _record(op, (input, other), (input, other), (a, b), out)
+    at = tape.base + len(tape.records)
+    first, second = _linked(tape, input, at), _linked(tape, other, at)
+    saved = () if op.saves is None else (a, b) if first is not None and second is not None else \
+        _drop_unused(op, (a, b), (first, second))
+    if not tape.open:
+        tape.start_run()
+    records = tape.records
+    records.append((op.code, _meta(out), first, second, *saved))
+    if len(records) == CHUNK:
+        tape.seal()
+    result = _make(out, True)
+    result._node = tape
+    result._at = at
+    return result
+
+
+def _shared_tape(input: Tensor, other: Tensor):
+    """The tape that _tape_for would give two tensors' record, where the inputs that need a
+    gradient are leaves or among the newest records of one tape; else None."""
+    tape = None
+    for t in (input, other):
+        if t._requires_grad and t._node is not None:
+            node = t._node
+            if node.__class__ is not Tape or (tape is not None and node is not tape) or \
+                    node.base + len(node.records) - t._at > WINDOW:
+                return None
+            tape = node
+    return Tape() if tape is None else tape
+
+
+def _linked(tape: Tape, t: Tensor, at: int):
+    """_reference for an input that is a leaf or a record of `tape` itself (see _shared_tape)."""
+    if not t._requires_grad:
+        return None
+    if t._node is None:  # a leaf: its AccumulateGrad, linked once per tape
+        return tape.link(accumulator_of(t), 0, t._accumulator)
+    return at - t._at
 
 
 def _tape_for(inputs) -> Tape:
@@ -753,8 +833,11 @@ def _module(value):
 
 def _quietly(forward, *arrays):
     """`forward` on NumPy data with NumPy's warnings off (an op that may make nan or inf)."""
-    with _np.errstate(all="ignore"):
+    token = backend.quiet()
+    try:
         return forward(_np, *arrays)
+    finally:
+        backend.unquiet(token)
 
 
 def _run(op: OpDef, xp, arrays):
@@ -853,7 +936,7 @@ def _unary_apply(op: OpDef):
                 result._output_nr = 0
                 result._grad = result._version_log = result._backward_hooks = result._accumulator = None
                 return result
-        return _record(op, (input,), (input, *params), (data, *params), out)
+        return _record_one(op, input, (input, *params), (data, *params), out)
 
     def apply_alone(input):
         """The same for an op of one tensor and nothing else (tanh, exp...), the most common
@@ -892,7 +975,7 @@ def _unary_apply(op: OpDef):
                 result._output_nr = 0
                 result._grad = result._version_log = result._backward_hooks = result._accumulator = None
                 return result
-        return _record(op, (input,), (input,), (data,), out)
+        return _record_one(op, input, (input,), (data,), out)
 
     chosen = apply_alone if len(op.arg_names) == 1 else apply
     chosen.__name__ = chosen.__qualname__ = op.name
@@ -929,6 +1012,8 @@ def _binary_apply(op: OpDef):
             recording = EVERYWHERE.enabled or GRAD_MODE.enabled
             if not recording or not (input._requires_grad and other._requires_grad and inline):
                 if recording and (input._requires_grad or other._requires_grad):
+                    if inline:  # one input without a gradient (X @ W): appended by _record_pair
+                        return _record_pair(op, input, other, a, b, out)
                     return _record(op, (input, other), (input, other), (a, b), out)
                 return _make(out)
             # Both need a gradient. Where one is among the newest records of the open tape and
@@ -976,7 +1061,7 @@ def _binary_apply(op: OpDef):
                     result._output_nr = 0
                     result._grad = result._version_log = result._backward_hooks = result._accumulator = None
                     return result
-            return _record(op, (input, other), (input, other), (a, b), out)
+            return _record_pair(op, input, other, a, b, out)
         if input.__class__ is _NDARRAY and other.__class__ is _NDARRAY:  # formulas, without recording
             try:
                 return forward(_np, input, other)
