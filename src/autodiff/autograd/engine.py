@@ -362,19 +362,19 @@ def _run_records(records, buffer, links, start, end, keep_graph) -> None:
                 if ref > 0:  # a record of this tape, `ref` places back
                     ref = i - ref
                     meta = records[ref][1]
-                    if gi.__class__ is _NDARRAY:  # the input's shape and dtype already, mostly
-                        if gi.shape != meta[0] or gi.dtype is not meta[1]:
+                    if gi.__class__ is _F64:  # a 0-d float64 for a 0-d float64 input needs nothing
+                        if meta is not _SCALAR_META:
                             gi = _conformed(gi, meta, op, r - 2)
-                    elif gi.__class__ is not _F64 or meta is not _SCALAR_META:
+                    elif gi.__class__ is not _NDARRAY or gi.shape != meta[0] or gi.dtype is not meta[1]:
                         gi = _conformed(gi, meta, op, r - 2)
                     previous = buffer[ref]
                     buffer[ref] = gi if previous is None else previous + gi
                     continue
                 into, at, meta = links[~ref]  # a record of an older tape, or a leaf
-                if gi.__class__ is _NDARRAY:
-                    if gi.shape != meta[0] or gi.dtype is not meta[1]:
+                if gi.__class__ is _F64:
+                    if meta is not _SCALAR_META:
                         gi = _conformed(gi, meta, op, r - 2)
-                elif gi.__class__ is not _F64 or meta is not _SCALAR_META:
+                elif gi.__class__ is not _NDARRAY or gi.shape != meta[0] or gi.dtype is not meta[1]:
                     gi = _conformed(gi, meta, op, r - 2)
                 previous = into[at]
                 into[at] = gi if previous is None else previous + gi
