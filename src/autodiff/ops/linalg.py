@@ -69,7 +69,11 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
         raise RuntimeError("self must be a matrix")
     if mat2._data.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    a, b = input._data.shape, mat2._data.shape
+    return _mm(input, mat2, input._data.shape, mat2._data.shape)
+
+
+def _mm(input: Tensor, mat2: Tensor, a: tuple, b: tuple) -> Tensor:
+    """mm of two matrices of shapes `a` and `b` (matmul calls it without mm's wrapper)."""
     if a[1] != b[0]:
         raise ShapeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_shape_text(a)} and {_shape_text(b)})", (a, b)
@@ -124,6 +128,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError("matmul(): argument 'input' and 'other' must be Tensors")
     a, b = input._data.shape, other._data.shape
+    if len(a) == 2 and len(b) == 2:  # the most common product first
+        return _mm(input, other, a, b)
     if not a or not b:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {len(a)}D and {len(b)}D"
@@ -134,8 +140,6 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return mv(input, other)
     if len(a) == 1 and len(b) == 2:
         return SQUEEZE_MATMUL.apply(mm(unsqueeze(input, 0), other), 0)
-    if len(a) == 2 and len(b) == 2:
-        return mm(input, other)
     if len(a) >= 3 and len(b) <= 2:
         # Fold the batch into the rows: one mm (or mv) instead of a batched product.
         rows = reshape(input, (-1, a[-1]))
