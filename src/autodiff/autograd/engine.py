@@ -196,7 +196,8 @@ def topological(root_nodes, deps=None) -> list:
 
 
 def _schedule(root_nodes) -> tuple:
-    """The nodes reachable from the roots, newest first, and how many edges lead into each leaf.
+    """The nodes reachable from the roots, newest first, how many edges lead into each leaf,
+    and each node's edges.
 
     Every node is created after the nodes it leads to, so newest first is an order in which a
     node runs only once every node that feeds it a gradient has run: PyTorch's order, with no
@@ -206,32 +207,34 @@ def _schedule(root_nodes) -> tuple:
     seen = set(root_nodes)
     order = [n for n in root_nodes if n.__class__ is not AccumulateGrad]
     leaf_edges: dict = {}
+    edges: dict = {}  # node -> (_next, _nrs), read once (a record's node computes them)
     for node in order:  # breadth first: the list grows as it is read
-        for child in node._next:
+        children = edges[node] = node._edges()
+        for child in children[0]:
             if child.__class__ is AccumulateGrad:
                 leaf_edges[child] = leaf_edges.get(child, 0) + 1
             elif child is not None and child not in seen:
                 seen.add(child)
                 order.append(child)
     order.sort(key=_creation, reverse=True)
-    return order, leaf_edges
+    return order, leaf_edges, edges
 
 
 _creation = attrgetter("_seq")
 
 
-def _capture_only(capture_at: dict, needed: set) -> set:
+def _capture_only(capture_at: dict, needed: set, edges: dict) -> set:
     """The targets of autograd.grad that lead to no other target: their gradient is taken as it
     arrives, and their node is not run (nor its hooks, nor is it freed), as in PyTorch."""
     return {node for node in capture_at if node.__class__ is not AccumulateGrad
-            and not any(child in needed for child in node._next)}
+            and not any(child in needed for child in (edges[node][0] if node in edges else node._next))}
 
 
-def _needed_nodes(order, target_nodes) -> set:
+def _needed_nodes(order, target_nodes, edges: dict) -> set:
     """The nodes from which some target can be reached: the only ones worth running."""
     needed = set(target_nodes)
     for node in reversed(order):  # each node after the nodes it leads to
-        for child in node._next:
+        for child in edges[node][0]:
             if child in needed:
                 needed.add(node)
                 break
@@ -441,7 +444,7 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
     gradients are returned in target order.
     """
     root_nodes = list(dict.fromkeys(node for node, _ in roots))
-    order, leaf_edges = _schedule(root_nodes)
+    order, leaf_edges, edges = _schedule(root_nodes)
     # Inside a forward-mode level the formulas run on tensors, so that they carry tangents.
     as_tensors = create_graph or FORWARD_AD.token is not None
 
@@ -453,9 +456,9 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
         captured = [None] * len(targets)
         for i, ((node, nr), _tensor) in enumerate(targets):
             capture_at.setdefault(node, []).append((nr, i))
-        needed = _needed_nodes(order, capture_at)
+        needed = _needed_nodes(order, capture_at, edges)
         if not accumulate:  # autograd.grad takes an input's gradient where it arrives (PyTorch)
-            capture_only = _capture_only(capture_at, needed)
+            capture_only = _capture_only(capture_at, needed, edges)
 
     buffers: dict = {}
     for (node, nr), seed in zip(roots, seeds):
@@ -501,8 +504,8 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
             outputs = _run_node(node, grads, as_tensors)
         else:
             outputs = node._apply(grads, as_tensors)
-        if not keep_graph and node._frees and node._saved:
-            node._saved = None  # free the tensors backward used
+        if not keep_graph and node._frees:
+            node._free_saved()
         return outputs
 
     take = buffers.pop
@@ -520,7 +523,8 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
             if outputs is None:
                 continue
             ready_leaves = None
-            for child, nr, g in zip(node._next, node._nrs, outputs):
+            children, nrs = edges[node]
+            for child, nr, g in zip(children, nrs, outputs):
                 if child is None:
                     continue
                 if g is not None:

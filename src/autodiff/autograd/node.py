@@ -93,6 +93,15 @@ class Node:
         self._next = tuple(node for node, _ in edges)
         self._nrs = output_numbers(tuple(nr for _, nr in edges))
 
+    def _edges(self) -> tuple:
+        """(`_next`, `_nrs`) read together: the engine's general loop reads them once a backward."""
+        return self._next, self._nrs
+
+    def _free_saved(self) -> None:
+        """Free what backward used (a second backward is then PyTorch's error)."""
+        if self._saved:
+            self._saved = None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 

@@ -113,6 +113,17 @@ class OpNode(Node):
         node, at = self._tape.node, self._at
         return output_numbers(tuple(node(ref, at)[1] for ref in self._refs()))
 
+    def _edges(self) -> tuple:
+        node, at = self._tape.node, self._at
+        pairs = [node(ref, at) for ref in self._refs()]
+        return tuple(n for n, _ in pairs), output_numbers(tuple(nr for _, nr in pairs))
+
+    def _free_saved(self) -> None:
+        tape, at, head = self._tape, self._at, self.op.head
+        record = tape.record(at)
+        if len(record) > head:
+            tape.replace(at, record[:head])
+
     @property
     def _seq(self) -> int:
         return self._tape.seq(self._at)

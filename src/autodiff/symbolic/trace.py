@@ -162,7 +162,7 @@ class Tracer:
         under_no_grad = self.detach_no_grad and symbolic and not GRAD_MODE.enabled
         if under_no_grad:
             exprs = [_undetached(e) for e in exprs]
-        if self.recording:
+        if self.recording or not GRAD_MODE.enabled:  # backward's formulas run with it off already
             result = function(*plain_args, **plain_kwargs)
         else:
             previous, GRAD_MODE.enabled = GRAD_MODE.enabled, False
