@@ -264,11 +264,14 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
         marks = tape.runs
         for k in range(0, len(marks), 3):
             runs.append((marks[k + 1], tape, marks[k], marks[k + 3] if k + 3 < len(marks) else len(tape)))
-    runs.sort(key=itemgetter(0), reverse=True)
+    if len(runs) > 1:  # one tape of one run (a small graph) has its order already
+        runs.sort(key=itemgetter(0), reverse=True)
     leaves: dict = {}  # AccumulateGrad -> its place in `sums`
     sums: list = []  # each leaf's gradient so far
     targets: dict = {}  # serial -> what each of the tape's links leads to
-    records = {serial: tape.unpack() for serial, tape in tapes.items()}  # each tape's, as one list
+    # Each tape's records as one list; a tape with no sealed chunks lends its own list, which
+    # backward frees in place as `repack` would (nothing appends to it while the formulas run).
+    records = {serial: tape.unpack() if tape.base else tape.records for serial, tape in tapes.items()}
     # Grad mode is left as it is: the formulas get arrays only (no tape here keeps a tensor), on
     # which ops record nothing whatever the mode.
     quiet = backend.quiet()
@@ -283,7 +286,8 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
         backend.unquiet(quiet)
         if not keep_graph:  # their saved values were freed
             for serial, tape in tapes.items():
-                tape.repack(records[serial])
+                if tape.base:
+                    tape.repack(records[serial])
     for leaf, k in leaves.items():
         _accumulate(leaf.variable, sums[k], False)
     return True

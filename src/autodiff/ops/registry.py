@@ -506,6 +506,20 @@ def defop(name: str, forward, *, grad_fn: str | None = None, doc: str | None = N
     return op
 
 
+def on_arrays(op: OpDef, **formulas) -> None:
+    """Formulas that backward's lean path (autograd/engine.py's _run_records) calls in place of
+    the op's own, by input name, with the same arguments: there they get arrays only, so they
+    may compute on NumPy arrays directly, without the dispatch of the ops that the op's own
+    formulas call (some microseconds of a small graph's backward). Each must give the op's
+    formula's very values, and hand anything but NumPy arrays to that formula."""
+    lean = list(op.lean)
+    for name, formula in formulas.items():
+        k = op.diff_positions.index(op.arg_names.index(name))
+        lean[k] = (formula, *lean[k][1:])
+    op.lean = tuple(lean)
+    LEAN[op.code] = (op.lean, *LEAN[op.code][1:])
+
+
 def _public_function(op: OpDef, doc: str):
     """The function users call: `op.apply` itself, or, where the op takes parameters besides
     tensors (cumsum's dim), a wrapper that also accepts them by keyword."""
