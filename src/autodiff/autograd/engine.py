@@ -279,8 +279,7 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
         for _, tape, start, end in runs:
             links = targets.get(tape.serial)
             if links is None:
-                links = targets[tape.serial] = [_link_target(node, buffers, records, leaves, sums)
-                                                for node, _, _ in tape.links]
+                links = targets[tape.serial] = _link_targets(tape.links, buffers, records, leaves, sums)
             _run_records(records[tape.serial], buffers[tape.serial], links, start, end, keep_graph)
     finally:
         backend.unquiet(quiet)
@@ -325,18 +324,22 @@ def _lean_tapes(tensors):
     return tapes
 
 
-def _link_target(node, buffers: dict, records: dict, leaves: dict, sums: list) -> tuple:
-    """(buffer, index, (shape, dtype)) where a gradient sent through a link goes: a record of an
-    older tape, or a leaf (its place in `sums`, one per AccumulateGrad)."""
-    if node.__class__ is AccumulateGrad:
-        k = leaves.get(node)
-        if k is None:
-            k = leaves[node] = len(sums)
-            sums.append(None)
-        meta = (node._shape, node._dtype)
-        return sums, k, _SCALAR_META if meta == _SCALAR_META else meta
-    serial = node._tape.serial
-    return buffers[serial], node._at, records[serial][node._at][1]
+def _link_targets(links: list, buffers: dict, records: dict, leaves: dict, sums: list) -> list:
+    """For each of a tape's links, (buffer, index, (shape, dtype)) where a gradient sent through
+    it goes: a record of an older tape, or a leaf (its place in `sums`, one per AccumulateGrad)."""
+    targets = []
+    for node, _, _ in links:
+        if node.__class__ is AccumulateGrad:
+            k = leaves.get(node)
+            if k is None:
+                k = leaves[node] = len(sums)
+                sums.append(None)
+            meta = (node._shape, node._dtype)
+            targets.append((sums, k, _SCALAR_META if meta == _SCALAR_META else meta))
+        else:
+            serial = node._tape.serial
+            targets.append((buffers[serial], node._at, records[serial][node._at][1]))
+    return targets
 
 
 def _run_records(records, buffer, links, start, end, keep_graph) -> None:
@@ -423,12 +426,15 @@ def _conformed(g, meta, op, position: int):
         raise TypeError(f"Function {op.grad_fn_name} returned a {type(g).__name__} as gradient {position}; "
                         "expected a Tensor or None")
     if g.shape != shape:
-        if not _is_expandable(shape, g.shape):
+        if g.__class__ is _NDARRAY and g.ndim == len(shape) + 1 and g.shape[1:] == shape:
+            g = g.sum(0)  # a batch's gradient of a bias (the common case): SUM_TO's very sum, sooner
+        elif not _is_expandable(shape, g.shape):
             raise RuntimeError(
                 f"Function {op.grad_fn_name} returned an invalid gradient at index {position} - got "
                 f"{list(g.shape)} but expected shape compatible with {list(shape)}"
             )
-        g = SUM_TO.forward(None, g, shape)
+        else:
+            g = SUM_TO.forward(None, g, shape)
     if g.dtype is not dtype and g.dtype != dtype:
         g = TO_DTYPE.apply(g, dtype)
     return g
