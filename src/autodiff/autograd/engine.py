@@ -254,6 +254,9 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
     tapes = _lean_tapes(tensors)
     if tapes is None:
         return False
+    if len(tapes) == 1:
+        _run_one_tape(*tapes.values(), tensors, seeds, keep_graph)
+        return True
     buffers = {serial: [None] * len(tape) for serial, tape in tapes.items()}
     for t, seed in zip(tensors, seeds):
         buffer, at = buffers[t._node.serial], t._at
@@ -290,6 +293,32 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
     for leaf, k in leaves.items():
         _accumulate(leaf.variable, sums[k], False)
     return True
+
+
+def _run_one_tape(tape: Tape, tensors, seeds, keep_graph: bool) -> None:
+    """_run_tapes for a graph of one tape (every small graph): the same, without its tables
+    per tape, and its runs newest first as they were appended, without a sort."""
+    buffer = [None] * len(tape)
+    for t, seed in zip(tensors, seeds):
+        at = t._at
+        buffer[at] = seed._data if buffer[at] is None else buffer[at] + seed._data
+    records = tape.unpack() if tape.base else tape.records  # as in _run_tapes
+    leaves: dict = {}
+    sums: list = []
+    links = _link_targets(tape.links, {tape.serial: buffer}, {tape.serial: records}, leaves, sums)
+    marks = tape.runs
+    quiet = backend.quiet()
+    try:
+        end = len(tape)
+        for k in range(len(marks) - 3, -1, -3):
+            _run_records(records, buffer, links, marks[k], end, keep_graph)
+            end = marks[k]
+    finally:
+        backend.unquiet(quiet)
+        if not keep_graph and tape.base:
+            tape.repack(records)
+    for leaf, k in leaves.items():
+        _accumulate(leaf.variable, sums[k], False)
 
 
 def _lean_tapes(tensors):

@@ -653,20 +653,29 @@ def _record_one(op: OpDef, input: Tensor, values, arrays, out) -> Tensor:
     if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or
                                                 tape.base + len(tape.records) - input._at > WINDOW):
         return _record(op, (input,), values, arrays, out)
-    if tape is None:
+    if tape is None:  # a leaf: its AccumulateGrad, linked by a new tape
         tape = Tape()
-    at = tape.base + len(tape.records)
-    ref = _linked(tape, input, at)
-    saved = _kept(op, tape, None, values, arrays, out)
+        at = 0
+        ref = tape.link(accumulator_of(input), 0, input._accumulator)
+    else:
+        at = tape.base + len(tape.records)
+        ref = at - input._at
+    saves = op.saves  # sizes, dtypes and the result are kept as they are; arguments as _kept says
+    saved = _kept(op, tape, None, values, arrays, out) if op.arg_slots else () if saves is None else \
+        (out,) if saves is _SAVES_RESULT else saves(values, arrays, out)
     if not tape.open:
         tape.start_run()
     records = tape.records
-    records.append((op.code, _meta(out), ref, *saved))
+    records.append((op.code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), ref, *saved))
     if len(records) == CHUNK:
         tape.seal()
-    result = _make(out, True)
+    result = _new(Tensor)  # _make written out, as in the apply functions
+    result._data = out
+    result._requires_grad = True
     result._node = tape
     result._at = at
+    result._output_nr = 0
+    result._grad = result._version_log = result._backward_hooks = result._accumulator = None
     return result
 
 
