@@ -715,10 +715,10 @@ def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
     first = input._node if input._requires_grad else None
     second = other._node if other._requires_grad else None
     tape = first if first is not None else second
+    if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or second is not None and second is not tape):
+        return _record(op, (input, other), (input, other), (a, b), out)
     if tape is None:
         tape = Tape()
-    elif tape.__class__ is not Tape or second is not None and second is not tape or ANOMALY.enabled:
-        return _record(op, (input, other), (input, other), (a, b), out)
     at = tape.base + len(tape.records)
     if first is not None:
         first = at - input._at
