@@ -709,13 +709,14 @@ def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
     """Record a binary op of two plain tensors that saves its arguments or nothing (mul, mm,
     add...), where the inline path did not: an input without a gradient, a leaf the tape does
     not link yet, two leaves (a new tape). What it cannot place simply goes to _record.
-    (_shared_tape and _linked written out: three of a small MLP's five ops come here.)"""
+    (Written out, without calls of its own: three of a small MLP's five ops come here.)"""
     # Each input that needs a gradient is a leaf (None) or one of the newest records of a tape,
     # the same tape for both; two leaves start a new one.
     first = input._node if input._requires_grad else None
     second = other._node if other._requires_grad else None
     tape = first if first is not None else second
-    if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or second is not None and second is not tape):
+    if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or
+                                                second is not None and second is not tape):
         return _record(op, (input, other), (input, other), (a, b), out)
     if tape is None:
         tape = Tape()
@@ -750,15 +751,6 @@ def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
     result._output_nr = 0
     result._grad = result._version_log = result._backward_hooks = result._accumulator = None
     return result
-
-
-def _linked(tape: Tape, t: Tensor, at: int):
-    """_reference for an input that is a leaf or a record of `tape` itself."""
-    if not t._requires_grad:
-        return None
-    if t._node is None:  # a leaf: its AccumulateGrad, linked once per tape
-        return tape.link(accumulator_of(t), 0, t._accumulator)
-    return at - t._at
 
 
 def _tape_for(inputs) -> Tape:
