@@ -257,6 +257,9 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
     tapes = _lean_tapes(tensors)
     if tapes is None:
         return False
+    if len(tapes) == 1:
+        _run_one_tape(*tapes.values(), tensors, seeds, keep_graph)
+        return True
     buffers = {serial: [None] * len(tape) for serial, tape in tapes.items()}
     for t, seed in zip(tensors, seeds):
         buffer, at = buffers[t._node.serial], t._at
@@ -267,11 +270,14 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
         marks = tape.runs
         for k in range(0, len(marks), 3):
             runs.append((marks[k + 1], tape, marks[k], marks[k + 3] if k + 3 < len(marks) else len(tape)))
-    runs.sort(key=itemgetter(0), reverse=True)
+    if len(runs) > 1:  # one tape of one run (a small graph) has its order already
+        runs.sort(key=itemgetter(0), reverse=True)
     leaves: dict = {}  # AccumulateGrad -> its place in `sums`
     sums: list = []  # each leaf's gradient so far
     targets: dict = {}  # serial -> what each of the tape's links leads to
-    records = {serial: tape.unpack() for serial, tape in tapes.items()}  # each tape's, as one list
+    # Each tape's records as one list; a tape with no sealed chunks lends its own list, which
+    # backward frees in place as `repack` would (nothing appends to it while the formulas run).
+    records = {serial: tape.unpack() if tape.base else tape.records for serial, tape in tapes.items()}
     # Grad mode is left as it is: the formulas get arrays only (no tape here keeps a tensor), on
     # which ops record nothing whatever the mode.
     quiet = backend.quiet()
@@ -279,17 +285,43 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
         for _, tape, start, end in runs:
             links = targets.get(tape.serial)
             if links is None:
-                links = targets[tape.serial] = [_link_target(node, buffers, records, leaves, sums)
-                                                for node, _, _ in tape.links]
+                links = targets[tape.serial] = _link_targets(tape.links, buffers, records, leaves, sums)
             _run_records(records[tape.serial], buffers[tape.serial], links, start, end, keep_graph)
     finally:
         backend.unquiet(quiet)
         if not keep_graph:  # their saved values were freed
             for serial, tape in tapes.items():
-                tape.repack(records[serial])
+                if tape.base:
+                    tape.repack(records[serial])
     for leaf, k in leaves.items():
         _accumulate(leaf.variable, sums[k], False)
     return True
+
+
+def _run_one_tape(tape: Tape, tensors, seeds, keep_graph: bool) -> None:
+    """_run_tapes for a graph of one tape (every small graph): the same, without its tables
+    per tape, and its runs newest first as they were appended, without a sort."""
+    buffer = [None] * len(tape)
+    for t, seed in zip(tensors, seeds):
+        at = t._at
+        buffer[at] = seed._data if buffer[at] is None else buffer[at] + seed._data
+    records = tape.unpack() if tape.base else tape.records  # as in _run_tapes
+    leaves: dict = {}
+    sums: list = []
+    links = _link_targets(tape.links, {tape.serial: buffer}, {tape.serial: records}, leaves, sums)
+    marks = tape.runs
+    quiet = backend.quiet()
+    try:
+        end = len(tape)
+        for k in range(len(marks) - 3, -1, -3):
+            _run_records(records, buffer, links, marks[k], end, keep_graph)
+            end = marks[k]
+    finally:
+        backend.unquiet(quiet)
+        if not keep_graph and tape.base:
+            tape.repack(records)
+    for leaf, k in leaves.items():
+        _accumulate(leaf.variable, sums[k], False)
 
 
 def _lean_tapes(tensors):
@@ -324,18 +356,22 @@ def _lean_tapes(tensors):
     return tapes
 
 
-def _link_target(node, buffers: dict, records: dict, leaves: dict, sums: list) -> tuple:
-    """(buffer, index, (shape, dtype)) where a gradient sent through a link goes: a record of an
-    older tape, or a leaf (its place in `sums`, one per AccumulateGrad)."""
-    if node.__class__ is AccumulateGrad:
-        k = leaves.get(node)
-        if k is None:
-            k = leaves[node] = len(sums)
-            sums.append(None)
-        meta = (node._shape, node._dtype)
-        return sums, k, _SCALAR_META if meta == _SCALAR_META else meta
-    serial = node._tape.serial
-    return buffers[serial], node._at, records[serial][node._at][1]
+def _link_targets(links: list, buffers: dict, records: dict, leaves: dict, sums: list) -> list:
+    """For each of a tape's links, (buffer, index, (shape, dtype)) where a gradient sent through
+    it goes: a record of an older tape, or a leaf (its place in `sums`, one per AccumulateGrad)."""
+    targets = []
+    for node, _, _ in links:
+        if node.__class__ is AccumulateGrad:
+            k = leaves.get(node)
+            if k is None:
+                k = leaves[node] = len(sums)
+                sums.append(None)
+            meta = (node._shape, node._dtype)
+            targets.append((sums, k, _SCALAR_META if meta == _SCALAR_META else meta))
+        else:
+            serial = node._tape.serial
+            targets.append((buffers[serial], node._at, records[serial][node._at][1]))
+    return targets
 
 
 def _run_records(records, buffer, links, start, end, keep_graph) -> None:
@@ -422,12 +458,15 @@ def _conformed(g, meta, op, position: int):
         raise TypeError(f"Function {op.grad_fn_name} returned a {type(g).__name__} as gradient {position}; "
                         "expected a Tensor or None")
     if g.shape != shape:
-        if not _is_expandable(shape, g.shape):
+        if g.__class__ is _NDARRAY and g.ndim == len(shape) + 1 and g.shape[1:] == shape:
+            g = g.sum(0)  # a batch's gradient of a bias (the common case): SUM_TO's very sum, sooner
+        elif not _is_expandable(shape, g.shape):
             raise RuntimeError(
                 f"Function {op.grad_fn_name} returned an invalid gradient at index {position} - got "
                 f"{list(g.shape)} but expected shape compatible with {list(shape)}"
             )
-        g = SUM_TO.forward(None, g, shape)
+        else:
+            g = SUM_TO.forward(None, g, shape)
     if g.dtype is not dtype and g.dtype != dtype:
         g = TO_DTYPE.apply(g, dtype)
     return g

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 
+from .. import backend
 from ..tensor import Tensor
 from .batching import matrix_product
-from .registry import ShapeError, defop
+from .registry import ShapeError, defop, on_arrays
 from .spelling import PRODUCT, SUM, Spelling, infix
 from .surface import bind_operators, public
 from .shape import (
@@ -17,6 +18,7 @@ from .shape import (
     unsqueeze,
 )
 
+_NDARRAY = backend.np.ndarray
 _PRODUCT = infix("@", PRODUCT, latex="")  # NumPy's @ is the same product; LaTeX writes A B
 
 
@@ -30,6 +32,22 @@ MM = defop(
     mat2=lambda grad, input: MM.apply(T.apply(input), grad),
     spelling=_PRODUCT,
 )
+
+
+# MM's formulas on NumPy arrays, as a plain backward() calls them: the products themselves.
+def _mm_input(grad, mat2):
+    if grad.__class__ is _NDARRAY and mat2.__class__ is _NDARRAY:
+        return grad @ mat2.T
+    return MM.apply(grad, T.apply(mat2))
+
+
+def _mm_mat2(grad, input):
+    if grad.__class__ is _NDARRAY and input.__class__ is _NDARRAY:
+        return input.T @ grad
+    return MM.apply(T.apply(input), grad)
+
+
+on_arrays(MM, input=_mm_input, mat2=_mm_mat2)
 MV = defop(
     "mv", lambda xp, input, vec: input @ vec,
     input=lambda grad, vec: UNSQUEEZE.apply(grad, 1) * vec,
@@ -129,7 +147,9 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         raise TypeError("matmul(): argument 'input' and 'other' must be Tensors")
     a, b = input._data.shape, other._data.shape
     if len(a) == 2 and len(b) == 2:  # the most common product first
-        return _mm(input, other, a, b)
+        if a[1] == b[0]:
+            return MM.apply(input, other)
+        return _mm(input, other, a, b)  # its error
     if not a or not b:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {len(a)}D and {len(b)}D"

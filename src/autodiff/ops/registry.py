@@ -517,6 +517,20 @@ def defop(name: str, forward, *, grad_fn: str | None = None, doc: str | None = N
     return op
 
 
+def on_arrays(op: OpDef, **formulas) -> None:
+    """Formulas that backward's lean path (autograd/engine.py's _run_records) calls in place of
+    the op's own, by input name, with the same arguments: there they get arrays only, so they
+    may compute on NumPy arrays directly, without the dispatch of the ops that the op's own
+    formulas call (some microseconds of a small graph's backward). Each must give the op's
+    formula's very values, and hand anything but NumPy arrays to that formula."""
+    lean = list(op.lean)
+    for name, formula in formulas.items():
+        k = op.diff_positions.index(op.arg_names.index(name))
+        lean[k] = (formula, *lean[k][1:])
+    op.lean = tuple(lean)
+    LEAN[op.code] = (op.lean, *LEAN[op.code][1:])
+
+
 def _public_function(op: OpDef, doc: str):
     """The function users call: `op.apply` itself, or, where the op takes parameters besides
     tensors (cumsum's dim), a wrapper that also accepts them by keyword."""
@@ -569,6 +583,15 @@ def _compile_saver(plan, arg_count: int):
             return lambda values, arrays, out: (values[p],)
         get = itemgetter(*positions)
         return lambda values, arrays, out: get(values)
+    if len(plan) == 1 and kinds[0] in _METADATA:  # one size or dtype (sum's, mean's): no loop
+        ((kind, i),) = plan
+        describe = _METADATA[kind]
+
+        def save_one(values, arrays, out):
+            a = arrays[i]
+            return (tuple(describe(x) for x in a) if isinstance(a, list) else describe(a),)
+
+        return save_one
 
     def save(values, arrays, out):
         saved = []
@@ -641,20 +664,29 @@ def _record_one(op: OpDef, input: Tensor, values, arrays, out) -> Tensor:
     if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or
                                                 tape.base + len(tape.records) - input._at > WINDOW):
         return _record(op, (input,), values, arrays, out)
-    if tape is None:
+    if tape is None:  # a leaf: its AccumulateGrad, linked by a new tape
         tape = Tape()
-    at = tape.base + len(tape.records)
-    ref = _linked(tape, input, at)
-    saved = _kept(op, tape, None, values, arrays, out)
+        at = 0
+        ref = tape.link(accumulator_of(input), 0, input._accumulator)
+    else:
+        at = tape.base + len(tape.records)
+        ref = at - input._at
+    saves = op.saves  # sizes, dtypes and the result are kept as they are; arguments as _kept says
+    saved = _kept(op, tape, None, values, arrays, out) if op.arg_slots else () if saves is None else \
+        (out,) if saves is _SAVES_RESULT else saves(values, arrays, out)
     if not tape.open:
         tape.start_run()
     records = tape.records
-    records.append((op.code, _meta(out), ref, *saved))
+    records.append((op.code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), ref, *saved))
     if len(records) == CHUNK:
         tape.seal()
-    result = _make(out, True)
+    result = _new(Tensor)  # _make written out, as in the apply functions
+    result._data = out
+    result._requires_grad = True
     result._node = tape
     result._at = at
+    result._output_nr = 0
+    result._grad = result._version_log = result._backward_hooks = result._accumulator = None
     return result
 
 
@@ -687,47 +719,49 @@ def _kept(op: OpDef, tape: Tape, refs, values, arrays, out) -> tuple:
 def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
     """Record a binary op of two plain tensors that saves its arguments or nothing (mul, mm,
     add...), where the inline path did not: an input without a gradient, a leaf the tape does
-    not link yet, two leaves (a new tape). What it cannot place simply goes to _record."""
-    tape = _shared_tape(input, other)
-    if tape is None or ANOMALY.enabled:
+    not link yet, two leaves (a new tape). What it cannot place simply goes to _record.
+    (Written out, without calls of its own: three of a small MLP's five ops come here.)"""
+    # Each input that needs a gradient is a leaf (None) or one of the newest records of a tape,
+    # the same tape for both; two leaves start a new one.
+    first = input._node if input._requires_grad else None
+    second = other._node if other._requires_grad else None
+    tape = first if first is not None else second
+    if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or
+                                                second is not None and second is not tape):
         return _record(op, (input, other), (input, other), (a, b), out)
+    if tape is None:
+        tape = Tape()
     at = tape.base + len(tape.records)
-    first, second = _linked(tape, input, at), _linked(tape, other, at)
+    if first is not None:
+        first = at - input._at
+        if first > WINDOW:
+            return _record(op, (input, other), (input, other), (a, b), out)
+    if second is not None:
+        second = at - other._at
+        if second > WINDOW:
+            return _record(op, (input, other), (input, other), (a, b), out)
+    # Leaves: their AccumulateGrad, linked once per tape
+    if first is None and input._requires_grad:
+        first = tape.link(accumulator_of(input), 0, input._accumulator)
+    if second is None and other._requires_grad:
+        second = tape.link(accumulator_of(other), 0, other._accumulator)
     saved = () if op.saves is None else (a, b) if first is not None and second is not None else \
         _drop_unused(op, (a, b), (first, second))
     if not tape.open:
         tape.start_run()
     records = tape.records
-    records.append((op.code, _meta(out), first, second, *saved))
+    records.append((op.code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), first, second,
+                    *saved))
     if len(records) == CHUNK:
         tape.seal()
-    result = _make(out, True)
+    result = _new(Tensor)
+    result._data = out
+    result._requires_grad = True
     result._node = tape
     result._at = at
+    result._output_nr = 0
+    result._grad = result._version_log = result._backward_hooks = result._accumulator = None
     return result
-
-
-def _shared_tape(input: Tensor, other: Tensor):
-    """The tape that _tape_for would give two tensors' record, where the inputs that need a
-    gradient are leaves or among the newest records of one tape; else None."""
-    tape = None
-    for t in (input, other):
-        if t._requires_grad and t._node is not None:
-            node = t._node
-            if node.__class__ is not Tape or (tape is not None and node is not tape) or \
-                    node.base + len(node.records) - t._at > WINDOW:
-                return None
-            tape = node
-    return Tape() if tape is None else tape
-
-
-def _linked(tape: Tape, t: Tensor, at: int):
-    """_reference for an input that is a leaf or a record of `tape` itself (see _shared_tape)."""
-    if not t._requires_grad:
-        return None
-    if t._node is None:  # a leaf: its AccumulateGrad, linked once per tape
-        return tape.link(accumulator_of(t), 0, t._accumulator)
-    return at - t._at
 
 
 def _tape_for(inputs) -> Tape:
