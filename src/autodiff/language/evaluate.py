@@ -476,8 +476,9 @@ class _Runner:
 
     def _assigned(self, name: str, value, node) -> None:
         self.result.variables[name] = value
-        if isinstance(value, Tensor) and value.grad_fn is not None:
-            self.result.labels[value.grad_fn] = name
+        fn = value.grad_fn if isinstance(value, Tensor) else None
+        if fn is not None:
+            self.result.labels[fn] = name
         self._set_output(name, value, node)
 
     def _set_output(self, name: str, value, node) -> None:
@@ -948,10 +949,11 @@ class _Runner:
     def _recorded(self, result, node, operands):
         """Remember where a recorded node came from, and warn where nan or inf first appears."""
         if isinstance(result, Tensor):
-            if result.grad_fn is not None and result.grad_fn not in self.result.origins:
-                self.result.origins[result.grad_fn] = node
+            fn = result.grad_fn  # a record's node is made when asked for: asked once
+            if fn is not None and fn not in self.result.origins:
+                self.result.origins[fn] = node
                 if self.options.keep_tensors:
-                    self.result.tensors[result.grad_fn] = result
+                    self.result.tensors[fn] = result
             if self.options.check_finite and not self.finite_warning_given and not _all_finite(result):
                 if all(_all_finite(v) for v in operands if isinstance(v, Tensor)):
                     self._warn_non_finite(node, result)
