@@ -364,8 +364,9 @@ class OpDef:
     """One operation: forward, derivative formulas, and the plan for what to save."""
 
     def __init__(self, name, grad_fn, forward, derivatives, *, nondiff=(), domain=False, variadic=False, batch=None,
-                 frees=False, carries=(), floats=False, why_zero=None):
+                 frees=False, carries=(), floats=False, why_zero=None, scalar=None):
         self.name = name
+        self.scalar = scalar
         self.why_zero = why_zero  # where its local derivative is 0, in words (explain's "why")
         self.floats = floats  # bools and integers are computed in the default float dtype (PyTorch's rule)
         self.batch = batch
@@ -497,16 +498,21 @@ def backward_name(op_name: str) -> str:
 def defop(name: str, forward, *, grad_fn: str | None = None, doc: str | None = None, method=False,
           inplace: bool = False, operators=(), aliases=(), nondiff=(), domain=False, variadic=False, batch=None,
           frees=False, carries=(), floats=False, why_zero: str | None = None, spelling: Spelling | None = None,
-          **derivatives) -> OpDef:
+          scalar=None, **derivatives) -> OpDef:
     """Declare an operation; returns its OpDef, whose `apply` runs it and records it.
 
     With `doc`, `apply` is also the public function of that name (see surface.py). `spelling`
-    is how formulas write it (ops/spelling.py): by default a call of its name where it is public."""
+    is how formulas write it (ops/spelling.py): by default a call of its name where it is public.
+    `scalar` is `forward` on 0-d float64 values without the array module (`np.tanh`,
+    `operator.mul`): the very same computation, one Python call fewer for each operation of a
+    scalar program (tests/engine/test_registry.py holds it to `forward`'s values)."""
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is declared twice")
+    if scalar is not None and domain:  # the scalar path would leak NumPy's warnings
+        raise TypeError(f"op {name}: a scalar forward is for ops that make no nan or inf of finite values")
     declare_spelling(name, spelling, public=doc is not None)
     op = OpDef(name, grad_fn, forward, derivatives, nondiff=nondiff, domain=domain, variadic=variadic, batch=batch,
-               frees=frees, carries=carries, floats=floats, why_zero=why_zero)
+               frees=frees, carries=carries, floats=floats, why_zero=why_zero, scalar=scalar)
     REGISTRY[name] = op
     if doc is not None:
         function = _public_function(op, doc)
@@ -935,7 +941,7 @@ def _compile_apply(op: OpDef):
 
 def _unary_apply(op: OpDef):
     """One tensor input, maybe followed by plain parameters (a dim, a shape, an exponent)."""
-    forward, domain, batch, floats = op.forward, op.domain, op.batch, op.floats
+    forward, domain, batch, floats, scalar = op.forward, op.domain, op.batch, op.floats, op.scalar
     grows = op.name in _limits.GROWING_UNARY
     limits = _limits.STATE
     code, saves = op.code, op.saves
@@ -990,7 +996,8 @@ def _unary_apply(op: OpDef):
             return apply(input)
         data = input._data
         if data.__class__ is _F64:  # a 0-d float64 result: no dtype to look at
-            out = forward(_np, data) if not domain else _quietly(forward, data)
+            out = scalar(data) if scalar is not None else forward(_np, data) if not domain else \
+                _quietly(forward, data)
         else:
             if floats and data.dtype.kind in "biu":
                 data = _floating(data)
@@ -1028,7 +1035,7 @@ def _unary_apply(op: OpDef):
 
 
 def _binary_apply(op: OpDef):
-    forward, domain, batch = op.forward, op.domain, op.batch
+    forward, domain, batch, scalar = op.forward, op.domain, op.batch, op.scalar
     limits = _limits.STATE
     code, saves = op.code, op.saves
     inline = saves is _SAVES_ARGS or saves is None  # mul, div... or add, sub...: recorded inline below
@@ -1038,7 +1045,8 @@ def _binary_apply(op: OpDef):
             a = input._data
             b = other._data
             if a.__class__ is _F64 and b.__class__ is _F64:  # two 0-d float64 results
-                out = forward(_np, a, b) if not domain else _quietly(forward, a, b)
+                out = scalar(a, b) if scalar is not None else forward(_np, a, b) if not domain else \
+                    _quietly(forward, a, b)
             else:
                 if a.__class__ in _HOST_CLASSES and b.__class__ in _HOST_CLASSES:
                     xp = _np
