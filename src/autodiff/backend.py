@@ -181,7 +181,9 @@ def full_like_array(array, value):
 try:
     from numpy._core._ufunc_config import _extobj_contextvar as _ERROR_STATE
     from numpy._core.umath import _make_extobj
-except ImportError:  # NumPy 1.x
+
+    _ERROR_STATE.reset(_ERROR_STATE.set(_make_extobj(all="ignore")))  # private: tried once, here
+except Exception:  # NumPy 1.x, or a NumPy whose private names moved: errstate itself
     _ERROR_STATE = None
 
 
