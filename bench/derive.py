@@ -1,4 +1,4 @@
-"""`autodiff derive` against its targets (issue 22), each a ratio measured in this process.
+"""`autodiff derive` against its targets, each a ratio measured in this process.
 
     PYTHONPATH=src python bench/derive.py [--programs N] [--repeat R]
 

@@ -1,4 +1,4 @@
-"""Differential figures (issue 10): N random programs run by autodiff and by an oracle.
+"""Differential figures: N random programs run by autodiff and by an oracle.
 
     PYTHONPATH=src python bench/differential.py [N] [--python] [--flags]
 
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     print(f"{'category':<22}{'tried':>7}{'agreed':>8}{'disagreed':>11}")
     for cat, _ in categories:
         print(f"{cat:<22}{tried[cat]:>7}{agreed[cat]:>8}{tried[cat] - agreed[cat]:>11}"
-              + (f"   (once wrong: issue 10 {KNOWN[cat].split(':')[0]})" if cat in KNOWN else ""))
+              + ("   (a category once wrong)" if cat in KNOWN else ""))
     for cat, (program, problem) in first.items():
         print(f"\n--- first disagreement in {cat}: {problem}")
         print(program.text.rstrip())

@@ -338,7 +338,7 @@ def test_version_and_help(autodiff):
     for command in ("grad", "eval", "graph"):
         result = autodiff(command, "--help")
         assert result.code == 0 and "Examples" in result.stdout and f"autodiff {command} " in result.stdout
-    result = autodiff()  # no command: the help, as a usage error (issue 21)
+    result = autodiff()  # no command: the help, as a usage error
     assert result.code == 2 and "grad" in result.stderr and "eval" in result.stderr and result.stdout == ""
 
 

@@ -123,7 +123,7 @@ def test_graph_edges_local(autodiff, fmt, edge):
 
 
 def test_every_step_line_is_true_arithmetic_or_a_map(autodiff):
-    """Issue 21: `to x * 2: 1 = [0.333…]` was a false equation. A step prints g × local = value
+    """`to x * 2: 1 = [0.333…]` was a false equation. A step prints g × local = value
     where the local derivative is one factor per element, else g ↦ value."""
     result = autodiff("explain", "-e", "y = mean(x * 2)", "--at", "x=[1,2,3]", "--format", "plain")
     assert result.code == 0, result.stderr

@@ -1,4 +1,4 @@
-"""Issue 15, a newcomer's first hour: layouts that fit, mistakes that teach, conventions that hold."""
+"""A newcomer's first hour: layouts that fit, mistakes that teach, conventions that hold."""
 
 from __future__ import annotations
 

@@ -147,7 +147,7 @@ def _compare_second_order(program, out, ins, ref_out, ref_in, names) -> str | No
 
 
 def compare_multi_root(program: Program) -> str | None:
-    """autograd.backward([y, z]) where z is computed from y (known item 7)."""
+    """autograd.backward([y, z]) where z is computed from y."""
     results = []
     for lib, (out, ins) in ((autodiff, run_autodiff(program)), (torch, run_torch(program))):
         if not out.requires_grad:

@@ -1,4 +1,4 @@
-"""Random programs for the differential tests (issue 10), rendered once as text.
+"""Random programs for the differential tests, rendered once as text.
 
 The language is a Python subset, so one text serves both sides: autodiff runs it with
 `autodiff.language.run`, and PyTorch (or Python with `math`) runs it with `exec` in a
@@ -20,16 +20,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-# Known wrong answers (issue 10 items), each a flag a generator can switch on.
+# Known wrong answers (once found), each a flag a generator can switch on.
 KNOWN = {
-    "closure": "item 2: a function defined inside a function read a global, not the enclosing function's variable",
-    "default_once": "item 2: default arguments were evaluated at each call, not once at def",
-    "read_then_assign": "item 2: a name read then later assigned in a function was accepted (Python: UnboundLocalError)",
-    "view_after_copy": "item 5: view after flip / fancy indexing / cat of transposes was refused",
-    "mixed_index": "item 6: mixed advanced indexing x[i, a:, [j, k]] gave NumPy's axis order, not PyTorch's",
-    "max_two_args": "item 8: max(x, 0) reduced over dim 0 where a reader of Python means the larger value; now refused",
-    "multi_root_backward": "item 1: autograd.backward with one root depending on another lost gradients",
-    "narrow_negative": "item 3: narrow with a negative start",
+    "closure": "a function defined inside a function read a global, not the enclosing function's variable",
+    "default_once": "default arguments were evaluated at each call, not once at def",
+    "read_then_assign": "a name read then later assigned in a function was accepted (Python: UnboundLocalError)",
+    "view_after_copy": "view after flip / fancy indexing / cat of transposes was refused",
+    "mixed_index": "mixed advanced indexing x[i, a:, [j, k]] gave NumPy's axis order, not PyTorch's",
+    "max_two_args": "max(x, 0) reduced over dim 0 where a reader of Python means the larger value; now refused",
+    "multi_root_backward": "autograd.backward with one root depending on another lost gradients",
+    "narrow_negative": "narrow with a negative start",
     "reshape_alias": "found by these tests: reshape of a non-contiguous tensor that PyTorch can still view is "
                      "ReshapeAliasBackward0 there, was ViewBackward0 here",
 }
@@ -45,7 +45,7 @@ class Var:
     bound: float = 2.0  # a rough bound on |values|, to keep exp and powers finite
     ties: bool = False  # may hold equal values (max/min gradients are then a choice)
     contig: bool = True  # contiguous in PyTorch (so `view` is allowed there)
-    copied: bool = False  # contiguous because made by flip / fancy indexing / cat (known item 4)
+    copied: bool = False  # contiguous because made by flip / fancy indexing / cat
     grad: bool = True
 
 
@@ -297,7 +297,7 @@ class TensorGen:
         elif form == "col_list":
             idx = ":, [" + ", ".join(str(r.randint(0, v.shape[1] - 1)) for _ in range(r.randint(1, 3))) + "]"
             copied = True
-        else:  # mixed: int, slice, list (known item 5)
+        else:  # mixed: int, slice, list
             idx = f"{i}, {r.randint(0, v.shape[1] - 1)}:, [" + ", ".join(
                 str(r.randint(0, v.shape[2] - 1)) for _ in range(2)) + "]"
         # PyTorch's result shape: an int index is applied first, then the rest (as NumPy for these forms)

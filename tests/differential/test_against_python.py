@@ -1,4 +1,4 @@
-"""Differential tests (issue 10): scalar programs, autodiff against Python's own interpreter.
+"""Differential tests: scalar programs, autodiff against Python's own interpreter.
 
 Programs with if/elif/else, for over range, functions with default arguments, nested
 functions, early return and augmented assignment, over `math`'s exp log sin cos tanh sqrt
@@ -46,7 +46,7 @@ def test_python_errors_are_program_errors(text):
         run(text, at={"a": 1.0})
 
 
-# Each construct that once gave a wrong answer (issue 10, Python's scoping), on its own.
+# Each construct that once gave a wrong answer (Python's scoping among them), on its own.
 
 def _focused(flag):
     @KNOWN_BROKEN

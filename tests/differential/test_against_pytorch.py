@@ -1,4 +1,4 @@
-"""Differential tests (issue 10): random programs over the whole language, autodiff against PyTorch.
+"""Differential tests: random programs over the whole language, autodiff against PyTorch.
 
 Each program is generated once (tests/differential/programs.py) as text; autodiff runs it with
 `autodiff.language.run`, PyTorch runs the same text with the names bound to torch functions
@@ -50,15 +50,15 @@ def _focused(flag, category):
     return test
 
 
-test_view_after_flip_index_cat = _focused("view_after_copy", "shape")  # issue 10 item 5
-test_mixed_advanced_indexing = _focused("mixed_index", "indexing")  # item 6
-test_narrow_negative_start = _focused("narrow_negative", "shape")  # item 3
+test_view_after_flip_index_cat = _focused("view_after_copy", "shape")  # once wrong: a view after flip, index and cat
+test_mixed_advanced_indexing = _focused("mixed_index", "indexing")  # once wrong: NumPy's axis order
+test_narrow_negative_start = _focused("narrow_negative", "shape")  # once wrong
 test_reshape_alias_grad_fn = _focused("reshape_alias", "shape")  # found by these tests
 
 
 @KNOWN_BROKEN
 @given(rng=RANDOMS)
-def test_backward_with_dependent_roots(rng):  # item 1
+def test_backward_with_dependent_roots(rng):  # once lost gradients
     program = tensor_program(rng, "elementwise")
     _check(program, compare_multi_root(program))
 

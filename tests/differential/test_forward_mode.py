@@ -1,4 +1,4 @@
-"""`autodiff grad --mode forward` (issue 24): random programs over the whole language give the
+"""`autodiff grad --mode forward`: random programs over the whole language give the
 gradients in forward mode (one pass per input element, dual tensors) that reverse mode gives."""
 
 import numpy as np

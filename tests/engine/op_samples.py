@@ -279,7 +279,7 @@ def _clamp_calls():
     return [call(leaf((4,)), min=-0.5, max=0.5)]
 
 
-# -- issue 24: elementwise functions ------------------------------------------------------------------
+# -- elementwise functions ------------------------------------------------------------------
 
 
 @samples("atan", "sinh", "cosh", "asinh", "exp2", "sinc", "deg2rad", "rad2deg")
@@ -894,13 +894,13 @@ ALIASES = {
 }
 
 
-# -- issue 24: aliases of the elementwise functions
+# -- aliases of the elementwise functions
 ALIASES.update({
     "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
     "fix": "trunc", "arctan2": "atan2",
 })
 
-# == issue 24: torch.nn.functional's activations (ops/activation.py) ======================================
+# == torch.nn.functional's activations (ops/activation.py) ======================================
 # Samples of the ops, which are also calls of autodiff.nn.functional's functions of the same names
 # (tests/engine/test_torch_samples.py compares those with torch.nn.functional's).
 
@@ -952,7 +952,7 @@ def _gelu_backward():
     return [Sample((leaf(s), leaf(s, -3.0, 3.0), a)) for s in SHAPES[:3] for a in ("none", "tanh")]
 
 
-# == issue 24: rearranging values (ops/rearrange.py) ========================================================
+# == rearranging values (ops/rearrange.py) ========================================================
 
 
 @samples("roll")
@@ -1041,7 +1041,7 @@ def _masked_fill():
     ]
 
 
-# == issue 24: statistics and running reductions (ops/statistics.py) ==========================================
+# == statistics and running reductions (ops/statistics.py) ==========================================
 
 
 @samples("var_correction", "std_correction")
@@ -1147,7 +1147,7 @@ def _norm_calls():
     ]
 
 
-# == issue 24: one tensor into many (ops/pieces.py) ==================================================
+# == one tensor into many (ops/pieces.py) ==================================================
 
 
 @samples("unbind")
@@ -1186,7 +1186,7 @@ def _chunk_calls():
     ]
 
 
-# == issue 24: picking and placing by index tensors (ops/gathering.py) =================================
+# == picking and placing by index tensors (ops/gathering.py) =================================
 # The ops take their index as an int64 array; the functions, as PyTorch, an int64 tensor.
 
 
@@ -1263,7 +1263,7 @@ def _index_select_calls():
     return [call(leaf(s), d, _long(i)) for s, d, i in _SELECTS]
 
 
-# == issue 24: ordering (ops/ordering.py) ====================================================
+# == ordering (ops/ordering.py) ====================================================
 
 # The ops are the input gathered at indices the functions find: their samples give the indices (int64
 # arrays) that the function would; values are distinct, so that finite differences keep the order.
@@ -1386,7 +1386,7 @@ def _kthvalue_calls():
     ]
 
 
-# == issue 24: vectors into matrices and back, kron, cross (ops/matrices.py) ========================================
+# == vectors into matrices and back, kron, cross (ops/matrices.py) ========================================
 
 
 @samples("diag_embed")
@@ -1435,7 +1435,7 @@ def _cross_calls():
     return [call(leaf((4, 3)), leaf((4, 3)), note="no dim: the first of size 3"), call(leaf((3, 2)), leaf((3, 2)), dim=-2)]
 
 
-# -- issue 24: linear algebra (ops/decompositions.py, ops/spectral.py, autodiff.linalg) ------------------
+# -- linear algebra (ops/decompositions.py, ops/spectral.py, autodiff.linalg) ------------------
 # Fixed, well-conditioned matrices (distinct singular values and eigenvalues), so that every
 # draw is the same and no gradient divides by a gap near zero. The functions of autodiff.linalg
 # have entries under the language's names, `linalg_<name>` (LINALG).

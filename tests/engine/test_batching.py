@@ -1,4 +1,4 @@
-"""Every operation's batching rule against running each example alone (issue: points, vmap).
+"""Every operation's batching rule against running each example alone (--points, vmap).
 
 Automatically, as the gradient checks are, from the one sample table (tests/engine/op_samples.py):
 every registered op on its samples, and every public function on its own: the samples of the op

@@ -1,5 +1,5 @@
 """Forward mode's API (autograd.forward_ad, Function.jvp, func.jvp/jacfwd/hessian,
-autograd.functional.jvp/hvp) and the graph API of issue 24 (register_post_accumulate_grad_hook,
+autograd.functional.jvp/hvp) and the graph API (register_post_accumulate_grad_hook,
 isclose, allclose): PyTorch's behaviour and error texts, each held here."""
 
 from __future__ import annotations

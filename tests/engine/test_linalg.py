@@ -1,4 +1,4 @@
-"""Issue 24's linear algebra against PyTorch: every result of the functions that give several
+"""Linear algebra against PyTorch: every result of the functions that give several
 (slogdet, eigh, svd, qr), repeated eigenvalues and singular values, singular matrices, and
 PyTorch's error texts. test_torch_samples.py compares each function's first result on the
 sample table; eigenvectors and singular vectors are compared here through losses that do not

@@ -1,4 +1,4 @@
-"""Issue 24's functions at their edges, and the special functions' accuracy, against PyTorch.
+"""The elementwise and special functions at their edges, and the special functions' accuracy, against PyTorch.
 Skipped when PyTorch is not installed."""
 
 from __future__ import annotations

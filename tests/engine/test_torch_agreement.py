@@ -1,4 +1,4 @@
-"""Issue 21, "PyTorch agreement": behaviours that third-party autograd tests rely on, each run
+"""PyTorch agreement: behaviours that third-party autograd tests rely on, each run
 with PyTorch and with autodiff and compared (values, gradients, grad_fn names, error texts and
 warnings), as in test_torch_oracle.py. Skipped when PyTorch is not installed."""
 
@@ -595,7 +595,7 @@ def test_activations_in_place_record_pytorchs_nodes(name):
     same_as_pytorch(snippet)
 
 
-# -- issue 24: statistics at their kinks, and their errors ------------------------------------------------
+# -- statistics at their kinks, and their errors ------------------------------------------------
 
 
 def _grads_of(lib, make, values, second=True):
@@ -650,7 +650,7 @@ def test_statistics_errors_are_pytorchs(case):
     fails_as_pytorch(STATISTICS_ERRORS[case])
 
 
-# -- issue 24: unbind, split, chunk: every piece, its node, and its gradient --------------------------------
+# -- unbind, split, chunk: every piece, its node, and its gradient --------------------------------
 
 
 def _every_piece(lib, make, shape):
@@ -708,7 +708,7 @@ def test_pieces_errors_are_pytorchs(case):
     fails_as_pytorch(PIECES_ERRORS[case])
 
 
-# -- issue 24: gather, scatter, scatter_add, index_select: values, nodes, first and second gradients ---------
+# -- gather, scatter, scatter_add, index_select: values, nodes, first and second gradients ---------
 
 
 def _placing(lib, make):
@@ -769,7 +769,7 @@ def test_placing_errors_are_pytorchs(case):
     fails_as_pytorch(PLACING_ERRORS[case])
 
 
-# -- issue 24: ordering: values, indices, nodes and gradients at ties and nan, and the errors ----------------
+# -- ordering: values, indices, nodes and gradients at ties and nan, and the errors ----------------
 
 
 def _ordered(lib, make, values):
@@ -913,7 +913,7 @@ def test_k_is_read_as_pytorch_reads_an_int():
     fails_as_pytorch(lambda lib: lib.kthvalue(lib.tensor([3.0, 1.0, 2.0]), lib.tensor(1.0)))
 
 
-# -- issue 24's graph API: mark_non_differentiable, detach_, long/int/bool ----------------------------------
+# -- the graph API: mark_non_differentiable, detach_, long/int/bool ----------------------------------
 
 
 def test_mark_non_differentiable_outputs_do_not_require_grad_and_get_zero_gradients():

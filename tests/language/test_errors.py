@@ -111,7 +111,7 @@ GOLDEN = [
     ('y == x*2\nz = y + 1', {'x': 1}, 2,  # `=` meant
      "expr.txt:1:1: error: no value for input 'y': give one with --at y=VALUE; `y == x*2` is a comparison, "
      "not an assignment; did you mean `y = x*2`?\n    y == x*2\n    ^"),
-    # issue 24: unpacking into names, as Python's
+    # unpacking into names, as Python's
     ('a, 2 = x', {'x': [1.0, 2.0]}, 3,
      "expr.txt:1:4: error: unexpected number 2; expected '=' or a name\n    a, 2 = x\n       ^"),
     ('a, b = x', {'x': [1.0, 2.0, 3.0]}, 4,

@@ -180,7 +180,7 @@ LOSSES = [
     ("nll_loss(log_softmax(x, 1), k, ignore_index=0)",
      lambda F, T, v: F.nll_loss(T.log_softmax(v["x"], 1), v["k"], ignore_index=0)),
     ("linear(x, w)", lambda F, T, v: F.linear(v["x"], v["w"])),
-    # the activations (issue 24), gelu's approximation a word as the reduction is
+    # the activations, gelu's approximation a word as the reduction is
     ("gelu(x, approximate=tanh)", lambda F, T, v: F.gelu(v["x"], approximate="tanh")),
     ("gelu(x) + softplus(x, beta=2, threshold=1)", lambda F, T, v: F.gelu(v["x"]) + F.softplus(v["x"], 2, 1)),
     ("elu(x, 0.5) * silu(x) - mish(x)", lambda F, T, v: F.elu(v["x"], 0.5) * F.silu(v["x"]) - F.mish(v["x"])),
@@ -416,7 +416,7 @@ def test_max_method_pair_is_not_a_number():
         run("x.max(0)[2]", at={"x": [[1.0, 2.0]]})
 
 
-# -- issue 24: functions giving (values, indices), unpacking, methods with several sizes ----------------
+# -- functions giving (values, indices), unpacking, methods with several sizes ----------------
 
 
 @pytest.mark.torch

@@ -92,7 +92,7 @@ GOLDEN = [
      "Program(body=[Assign(target='y', value=BinOp(op='+', left=Name(id='a'), right=Name(id='b')))])"),
     ('y = a + \\\n    b',
      "Program(body=[Assign(target='y', value=BinOp(op='+', left=Name(id='a'), right=Name(id='b')))])"),
-    # issue 24: a tuple unpacked into names, as Python's (a trailing comma too)
+    # a tuple unpacked into names, as Python's (a trailing comma too)
     ('v, i = x.max(0)',
      "Program(body=[Unpack(targets=['v', 'i'], value=Call(func=Attribute(value=Name(id='x'), name='max'), args=[Number(value=0, text='0')], keywords=[]))])"),
     ('a, b, c, = x',

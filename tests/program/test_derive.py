@@ -377,7 +377,7 @@ def test_an_operation_with_no_spelling_is_refused_not_written(monkeypatch):
         D.derive("sin(x) * x", {"x": 1.0})
 
 
-# -- issue 24: the elementwise functions, written in NumPy ------------------------------------------------
+# -- the elementwise functions, written in NumPy ------------------------------------------------
 
 
 def test_the_python_module_writes_issue_24s_functions_in_numpy(tmp_path):
@@ -399,7 +399,7 @@ def test_issue_24s_functions_derive_and_check(text):
     assert D.check(d, text, at).passed
 
 
-# -- issue 24: gather, scatter, scatter_add, index_select: derivatives that read back -----------------------
+# -- gather, scatter, scatter_add, index_select: derivatives that read back -----------------------
 
 
 @pytest.mark.parametrize("text", [
@@ -416,7 +416,7 @@ def test_gathers_and_scatters_derived_read_back_as_grad(text):
     assert run_derived(d, at)  # the printed program runs under eval
 
 
-# -- issue 24: linear algebra (linalg_<name>, torch.linalg's functions): derivatives that read back ------------
+# -- linear algebra (linalg_<name>, torch.linalg's functions): derivatives that read back ------------
 
 LINALG_AT = {"A": [[2.0, 0.5], [0.3, 1.0]], "S": [[2.0, 0.5], [0.5, 1.0]], "b": [1.0, -2.0],
              "B": [[1.0, 2.0], [3.0, -4.0], [0.5, 6.0]], "T": [[1.0, -0.5], [0.3, 0.8], [-0.6, 0.4]]}
@@ -454,7 +454,7 @@ def test_a_result_of_several_is_written_as_the_call_indexed():
     assert found["T"] == "linalg_svd(T, full_matrices=False)[0] @ linalg_svd(T, full_matrices=False)[2]"
 
 
-# -- issue 24: ordering: values gathered at the indices found, the indices as the call that finds them --------
+# -- ordering: values gathered at the indices found, the indices as the call that finds them --------
 
 ORDERING_AT = {"x": [3.0, 1.0, 2.0], "y": [4.0, -5.0, 0.5], "X": [[1.0, 5.0, 2.0], [4.0, 0.0, 6.0]]}
 ELSEWHERE = {"x": [1.5, 2.5, -1.0], "y": [0.5, 2.0, -3.0], "X": [[6.0, -1.0, 0.5], [2.0, 3.0, 1.0]]}  # other orders

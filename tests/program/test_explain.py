@@ -261,7 +261,7 @@ def test_a_tensor_graph_with_many_paths_is_searched_not_listed():
     np.testing.assert_allclose(sum(np.asarray(p.product) for p in item.paths) + item.rest, grad, rtol=1e-12)
 
 
-# -- every op has a formula; every step is true arithmetic (issue 21) --------------------------------------
+# -- every op has a formula; every step is true arithmetic --------------------------------------
 
 
 def test_every_registered_op_has_a_formula_written_in_what_its_node_keeps():
@@ -419,7 +419,7 @@ def test_an_operand_is_parenthesized_only_where_the_operators_around_it_need():
             "∂log(x - 1)/∂(x - 1) = 1 / (x - 1)"} <= formulas
 
 
-# -- issue 24: linear algebra, its formulas written as the language writes them ----------------------------------
+# -- linear algebra, its formulas written as the language writes them ----------------------------------
 
 
 def test_linear_algebra_edges_read_as_formulas_and_add_up_to_the_gradient():

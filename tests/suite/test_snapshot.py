@@ -1,4 +1,4 @@
-"""`autodiff test` as a snapshot tool built for floating point (issue 12): explicit expected
+"""`autodiff test` as a snapshot tool built for floating point: explicit expected
 errors, precise collection shared with the pytest plugin, nothing stale hidden, reviewed
 updates, records that know their settings and tolerances, differences told in ULPs, pytest's
 selection options, and shards that CI systems drive."""
