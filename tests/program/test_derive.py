@@ -150,6 +150,16 @@ def test_a_broadcast_input_gets_its_derivative_summed_back_to_its_shape():
     assert values["doutput_db"].shape == (3,)
 
 
+def test_a_bias_gradient_is_one_sum_not_a_sum_kept_then_reshaped():
+    at = {"x": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "b": [0.5, 1.0, 2.0]}
+    d = D.derive("sum(tanh(x + b))", at)
+    assert d.formula("b") == "sum_to(t1, (m,))"  # the engine records sum_to (1, m) then a view to (m,)
+    assert "doutput_db = np.sum(t2, axis=(0,))\n" in D.python_module(d)
+    values = run_derived(d, at)
+    x, b = np.array(at["x"]), np.array(at["b"])
+    np.testing.assert_allclose(values["doutput_db"], (1 - np.tanh(x + b) ** 2).sum(0))
+
+
 def test_a_tensor_output_derives_its_jacobian():
     d = D.derive("x * 2", {"x": [1.0, 2.0]})
     assert d.jacobian and d.formula("x") == "2 * eye(n)"

@@ -713,7 +713,7 @@ def python_module(d: Derivation) -> str:
     shapes = ", ".join(f"{n}: {_shape_text(d, n)}" for n in d.inputs) or "none"
     helpers = "".join("\n\n" + h for h in printer.helpers)
     assumed = "".join(f"  {a.condition}  ({a.where})\n" for a in d.assumptions)
-    begin = (f"    {_POINT}({parameters})\n" + "".join(f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs)
+    begin = ("".join(f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs) + f"    {_POINT}({parameters})\n"
              + _size_bindings(d))
     out = [
         f'"""The value and gradients of {d.source}, derived by autodiff (symbolic, simplified).\n\n'
@@ -761,8 +761,8 @@ def _shape_text(d: Derivation, name: str) -> str:
 
 
 def _size_bindings(d: Derivation) -> str:
-    """`    n = np.shape(x)[0]`: each named size, from the first input that has it."""
-    return "".join(f"    {size} = np.shape({name})[{dim}]\n" for size, name, dim in d.bindings) if d.sizes else ""
+    """`    n = x.shape[0]`: each named size, from the first input that has it."""
+    return "".join(f"    {size} = {name}.shape[{dim}]\n" for size, name, dim in d.bindings) if d.sizes else ""
 
 
 _POINT = "_check_point"
@@ -795,29 +795,29 @@ def _function_body(program: Statements, printer, constants: list) -> str:
 
 
 def _point_check(d: Derivation, body: str, checks: dict) -> str:
-    """`_check_point(<inputs>)`: ValueError unless each input has the shape it was derived for
-    (each named size one size wherever it is used) and each assumption holds."""
+    """`_check_point(<inputs>)`: ValueError unless each input (an array by then) has the shape it
+    was derived for (each named size one size wherever it is used) and each assumption holds."""
     lines = [f"def {_POINT}({', '.join(d.inputs)}):\n",
              '    """ValueError where this module does not hold: another shape, another path."""\n']
     bound = set()
     for name, shape in d.inputs.items():
         dims = d.shapes.get(name) if d.sizes else None
         if dims is None:
-            lines.append(f"    if np.shape({name}) != {tuple(shape)!r}:\n"
-                         f"        raise ValueError(f\"{name} has shape {{list(np.shape({name}))}}; derived for shape "
+            lines.append(f"    if {name}.shape != {tuple(shape)!r}:\n"
+                         f"        raise ValueError(f\"{name} has shape {{list({name}.shape)}}; derived for shape "
                          f"{list(shape)}\")\n")
             continue
-        lines.append(f"    if np.ndim({name}) != {len(dims)}:\n"
-                     f"        raise ValueError(f\"{name} has shape {{list(np.shape({name}))}}; derived for shape "
+        lines.append(f"    if {name}.ndim != {len(dims)}:\n"
+                     f"        raise ValueError(f\"{name} has shape {{list({name}.shape)}}; derived for shape "
                      f"{_shape_text(d, name)}\")\n")
         for dim, size in enumerate(dims):
             if isinstance(size, str) and size not in bound:
                 bound.add(size)
-                lines.append(f"    {size} = np.shape({name})[{dim}]\n")
+                lines.append(f"    {size} = {name}.shape[{dim}]\n")
         expected = "(" + ", ".join(str(s) for s in dims) + ("," if len(dims) == 1 else "") + ")"
         values = ", ".join(f"{s} = {{{s}}}" for s in dict.fromkeys(s for s in dims if isinstance(s, str)))
-        lines.append(f"    if np.shape({name}) != {expected}:\n"
-                     f"        raise ValueError(f\"{name} has shape {{list(np.shape({name}))}}; derived for shape "
+        lines.append(f"    if {name}.shape != {expected}:\n"
+                     f"        raise ValueError(f\"{name} has shape {{list({name}.shape)}}; derived for shape "
                      f"{_shape_text(d, name)}" + (f" with {values}" if values else "") + "\")\n")
     if checks:
         lines += [f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs]

@@ -95,6 +95,9 @@ class Builder:
             x = x.args[0]
             if x.shape == shape:
                 return x
+        if x.op == "sum_to" and x.shape[:len(x.shape) - len(shape)] == (1,) * (len(x.shape) - len(shape)) \
+                and x.shape[len(x.shape) - len(shape):] == shape:  # a bias's gradient: summed to (1, n), then (n,)
+            return E.call("sum_to", (x.args[0], shape), shape)
         return E.call("reshape", (x, shape), shape)
 
     def compare(self, name: str, a, b) -> E.Expr:
