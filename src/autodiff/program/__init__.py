@@ -19,9 +19,22 @@ from __future__ import annotations
 
 from .check import CheckReport, check
 from .errors import GradientProblem, NotATensor, UsageProblem
-from .graph import GraphModel, GraphNode, build_graph
 from .run import Differentiation, Forward, Quantity, Recorded, differentiate, forward, record
 from .values import for_json, host, to_python
+
+# graph.py is loaded on first use: a plain run of `autodiff grad` draws no graph.
+_LAZY = {"GraphModel": "graph", "GraphNode": "graph", "build_graph": "graph"}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "CheckReport", "Differentiation", "Forward", "GradientProblem", "GraphModel", "GraphNode", "NotATensor",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import dataclasses
 from dataclasses import field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,10 +21,12 @@ from .. import Tensor, autograd, no_grad, return_types
 from ..language import Evaluation, InputProblem, Options, Program, Source, Warning_, evaluate, parse, parse_value
 from ..language.spelling import given, option
 from ..language.builtins import suggestion
-from .check import CheckReport
 from .errors import GradientProblem, NotATensor, UsageProblem
-from .graph import GraphModel, build_graph
 from .values import host
+
+if TYPE_CHECKING:  # the graph is loaded where a run asks for one
+    from .check import CheckReport
+    from .graph import GraphModel
 
 MAX_HESSIAN_ELEMENTS = 1_000  # input elements for order 2 (the Hessian has their square)
 
@@ -241,6 +244,8 @@ def differentiate(source: Source | str, at: dict | None = None, *, program: Prog
     if order == 2 and differentiable:
         run.hessian = _hessian(result, evaluation)
     if graph:
+        from .graph import build_graph  # only where a graph is asked for: not part of every start
+
         run.graph = build_graph(evaluation, result)
     return run
 
@@ -435,5 +440,7 @@ def record(source: Source | str, at: dict | None = None, *, program: Program | N
             result.backward(_seed(result, grad_output, evaluation.output_name))
         except RuntimeError as exc:
             raise GradientProblem(str(exc)) from None
+    from .graph import build_graph
+
     return Recorded(source.name, _quantity(evaluation.output_name, "output", result),
                     build_graph(evaluation, result, limit, labels), backward, list(evaluation.warnings), evaluation)
