@@ -7,7 +7,6 @@ shape of each input.
 from __future__ import annotations
 
 import math
-import operator
 
 from .. import backend
 from ..backend import np  # the host module: its own shortcuts need no help
@@ -22,7 +21,7 @@ from .selection import WHERE
 
 ADD = defop(  # the public add(), with alpha, is below
     "add",
-    lambda xp, input, other: input + other, operators=("__add__", "__radd__"), scalar=operator.add,
+    lambda xp, input, other: input + other, operators=("__add__", "__radd__"),
     input=lambda grad: grad,
     other=lambda grad: grad,
     batch=ELEMENTWISE,
@@ -30,7 +29,7 @@ ADD = defop(  # the public add(), with alpha, is below
 )
 SUB = defop(
     "sub",
-    lambda xp, input, other: input - other, operators=("__sub__",), scalar=operator.sub,
+    lambda xp, input, other: input - other, operators=("__sub__",),
     input=lambda grad: grad,
     other=lambda grad: -grad,
     batch=ELEMENTWISE,
@@ -47,7 +46,7 @@ RSUB = defop(  # `10 - x`: the number is a constant, so only x has an edge
 MUL = defop(
     "mul",
     lambda xp, input, other: input * other, doc="input * other", method=True, inplace=True,
-    operators=("__mul__", "__rmul__"), aliases=("multiply",), scalar=operator.mul,
+    operators=("__mul__", "__rmul__"), aliases=("multiply",),
     input=lambda grad, other: grad * other,
     other=lambda grad, input: grad * input,
     batch=ELEMENTWISE,

@@ -90,9 +90,7 @@ def _namer(evaluation):
             return None
         return [evaluation.source.snippet(o.start, o.end) for o in operands]
 
-    # constants a formula names: by tensor, and by the array a record saved of it
-    namer.tensors = {**leaves, **{id(t._data): name for name, t in {**evaluation.constants, **evaluation.inputs}.items()
-                                  if hasattr(t, "_data")}}
+    namer.tensors = leaves  # constants a formula names
     namer.operand_texts = operand_texts
     return namer
 
