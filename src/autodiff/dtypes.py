@@ -81,3 +81,43 @@ def set_default_dtype(d: dtype) -> None:
     if d not in (float16, float32, float64):
         raise TypeError("only floating-point types are supported as the default type")
     _default_float = d
+
+
+# -- PyTorch's type promotion of two tensors -------------------------------------------------------
+
+def _category(d: np.dtype) -> int:
+    return 0 if d.kind == "b" else 1 if d.kind in "iu" else 2
+
+
+def _promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
+    """torch.promote_types: across kinds the higher kind's type as it is (int64 with float32 is
+    float32, where NumPy widens to float64); within a kind, NumPy's (and PyTorch's) rule."""
+    if a == b:
+        return a
+    ca, cb = _category(a), _category(b)
+    if ca != cb:
+        return a if ca > cb else b
+    return np.promote_types(a, b)
+
+
+def _combine(higher, lower):
+    """c10's combine_categories: a dimensioned result yields to a 0-d one only of a higher kind."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if _category(higher) == 2 or (_category(higher) == 1 and _category(lower) < 2):
+        return higher
+    return _promote_types(higher, lower)
+
+
+def result_type(a, b) -> np.dtype:
+    """The dtype PyTorch gives an operation of two tensors with these arrays (`a.dtype`,
+    `a.ndim`): dimensioned tensors decide, a 0-d one only where it is of a higher kind
+    (a 0-d float64 times float32 values is float32; a 0-d float times ints is that float)."""
+    da, db = np.dtype(a.dtype), np.dtype(b.dtype)
+    na, nb = np.ndim(a), np.ndim(b)
+    if (na == 0) == (nb == 0):
+        return _promote_types(da, db)
+    dimensioned, zero_dim = (da, db) if nb == 0 else (db, da)
+    return _combine(dimensioned, zero_dim)

@@ -455,6 +455,13 @@ def _keeper(mask: tuple):
     return lambda saved: tuple(v if k else None for v, k in zip(saved, mask))
 
 
+def _promoted(a, b) -> tuple:
+    """Two tensors' arrays in the dtype PyTorch computes their operation in (dtypes.result_type);
+    backward hands each input its gradient in its own dtype, as PyTorch does."""
+    want = dtypes.result_type(a, b)
+    return (a if a.dtype == want else a.astype(want)), (b if b.dtype == want else b.astype(want))
+
+
 def _constant(value):
     """A non-tensor operand (a Python number, an array) as the forward sees it."""
     if value.__class__ in _SCALAR_CLASSES or value.__class__ in _NUMPY_CLASSES:
@@ -576,6 +583,8 @@ def _binary_apply(op: OpDef):
         if input.__class__ is Tensor and other.__class__ is Tensor:  # the common case: every +, *...
             a = input._data
             b = other._data
+            if a.dtype != b.dtype:  # computed in PyTorch's dtype, not NumPy's (int64 and float32: float32)
+                a, b = _promoted(a, b)
             input_is_tensor = other_is_tensor = True
             needs = input._requires_grad or other._requires_grad
         elif input.__class__ is _NDARRAY and other.__class__ is _NDARRAY:  # formulas, without recording
