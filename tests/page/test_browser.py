@@ -300,18 +300,24 @@ def test_a_screenshot_for_the_guide(browser, tutorial, tmp_path):
 # -- tensors, and many paths -----------------------------------------------------------------------------------
 
 
+def page_of(browser, tmp_path, text: str, at: dict, grad_output=None):
+    """`text` at `at` written as a page and opened, with explain's JSON of the same run: what the
+    page must show."""
+    where = tmp_path / "page.html"
+    where.write_text(build(text, at, grad_output=grad_output).html())
+    expected = json.loads(explain_json(explain(text, at, grad_output=grad_output)))
+    return open_page(browser, where), expected
+
+
 def test_tensors_shown_in_their_shape_and_whole_on_demand(browser, tmp_path):
     text = "y = sum(sin(x) * w)\n"
     at = {"x": [[0.1 * (i + j) for j in range(10)] for i in range(3)], "w": [[1.0] * 10] * 3}
-    where = tmp_path / "tensor.html"
-    where.write_text(build(text, at).html())
-    page = open_page(browser, where)
+    page, expected = page_of(browser, tmp_path, text, at)
     page.js("document.querySelector('#inputs button[data-input=x]').click()")
     cut = page.js("""var t = document.querySelector('.grad-line .tensor');
         return [t.dataset.shape, t.dataset.whole, t.querySelectorAll('.num').length,
                 t.querySelector('button.whole').textContent, t.textContent.indexOf('…') >= 0]""")
     assert cut == ["[3,10]", "false", 18, "Show all 30 numbers", True]  # 3 rows of the first and last 3
-    expected = json.loads(explain_json(explain(text, at)))
     check_paths(page, expected, "x")  # reads every tensor whole, after its Show all
     assert page.js("return document.querySelector('.grad-line .tensor').querySelectorAll('.num').length") == 30
     steps = page.js(ALL_STEPS)
@@ -322,10 +328,7 @@ def test_tensors_shown_in_their_shape_and_whole_on_demand(browser, tmp_path):
 
 def test_the_examples_tensor_network(browser, tmp_path):
     text = (ROOT / "examples/mlp.expr").read_text()
-    where = tmp_path / "mlp.html"
-    where.write_text(build(text, {}).html())
-    page = open_page(browser, where)
-    expected = json.loads(explain_json(explain(text, {})))
+    page, expected = page_of(browser, tmp_path, text, {})
     for name in expected["inputs"]:
         check_paths(page, expected, name)
     for shown, step in zip(page.js(ALL_STEPS), expected["steps"], strict=True):
@@ -335,10 +338,7 @@ def test_the_examples_tensor_network(browser, tmp_path):
 def test_two_to_the_forty_paths(browser, tmp_path):
     """explain's example of very many paths: the page says how many and shows the largest."""
     text = "x = a\n" + "x = x * a + x\n" * 40
-    where = tmp_path / "many.html"
-    where.write_text(build(text, {"a": 2}).html())
-    page = open_page(browser, where)
-    expected = json.loads(explain_json(explain(text, {"a": 2})))
+    page, expected = page_of(browser, tmp_path, text, {"a": 2})
     shown = check_paths(page, expected, "a")
     count = expected["inputs"]["a"]["paths_count"]
     assert count > 2**40 and shown["count"] == f"{count:,} paths from x to a; the 10 largest shown."
@@ -350,10 +350,7 @@ def test_more_lit_edges_than_labels(browser, tmp_path):
     """Where the paths light more edges than can be labelled, the chosen path's edges are, and the
     page says so; choosing another path labels its own."""
     text = "x = a\n" + "x = sin(x) + cos(x)\n" * 30
-    where = tmp_path / "long.html"
-    where.write_text(build(text, {"a": 0.3}).html())
-    page = open_page(browser, where)
-    expected = json.loads(explain_json(explain(text, {"a": 0.3})))
+    page, expected = page_of(browser, tmp_path, text, {"a": 0.3})
     shown = check_paths(page, expected, "a")
     paths = expected["inputs"]["a"]["paths"]
     assert len(shown["edges"]) > 40 and "edges are lit" in shown["note"]
@@ -384,11 +381,7 @@ def random_programs() -> list:
 def test_random_programs_show_explains_numbers(browser, tmp_path, k):
     program = random_programs()[k]
     at = program.inputs
-    expected = json.loads(explain_json(explain(program.text, at, grad_output="ones" if k == 3 else None)))
-    where = tmp_path / "random.html"
-    page_ = build(program.text, at, grad_output="ones" if k == 3 else None)
-    where.write_text(page_.html())
-    page = open_page(browser, where)
+    page, expected = page_of(browser, tmp_path, program.text, at, grad_output="ones" if k == 3 else None)
     assert page.js("return JSON.parse(document.getElementById('autodiff-data').textContent).explanation") == expected
     for name in expected["inputs"]:
         check_paths(page, expected, name)
