@@ -102,10 +102,6 @@ def _promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
 
 def _combine(higher, lower):
     """c10's combine_categories: a dimensioned result yields to a 0-d one only of a higher kind."""
-    if higher is None:
-        return lower
-    if lower is None:
-        return higher
     if _category(higher) == 2 or (_category(higher) == 1 and _category(lower) < 2):
         return higher
     return _promote_types(higher, lower)

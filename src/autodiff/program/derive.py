@@ -819,8 +819,7 @@ def _point_check(d: Derivation, body: str, checks: dict) -> str:
         lines.append(f"    if {name}.shape != {expected}:\n"
                      f"        raise ValueError(f\"{name} has shape {{list({name}.shape)}}; derived for shape "
                      f"{_shape_text(d, name)}" + (f" with {values}" if values else "") + "\")\n")
-    if checks:
-        lines += [f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs]
+    if checks:  # the inputs are arrays already: each function converts them before calling this
         lines.append(body)
         for (name, _), a in zip(checks.items(), [a for a in d.assumptions if a.test is not None]):
             held = f"np.array_equal({name}, {a.value!r})" if isinstance(a.value, (bool, list)) and _is_bool(a.value) \
