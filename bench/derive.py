@@ -210,18 +210,11 @@ def module_speed(repeat: int) -> None:
 
     path = os.path.join(ROOT, "examples", "mlp.expr")
     text = open(path).read()
-    d = D.derive(Source(text, path))
+    module = _imported(D.derive(Source(text, path)))
     source = Source(text, path)
     evaluation = evaluate(parse(source), source)
     inputs = {n: t.detach().numpy().copy() for n, t in evaluation.inputs.items()}
     X = evaluation.constants["X"].numpy()
-    with tempfile.TemporaryDirectory() as folder:
-        file = os.path.join(folder, "mlp_grad.py")
-        with open(file, "w") as f:
-            f.write(D.python_module(d))
-        spec = importlib.util.spec_from_file_location("mlp_grad", file)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
 
     def by_hand(W1, b1, W2):
         h = np.tanh(X @ W1 + b1)
@@ -246,7 +239,11 @@ def module_speed(repeat: int) -> None:
 
 def _module(text: str, shapes: dict, wrt: str, order: int):
     """The derived python module of `text`, imported from a file as a user would."""
-    d = D.derive(text, shapes=shapes, wrt=[wrt], order=order)
+    return _imported(D.derive(text, shapes=shapes, wrt=[wrt], order=order))
+
+
+def _imported(d):
+    """Derivation `d`'s python module, written to a file and imported from it."""
     with tempfile.TemporaryDirectory() as folder:
         file = os.path.join(folder, "derived.py")
         with open(file, "w") as f:
