@@ -257,7 +257,7 @@ def test_the_python_oracle_compares():
 @pytest.mark.parametrize("text", [
     "-7 // 2", "7 // -2", "-7 % 3", "7 % -3", "-7.5 // 2", "7.5 % -2", "-2 ** 2", "2 ** -1", "2 ** 3 ** 2",
     "1 < 2 < 1.5", "0.5 and 2", "0 or -3", "not 0.5", "True + True", "-7 // 2 * 3 % 4", "a // -0.3",
-    "b % 0.75", "(a > 0) + (b > 0)",
+    "b % 0.75", "(a > 0) + (b > 0)", "(a >= a) + (a >= a)", "(a > 0) - (b > 0)", "(a > 0) * (a > 0) + True",
 ])
 def test_python_arithmetic_means_what_python_means(text):
     """The corners where other languages round or group otherwise: // and % towards minus infinity,

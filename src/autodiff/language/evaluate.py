@@ -112,6 +112,9 @@ _BINARY = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "@": operator.matmul,
     "**": operator.pow, "//": operator.floordiv, "%": operator.mod,
 }
+# Arithmetic of two bools counts, as Python's (True + True is 2), where PyTorch's bool tensors
+# would compute `or` (True) or refuse (True - True): comparisons are bool tensors here.
+_BOOLS_AS_INTEGERS = frozenset(("+", "-", "*", "**", "//", "%"))
 _COMPARE = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge, "==": operator.eq,
             "!=": operator.ne}
 _ATTRIBUTES = {"T": lambda t: t.T, "mT": lambda t: t.mT, "shape": lambda t: tuple(t.shape), "ndim": lambda t: t.ndim}
@@ -655,6 +658,8 @@ class _Runner:
                                         op_start, op_start + len(op), python_class="TypeError")
         if isinstance(left, Tensor) and isinstance(right, Tensor) and left.shape != right.shape and op != "@":
             self._check_broadcast(left, right, op, op_start)
+        if op in _BOOLS_AS_INTEGERS and _is_bool(left) and _is_bool(right):
+            left, right = _as_integer(left), _as_integer(right)
         try:  # the context manager only on the way out of a failure: operators are the hot path
             result = _BINARY[op](left, right)
         except BaseException:
@@ -1027,6 +1032,15 @@ def _constant_value(node):
             out.append(value)
         return out
     return None
+
+
+def _is_bool(value) -> bool:
+    return isinstance(value, bool) or (isinstance(value, Tensor) and value.dtype is dtypes.bool_)
+
+
+def _as_integer(value):
+    """A bool as Python computes with it: an integer (a bool tensor as int64)."""
+    return value.long() if isinstance(value, Tensor) else int(value)
 
 
 def _is_number(value) -> bool:
