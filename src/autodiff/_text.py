@@ -57,3 +57,13 @@ def short_words(text: str) -> str:
 def escape_lines(text: str) -> str:
     """A message of several lines: each line escaped, the line breaks kept."""
     return "\n".join(escape(line, keep_tabs=True) for line in str(text).split("\n"))
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "%": r"\%", "&": r"\&",
+                  "#": r"\#", "$": r"\$", "^": r"\^{}", "~": r"\~{}", "<": r"\textless{}", ">": r"\textgreater{}"}
+
+
+def latex_text(text) -> str:
+    """Text from outside inside LaTeX, as text: control characters (a line break too) written as
+    escapes first, then every character LaTeX reads as markup written as itself."""
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in escape(text))

@@ -385,7 +385,7 @@ def test_json_marks_jacobians_and_gives_hessian_blocks_shapes():
     d = D.derive("x @ A @ x", {"x": [1.0, 2.0], "A": [[1.0, 2.0], [3.0, 4.0]]}, wrt=["x"], order=2)
     (block,) = D.for_json(d)["second"]
     statements = dict(line.split(" = ", 1) for line in d.program.splitlines())
-    assert block["wrt"] == ["x", "x"] and block["shape"] == [2, 2]
+    assert block["wrt"] == ["x", "x"] and block["shape"] == ["n", "n"]  # sizes by name, as the formulas
     assert statements.get(block["formula"], block["formula"]) == "A + A.T"
 
 

@@ -197,20 +197,24 @@ def parse_shapes(options: list | None) -> dict | None:
     size a name or a whole number."""
     if not options:
         return None
+    import unicodedata  # only for --shape: not part of every start
+
     shapes: dict = {}
     for text in options:
         name, equals, dims = text.partition("=")
         name = name.strip()
         if not equals or not name.isidentifier():
             raise UsageProblem(f"--shape takes NAME=SIZES, as --shape A=n,n (a size a name or a number), not {text!r}")
+        name = unicodedata.normalize("NFKC", name)  # names are compared as Python compares them
         sizes = []
-        for size in (s.strip() for s in dims.split(",") if s.strip()):
+        for size in (s.strip() for s in dims.split(",")) if dims.strip() else ():
             if size.isidentifier():
-                sizes.append(size)
-            elif size.isdigit():
+                sizes.append(unicodedata.normalize("NFKC", size))
+            elif size.isascii() and size.isdigit():
                 sizes.append(int(size))
             else:
-                raise UsageProblem(f"--shape {name}=...: a size is a name or a whole number, not {size!r}")
+                raise UsageProblem(f"--shape {name}=...: a size is a name or a whole number, not {size!r}"
+                                   + (" (two commas in a row)" if not size else ""))
         if name in shapes:
             raise UsageProblem(f"--shape gives {name!r} twice")
         shapes[name] = tuple(sizes)

@@ -29,6 +29,7 @@ class Analysis:
     functions: dict = field(default_factory=dict)  # name -> FunctionDef
     equalities: list = field(default_factory=list)  # top-level `y == x*2` statements: `=` meant?
     shapes: dict = field(default_factory=dict)  # input name -> its sizes, `A: input[n, n]`: names and ints
+    sizes: dict = field(default_factory=dict)  # a declared size's name -> the input that declares it first
     powers_of_e: list = field(default_factory=list)  # `e ** x` where e is unbound: exp(x) meant?
     leaves: list = field(default_factory=list)  # (name or None, Call): `w = randn(3, requires_grad=True)`
 
@@ -36,8 +37,28 @@ class Analysis:
 def analyze(program: ast.Program, source: Source) -> Analysis:
     result = Analysis()
     _collect_top_level(program.body, result, source)
+    _check_size_names(result, source)
     _find_inputs(program, result, source)
     return result
+
+
+def _check_size_names(result: Analysis, source: Source) -> None:
+    """A declared size is a name of the program (`X: input[m, n]` then `/ m` reads X's size): no
+    other name of the program or of the language may be spelled the same."""
+    for size, holder in result.sizes.items():
+        node = result.declared[holder]
+        if size in result.declared:
+            other = f"the {result.declared[size].kind} declared on line {source.line_column(result.declared[size].start)[0]}"
+        elif size in result.assigned:
+            other = "a variable the program assigns"
+        elif size in CONSTANTS:
+            other = "the language's constant"
+        elif size in FUNCTIONS or size in WORDS:
+            other = "the language's function"
+        else:
+            continue
+        raise NameProblem(f"{size!r} is a size of {holder!r} here, and also {other}: name the size "
+                          f"otherwise, as {holder}: input[{size}_]", source, node.start, node.end)
 
 
 def _collect_top_level(body, result: Analysis, source: Source) -> None:
@@ -72,6 +93,9 @@ def _collect_top_level(body, result: Analysis, source: Source) -> None:
             result.declared[node.name] = node
             if node.sizes is not None:
                 result.shapes[node.name] = _sizes(node, source)
+                for size in result.shapes[node.name]:
+                    if isinstance(size, str):
+                        result.sizes.setdefault(size, node.name)
         elif isinstance(node, ast.Return):
             raise SyntaxProblem("'return' outside a function", source, node.start, node.end)
         elif type(node) is ast.ExprStatement and type(node.value) is ast.Compare and node.value.ops == ("==",):
@@ -137,7 +161,8 @@ def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) 
         kind = type(node)
         if kind is ast.Name:
             name = node.id
-            if name in local or name in assigned or name in declared or name in CONSTANTS or name in WORDS:
+            if name in local or name in assigned or name in declared or name in CONSTANTS or name in WORDS \
+                    or name in result.sizes:
                 continue
             if name in FUNCTIONS:
                 raise NameProblem(f"{name!r} is a function: call it, as in {name}(...)", source, node.start, node.end)

@@ -294,6 +294,10 @@ class _Runner:
             tensor.requires_grad_(True)
         if requires_grad and self.options.trace is not None:
             tensor = self.options.trace.input(name, tensor)
+        if declared is not None:  # `X: input[m, n]`: m and n are X's sizes from here on
+            for size, value in zip(declared, tensor.shape):
+                if isinstance(size, str) and size not in self.globals:
+                    self.globals[size] = value
         if requires_grad:
             self.result.inputs[name] = tensor
         else:
@@ -636,7 +640,11 @@ class _Runner:
             return CONSTANTS[name]
         if name in WORDS:
             return WORDS[name]
-        if name in self.result.analysis.assigned or name in self.result.analysis.declared:
+        analysis = self.result.analysis
+        if name in analysis.sizes:
+            raise EvaluationProblem(f"{name!r} is a size of {analysis.sizes[name]!r}, which is declared after this "
+                                    "line", self.source, node.start, node.end, python_class="NameError")
+        if name in analysis.assigned or name in analysis.declared:
             raise EvaluationProblem(f"{name!r} is used before it is assigned", self.source, node.start, node.end,
                                     python_class="NameError")
         raise NameProblem(f"unknown name {name!r}", self.source, node.start, node.end)
@@ -779,7 +787,7 @@ class _Runner:
                 raise EvaluationProblem(f"{name}() cannot take {_describe(value)} as an argument", self.source,
                                         node.start, node.end, python_class="TypeError")
         inputs = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Tensor)]
-        arguments = (name, function, list(args), dict(kwargs), lambda v: self._tensor(float(v), node))
+        arguments = (name, function, list(args), dict(kwargs), lambda v: self._number_tensor(v, node))
         device = None if self.options.device == "cpu" else self.options.device
         try:
             try:
@@ -927,6 +935,13 @@ class _Runner:
         with self._located(node.start, node.end, "the elements of this list differ in shape: "):
             result = stack(tensors)
         return self._recorded(result, node, tensors)
+
+    def _number_tensor(self, value, node) -> Tensor:
+        """A number as a function's tensor argument; under derive, one made of sizes (`sqrt(n)`)
+        keeps its name."""
+        if self.options.trace is not None and getattr(value, "sym", None) is not None:
+            return self.options.trace.number(value)
+        return self._tensor(float(value), node)
 
     def _tensor(self, value, node) -> Tensor:
         from .. import tensor

@@ -3,7 +3,7 @@ UTF-8 (a byte-order mark dropped); anything else is an InputProblem saying what 
 
 from __future__ import annotations
 
-from .._text import shown
+from .._text import escape, shown
 from .errors import InputProblem
 from .parser import MAX_SOURCE_CHARACTERS
 from .source import Source
@@ -51,4 +51,6 @@ def decode(data: bytes, name: str) -> Source:
         ) from None
     if text.startswith("\ufeff"):  # a byte-order mark some editors write
         text = text[1:]
-    return Source(text, name)
+    # The name every format writes: control characters and bytes that were not UTF-8 (surrogates
+    # here) as visible escapes, so no format carries them (SVG, HTML, LaTeX, a module's docstring).
+    return Source(text, escape(name))

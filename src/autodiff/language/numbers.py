@@ -24,10 +24,15 @@ def literal(value):
 _INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod}
 
 
+_SIZE_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b}
+
+
 def binary(op: str, a, b):
     """`a op b` for two numbers (bools count as ints), with float64's results on overflow."""
     a = int(a) if isinstance(a, bool) else a
     b = int(b) if isinstance(b, bool) else b
+    if (getattr(a, "sym", None) is not None or getattr(b, "sym", None) is not None) and op in _SIZE_OPS:
+        return _SIZE_OPS[op](a, b)  # sizes under derive: the result keeps its formula (n - 1)
     if isinstance(a, int) and isinstance(b, int):
         if op in _INT_OPS and not (op in ("//", "%") and b == 0):
             result = _INT_OPS[op](a, b)

@@ -137,6 +137,8 @@ def _tokenize(source: Source, tables: Tables, tokens: list) -> None:
         if kind == "NAME":
             pos, end = m.span(kind)
             value = m[kind]
+            if not value.isascii():
+                value = normalized_name(value)
             append(Token(keywords[value] if value in keyword_set else "NAME", value, pos, end))
             line_has_tokens = True
         elif kind == "OPERATOR":
@@ -248,6 +250,13 @@ def fast_tokens(source: Source, tables: Tables) -> list | None:
     return tokens
 
 
+def normalized_name(name: str) -> str:
+    """A name as Python reads it: NFKC-normalised, so that `𝐱` is `x` (PEP 3131)."""
+    import unicodedata  # only for a name that is not ASCII
+
+    return unicodedata.normalize("NFKC", name)
+
+
 def _fast_tokens(source: Source, fast: _FastPattern, tokens: list) -> None:
     """tokenize's loop over findall's groups (see there); anything unusual raises _GiveUp."""
     text = source.text
@@ -268,6 +277,8 @@ def _fast_tokens(source: Source, fast: _FastPattern, tokens: list) -> None:
             line_start = None
         if name:
             pos = start + len(name)
+            if not name.isascii():
+                name = normalized_name(name)
             append((kinds[name] if name in kinds else "NAME", name, start, pos))
             line_has_tokens = True
         elif operator:

@@ -51,7 +51,8 @@ def _var_grad(grad, input, dim, correction, keepdim):
     """PyTorch's var_backward: 2 / (N - correction) * grad * (input - mean)."""
     shape = tuple(input.shape)
     n = _count(shape, dim)
-    scale = 2.0 / (n - correction) if n != correction else math.inf
+    # 2 (an int) over the count, so that a count made of named sizes stays one under derive
+    scale = 2 / (n - correction) if n != correction else math.inf
     return _unreduce(grad, shape, dim, keepdim) * scale * (input - MEAN_DIM.apply(input, dim, True))
 
 

@@ -10,6 +10,7 @@ conditions are listed as assumptions; with no value given there, derive refuses.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import field, replace
 
@@ -18,7 +19,7 @@ import numpy as np
 from ..language.records import record
 from .. import Tensor, autograd
 from ..language import InputProblem, Options, Program, ProgramError, Source, evaluate, parse
-from ..language.errors import EvaluationProblem
+from ..language.errors import EvaluationProblem, LimitProblem
 from ..language.errors import Warning_
 from ..language._gc import collector_paused
 from ..language.analysis import analyze
@@ -83,6 +84,7 @@ class Derivation:
     shapes: dict = field(default_factory=dict)  # input name -> its sizes by name (and numbers), where named
     sizes: object = field(default=None, repr=False)  # SizeNames of the formulas' trace (None: literal sizes)
     jacobian: bool = False  # a tensor output: each derivative is a Jacobian (the output's shape, then the input's)
+    fixed: dict = field(default_factory=dict)  # input -> its shape, where sizes were named but hold only as traced
 
     @property
     def bindings(self) -> list:
@@ -123,6 +125,10 @@ class _Watcher:
 
     def input(self, name: str, leaf: Tensor) -> Tensor:
         return self.tracer.input(name, leaf)
+
+    def number(self, value) -> Tensor:
+        """A number the program computed from its sizes (`sqrt(n)`), by its formula."""
+        return self.tracer.number(value)
 
     def constant(self, name: str, value: float) -> Tensor:
         """pi as a symbol of its own: sqrt(2 * pi) stays written so."""
@@ -229,7 +235,7 @@ class _Trace:
 
     def statements(self, taken: set) -> list:
         roots = {d.name: d.expr for d in self.derivatives}
-        return Statements(roots, self.labels, taken=taken).statements(self.sizes)
+        return Statements(roots, self.labels, taken=taken - set(self.labels.values())).statements(self.sizes)
 
 
 def _derive(source, at, program, wrt, output, order, options, shapes) -> Derivation:
@@ -248,23 +254,26 @@ def _derive(source, at, program, wrt, output, order, options, shapes) -> Derivat
     options = Options() if options is None else options
     named = _named_shapes(analysis, shapes or {}, given)
     traced_sizes = _sizes_at(named, given)
-    point, made_up = _point(analysis, given, named, traced_sizes, seed=0)
+    point, made_up = _point(analysis, given, named, traced_sizes, seed=0, max_elements=options.max_elements)
     ours = not _user_sized(named, given)  # the sizes are primes of our own: this trace writes by name
     primary = _trace(source, program, analysis, point, set(given), made_up, wrt, output, order, options,
                      SizeNames(traced_sizes if ours else {}, _likes(point)), traced_sizes if ours else None)
     evaluation = primary.evaluation
-    taken = set(primary.inputs) | set(evaluation.variables) | set(evaluation.constants)
+    size_names = {size for dims in named.values() for size in dims if isinstance(size, str)}
+    taken = program_names(analysis) | size_names
     _name_derivatives(primary.derivatives, evaluation.output_name, taken)
     formulas_from, sizes, warnings = primary, primary.sizes, list(evaluation.warnings)
+    fixed: dict = {}
     warnings += [Warning_(message) for message in primary.left_out]
     if not primary.derivatives and primary.left_out:
         raise GradientProblem(primary.left_out[0])
-    size_names = {size for dims in named.values() for size in dims if isinstance(size, str)}
     if size_names:
         generic = primary if primary.sizes else None
         if generic is None:  # the user's sizes: the formulas come from a trace at sizes of our own
             generic = _generic_trace(source, program, analysis, named, TRACED, primary, wrt, output, order, options)
-        checked = generic and _generic_trace(source, program, analysis, named, CHECKED, primary, wrt, output, order,
+        # the next primes after those the first trace used: small, so that many dims stay small
+        others = TRACED[len(in_order(named)):] + CHECKED
+        checked = generic and _generic_trace(source, program, analysis, named, others, primary, wrt, output, order,
                                              options)
         if generic and checked and _same_program(generic, checked, taken):
             formulas_from, sizes = generic, generic.sizes
@@ -272,11 +281,13 @@ def _derive(source, at, program, wrt, output, order, options, shapes) -> Derivat
                 d.expr = g.expr
         else:
             sizes = None
-            warnings.append(Warning_("the formulas are written for these sizes only: a size or a path of this "
-                                     "program depends on its values"))
+            fixed = {n: tuple(primary.inputs[n].shape) for n in named if n in primary.inputs}
+            warnings.append(Warning_(f"the formulas hold only at these sizes, {_fixed_text(fixed)}: a size or a path of "
+                                     "this program depends on its values (every format says so; the derived "
+                                     "programs refuse other sizes)"))
     labels = formulas_from.labels
     roots = {d.name: d.expr for d in primary.derivatives}
-    written = Statements(roots, labels, taken=set(primary.inputs))
+    written = Statements(roots, labels, taken=taken - set(labels.values()))
     try:
         statements = written.statements(sizes)
     except UnsupportedOperation as exc:  # an op whose declaration gives no spelling in the language
@@ -293,8 +304,13 @@ def _derive(source, at, program, wrt, output, order, options, shapes) -> Derivat
                                  "which hold wherever they are defined"))
     return Derivation(source.name, evaluation.output_name, {n: tuple(t.shape) for n, t in primary.inputs.items()},
                       primary.derivatives, statements, primary.assumptions, order, formulas_from.value, declared,
-                      warnings=warnings, labels=labels, shapes=named if sizes else {}, sizes=sizes,
+                      warnings=warnings, labels=labels, shapes=named if sizes else {}, sizes=sizes, fixed=fixed,
                       jacobian=primary.jacobian)
+
+
+def _fixed_text(fixed: dict) -> str:
+    """`x [3], A [3, 3]`: the sizes a derivation holds at only."""
+    return ", ".join(f"{n} {list(shape)}" for n, shape in fixed.items())
 
 
 def _trace(source, program, analysis, point, given, made_up, wrt, output, order, options, sizes,
@@ -303,13 +319,13 @@ def _trace(source, program, analysis, point, given, made_up, wrt, output, order,
     `named_at` ({size name: size}): the sizes derive chose for the user's names, said in errors."""
     if made_up:  # values only for shapes: what they compute is nobody's point, nothing to warn of
         options = replace(options, check_finite=False)
-    with Tracer(detach_no_grad=True) as tracer:
+    with Tracer(detach_no_grad=True, sizes=sizes) as tracer:
         watcher = _Watcher(tracer, source, set(given) | {n for n in analysis.declared if n not in point})
         options.trace = watcher
         try:
             evaluation = evaluate(program, source, at=point, output=output, options=options, analysis=analysis)
         except EvaluationProblem as problem:
-            if made_up and not sizes and not given:
+            if made_up and not sizes and not given and getattr(problem, "python_class", None) != "NameError":
                 raise _needs_shapes(problem, analysis) from None
             if named_at:  # the sizes in the message are ours: say which name each one is
                 traced = ", ".join(f"{name} = {size}" for name, size in sorted(named_at.items()))
@@ -349,7 +365,7 @@ def _generic_trace(source, program, analysis, named, primes, primary, wrt, outpu
     for formulas by name; None where its path differs from the primary trace's (the path
     depends on values, or on sizes)."""
     sizes = assign(in_order(named), {}, primes)
-    point, _ = _point(analysis, {}, named, sizes, seed=1, every=True)
+    point, _ = _point(analysis, {}, named, sizes, seed=1, every=True, max_elements=options.max_elements)
     try:
         trace = _trace(source, program, analysis, point, set(analysis.inputs), True, wrt, output, order,
                        replace(options, check_finite=False), SizeNames(sizes, _likes(point)))
@@ -358,7 +374,7 @@ def _generic_trace(source, program, analysis, named, primes, primary, wrt, outpu
     if [(a.line, a.turn, a.condition) for a in trace.assumptions] != \
             [(a.line, a.turn, a.condition) for a in primary.assumptions]:
         return None
-    taken = set(trace.inputs) | set(trace.evaluation.variables) | set(trace.evaluation.constants)
+    taken = program_names(analysis) | set(sizes)
     _name_derivatives(trace.derivatives, trace.evaluation.output_name, taken)
     return trace
 
@@ -382,21 +398,67 @@ def _likes(point: dict) -> dict:
     return likes
 
 
+def program_names(analysis) -> set:
+    """Every name a derived program must not make again: the program's own (inputs, variables,
+    constants, functions, declared sizes), the language's functions and constants, and Python's
+    keywords and builtins (the python module is Python)."""
+    import builtins
+    import keyword
+
+    from ..language.builtins import KNOWN_NAMES
+
+    return (set(analysis.inputs) | set(analysis.assigned) | set(analysis.declared) | set(analysis.functions)
+            | set(analysis.sizes) | set(KNOWN_NAMES) | set(keyword.kwlist) | set(keyword.softkwlist)
+            | set(dir(builtins)))
+
+
+def _refuse_clash(size, holder: str, analysis) -> None:
+    """A size name of --shape that is also a name of the program or the language: exit 2."""
+    from ..language.builtins import CONSTANTS, FUNCTIONS, WORDS
+    import keyword
+
+    if not isinstance(size, str):
+        return
+    if not size.isidentifier() or keyword.iskeyword(size):
+        raise UsageProblem(f"{option('shape')} {holder}=...: a size is a name or a whole number, not {size!r}")
+    if size in analysis.inputs or (size in analysis.declared and analysis.declared[size].kind == "input"):
+        other = "an input of the program"
+    elif size in analysis.declared:
+        other = "a constant of the program"
+    elif size in analysis.assigned:
+        other = "a variable of the program"
+    elif size in CONSTANTS:
+        other = "the language's constant"
+    elif size in FUNCTIONS or size in WORDS or size in analysis.functions:
+        other = "a function"
+    elif size in analysis.sizes and analysis.sizes[size] != holder and size not in (analysis.shapes.get(holder) or ()):
+        return  # the same size as the file declares for another input: one name, one size
+    else:
+        return
+    raise UsageProblem(f"{option('shape')} names a size {size!r} of {holder!r}, and {size!r} is also {other}: "
+                       f"give the size another name ({option('shape')} {holder}={size}_)")
+
+
 def _named_shapes(analysis, shapes: dict, given: dict) -> dict:
     """{input: its sizes (names and numbers)} from the file's declarations and `shapes`; with
-    values only (`--at` and no names), each size is named, one name for each size value."""
+    values only (`--at` and no names), each size is named, one name for each size value, a name
+    the program does not use."""
     named = dict(analysis.shapes)
     for name, dims in shapes.items():
         if name not in analysis.inputs:
             raise UsageProblem(f"{option('shape')} names {name!r}, which is not an input of the program")
         dims = tuple(dims)
+        for size in dims:
+            _refuse_clash(size, name, analysis)
         if name in named and named[name] != dims:
             raise UsageProblem(f"{option('shape')} gives {name!r} the sizes {list(dims)}; the program declares "
                                f"{list(named[name])}")
         named[name] = dims
     if named or not given:
         return named
-    letters = iter(n for n in ("n", "m", "k", "p", "q", "r", "s", "u", "v", "w") if n not in analysis.inputs)
+    taken = program_names(analysis)
+    letters = iter([n for n in ("n", "m", "k", "p", "q", "r", "s", "u", "v", "w") if n not in taken]
+                   + [f"n{k}" for k in range(1, 10000) if f"n{k}" not in taken])
     by_value: dict = {}
     for name in analysis.inputs:  # sizes from the values alone: equal sizes share a name
         if name in given:
@@ -404,7 +466,7 @@ def _named_shapes(analysis, shapes: dict, given: dict) -> dict:
             if isinstance(given[name], Tensor):
                 shape = tuple(given[name].shape)
             if shape:
-                named[name] = tuple(by_value.setdefault(size, next(letters, None) or f"n{len(by_value)}")
+                named[name] = tuple(by_value[size] if size in by_value else by_value.setdefault(size, next(letters))
                                     for size in shape)
     return named
 
@@ -438,13 +500,23 @@ def given_text(name: str, value) -> str:
     return f"the value of {name!r}"
 
 
-def _point(analysis, given: dict, named: dict, sizes: dict, seed: int, every: bool = False) -> tuple:
+def _point(analysis, given: dict, named: dict, sizes: dict, seed: int, every: bool = False,
+           max_elements: int | None = None) -> tuple:
     """(values of every input, whether some were made up): the given ones, and for the others
     values of their shape (random, in [0.5, 1.5]) or the number DEFAULT_VALUE. `every`: made up
-    for every input, at `sizes`."""
+    for every input, at `sizes`. What is made up stays within `max_elements` in all, checked
+    before anything is allocated."""
     rng = None  # made when a value is drawn: importing numpy.random costs start-up time most runs never need
     point = {} if every else dict(given)
     made_up = False
+    limit = Options().max_elements if max_elements is None else max_elements
+    total = sum(math.prod(sizes[s] if isinstance(s, str) else s for s in named[name]) for name in analysis.inputs
+                if name in named and name not in point)
+    if total > limit:
+        shown = ", ".join(f"{n} = {v}" for n, v in sizes.items())
+        raise LimitProblem(f"derive traces the named sizes at {shown}: the inputs would have {total:,} elements; the "
+                           f"limit is {limit:,} ({option('max_elements')}); give fewer dimensions, or values with "
+                           f"{option('at')}")
     for name in analysis.inputs:
         declared = analysis.declared.get(name)
         if name in point or (not every and declared is not None and declared.value is not None):
@@ -452,7 +524,7 @@ def _point(analysis, given: dict, named: dict, sizes: dict, seed: int, every: bo
         if name in named:
             shape = tuple(sizes[s] if isinstance(s, str) else s for s in named[name])
             rng = np.random.default_rng(seed) if rng is None else rng
-            point[name] = rng.uniform(0.5, 1.5, size=shape).tolist()
+            point[name] = rng.uniform(0.5, 1.5, size=shape)
         elif every and name in given:
             point[name] = given[name]
         elif every and declared is not None and declared.value is not None:
@@ -577,7 +649,9 @@ def _grads(result, leaves: list, seed=None) -> list:
     plain = result.plain if isinstance(result, Traced) else result
     needing = [leaf.plain if isinstance(leaf, Traced) else leaf for leaf in leaves]
     try:
-        return list(autograd.grad([plain], needing, grad_outputs=[_ones(plain) if seed is None else seed],
+        if seed is None:  # ones, traced: a formula's numbers made of sizes (var's 2 / (n - 1)) stay symbols
+            seed = Traced(_ones(plain), E.const(1.0, tuple(plain.shape)))
+        return list(autograd.grad([plain], needing, grad_outputs=[seed],
                                   create_graph=True, allow_unused=True, retain_graph=True))
     except RuntimeError as exc:
         raise GradientProblem(str(exc)) from None
@@ -637,6 +711,11 @@ def _symbolic_name(output: str, wrt: tuple) -> str:
     return f"∂²{output}/∂{a}²" if a == b else f"∂²{output}/∂{a}∂{b}"
 
 
+def only_at(d: Derivation) -> str | None:
+    """`holds only at the sizes x [3]`, where named sizes could not be kept."""
+    return f"holds only at the sizes {_fixed_text(d.fixed)}" if d.fixed else None
+
+
 def readable_lines(d: Derivation) -> list:
     """[(left, right)]: the shared statements, then `∂e/∂a = formula` for each derivative, in the
     notation of a page of mathematics (Aᵀ, X⁻¹)."""
@@ -675,29 +754,36 @@ def latex(d: Derivation) -> str:
         rows.append(f"{left} &= {text}")
     rows += [rf"&\text{{assuming }} \texttt{{{_latex_escaped(a.condition)}}} \text{{ ({a.where})}}"
              for a in d.assumptions]
+    if d.fixed:
+        rows.append(rf"&\text{{{_latex_escaped(only_at(d))}}}")
     return "\\begin{align*}\n" + " \\\\\n".join(rows) + "\n\\end{align*}\n"
-
-
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "%": r"\%", "&": r"\&",
-                  "#": r"\#", "$": r"\$", "^": r"\^{}", "~": r"\~{}"}
 
 
 def _latex_escaped(text: str) -> str:
     """Program text inside LaTeX's \\texttt: its special characters as text."""
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
+    from .._text import latex_text
+
+    return latex_text(text)
 
 
 def python_module(d: Derivation) -> str:
     """A module that imports only NumPy: value_and_grad(<inputs>) and, with --order 2,
     hessian(<inputs>). Each checks first that it is called at a point the derivation holds for:
     every input's shape as derived (named sizes the same wherever they are used) and every
-    assumption true, else ValueError."""
+    assumption true, else ValueError.
+
+    The module is hygienic: a name of the program that the module's own code needs (np, a
+    builtin, a helper's) is called otherwise inside it (`renamed`); where an input is, the
+    public function only passes its arguments on to the one that computes. User text (the file
+    name, the assumptions) is a literal: escaped in the docstring, repr'd in messages."""
     from ..symbolic.printing import NumpyPrinter
 
     first = [x for x in d.derivatives if len(x.wrt) == 1]
     second = [x for x in d.derivatives if len(x.wrt) == 2]
     checks = {f"_assumed{k}": a.test for k, a in enumerate(d.assumptions, 1) if a.test is not None}
-    printer = NumpyPrinter(sizes=d.sizes)
+    renamed = _module_names(d)
+    inner = {n: renamed.get(n, n) for n in d.inputs}
+    printer = NumpyPrinter(sizes=d.sizes, renamed=renamed)
     constants: list = []
     try:
         point = _function_body(Statements(checks, d.labels, taken=set(d.inputs)), printer, constants)
@@ -708,32 +794,45 @@ def python_module(d: Derivation) -> str:
     except UnsupportedOperation as exc:
         raise UsageProblem(f"--format python cannot write {exc.args[0]}() in NumPy yet; --format expr can") from None
     parameters = ", ".join(d.inputs)
+    arguments = ", ".join(inner.values())
     main = "value_and_jacobian" if d.jacobian else "value_and_grad"
     value_shape = printer._static(tuple(d.value.shape)) if d.value is not None else "()"
     shapes = ", ".join(f"{n}: {_shape_text(d, n)}" for n in d.inputs) or "none"
     helpers = "".join("\n\n" + h for h in printer.helpers)
     assumed = "".join(f"  {a.condition}  ({a.where})\n" for a in d.assumptions)
-    begin = ("".join(f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in d.inputs) + f"    {_POINT}({parameters})\n"
-             + _size_bindings(d))
+    begin = ("".join(f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in inner.values())
+             + f"    {_POINT}({arguments})\n" + _size_bindings(d, renamed))
+    forward = bool(renamed.keys() & set(d.inputs))  # an input's name is the module's: pass the arguments on
+    user_names = set(d.inputs) | set(d.labels.values()) | {s for dims in d.shapes.values() for s in dims
+                                                           if isinstance(s, str)}
+
+    def public(name: str, doc: str, body: str) -> str:
+        if not forward:
+            return f"\n\ndef {name}({parameters}):\n    {doc}\n" + body
+        computes = _fresh(f"_{name}", user_names)
+        return (f"\n\ndef {name}({parameters}):\n    {doc}\n    return {computes}({parameters})\n"
+                f"\n\ndef {computes}({arguments}):\n" + body)
+
+    docstring = (f"The value and gradients of {d.source}, derived by autodiff (symbolic, simplified).\n\n"
+                 f"Inputs and the shapes they were derived for: {shapes}"
+                 + (" (every size: the names are sizes)" if d.sizes else "") + ".\n"
+                 + (f"Derived assuming (checked at each call):\n{assumed}" if assumed else "")
+                 + f"Needs only NumPy: value, {'jacobians' if d.jacobian else 'grads'} = {main}({parameters})"
+                 + (f"; hessian({parameters})" if second else "") + "\n")
+    doc = (f'"""({_docstring_text(d.output)}, {{input name: the Jacobian d{_docstring_text(d.output)}/d input, '
+           f"{_docstring_text(d.output)}'s shape then the input's}})\"\"\"" if d.jacobian else
+           f'"""({_docstring_text(d.output)}, {{input name: d{_docstring_text(d.output)}/d input}})"""')
     out = [
-        f'"""The value and gradients of {d.source}, derived by autodiff (symbolic, simplified).\n\n'
-        f"Inputs and the shapes they were derived for: {shapes}"
-        + (" (every size: the names are sizes)" if d.sizes else "") + ".\n"
-        + (f"Derived assuming (checked at each call):\n{assumed}" if assumed else "")
-        + f'Needs only NumPy: value, {"jacobians" if d.jacobian else "grads"} = {main}({parameters})'
-        + (f"; hessian({parameters})" if second else "") + '\n"""\n\n',
+        '"""' + _docstring_text(docstring, keep_lines=True) + '"""\n\n',
         "import numpy as np\n",
         helpers,
         "\n\n" + _AS,
         "".join(constants) + ("\n\n" if constants else ""),
-        _point_check(d, point, checks),
-        f"\n\ndef {main}({parameters}):\n"
-        + (f'    """({d.output}, {{input name: the Jacobian d{d.output}/d input, {d.output}\'s shape then the '
-           'input\'s}})"""\n' if d.jacobian else f'    """({d.output}, {{input name: d{d.output}/d input}})"""\n')
-        + begin + grads
-        + "    return _as({}, {}), {{{}}}\n".format(
-            _value_name(d), value_shape, ", ".join(f"{x.wrt[0]!r}: _as({x.name}, {printer._static(tuple(x.expr.shape))})"
-                                                   for x in first)),
+        _point_check(d, point, checks, renamed),
+        public(main, doc, begin + grads
+               + "    return _as({}, {}), {{{}}}\n".format(
+                   printer._name(_value_name(d)), value_shape,
+                   ", ".join(f"{x.wrt[0]!r}: _as({x.name}, {printer._static(tuple(x.expr.shape))})" for x in first))),
     ]
     if second:
         blocks: dict = {}
@@ -747,10 +846,47 @@ def python_module(d: Derivation) -> str:
                 blocks.setdefault(b, {})[a] = block
         rows = ", ".join(f"{a!r}: {{{', '.join(f'{b!r}: {text}' for b, text in row.items())}}}"
                          for a, row in blocks.items())
-        out.append(
-            f"\n\ndef hessian({parameters}):\n"
-            f'    """{{input a: {{input b: d2{d.output}/(da db)}}}}"""\n'
-            + begin + hessian + f"    return {{{rows}}}\n")
+        doc = f'"""{{input a: {{input b: d2{_docstring_text(d.output)}/(da db)}}}}"""'
+        out.append(public("hessian", doc, begin + hessian + f"    return {{{rows}}}\n"))
+    return "".join(out)
+
+
+def _module_names(d: Derivation) -> dict:
+    """{a name of the program: what the module calls it}, for each name the module's own code
+    needs: np, Python's keywords and builtins, and the names the module gives its helpers and
+    constants (they begin with `_`)."""
+    import builtins
+    import keyword
+
+    names = set(d.inputs) | set(d.labels.values()) | {s for dims in d.shapes.values() for s in dims
+                                                      if isinstance(s, str)}
+    reserved = {"np"} | set(dir(builtins)) | set(keyword.kwlist)
+    clashing = sorted(n for n in names if n in reserved or n.startswith("_"))
+    out: dict = {}
+    for name in clashing:
+        out[name] = _fresh(name + "_", names | set(out.values()) | reserved)
+    return out
+
+
+def _fresh(name: str, taken: set) -> str:
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _docstring_text(text: str, keep_lines: bool = False) -> str:
+    """Text inside a triple-quoted Python string, exactly as it reads: backslashes and quotes
+    escaped, characters that are not printable (and bytes that were not UTF-8) as escapes."""
+    out = []
+    for c in str(text):
+        if c == "\\" or c == '"':
+            out.append("\\" + c)
+        elif c == "\n" and keep_lines:
+            out.append(c)
+        elif c.isprintable() and not 0xD800 <= ord(c) <= 0xDFFF:
+            out.append(c)
+        else:
+            out.append(ascii(c)[1:-1])
     return "".join(out)
 
 
@@ -760,9 +896,10 @@ def _shape_text(d: Derivation, name: str) -> str:
     return "[" + ", ".join(str(s) for s in dims) + "]" if dims is not None else str(list(d.inputs[name]))
 
 
-def _size_bindings(d: Derivation) -> str:
+def _size_bindings(d: Derivation, renamed: dict) -> str:
     """`    n = x.shape[0]`: each named size, from the first input that has it."""
-    return "".join(f"    {size} = {name}.shape[{dim}]\n" for size, name, dim in d.bindings) if d.sizes else ""
+    return "".join(f"    {renamed.get(size, size)} = {renamed.get(name, name)}.shape[{dim}]\n"
+                   for size, name, dim in d.bindings) if d.sizes else ""
 
 
 _POINT = "_check_point"
@@ -784,40 +921,43 @@ def _function_body(program: Statements, printer, constants: list) -> str:
     body = []
     for name, e, text in program.written(printer):
         if e.op == "tensor" and name not in program.roots:  # a named constant (X), made once too
-            constants.append(f"{name} = {text}\n")
+            constants.append(f"{printer._name(name)} = {text}\n")
             printer.names[e] = name
         else:
-            body.append(f"    {name} = {text}\n")
+            body.append(f"    {printer._name(name)} = {text}\n")
     for e, name in list(printer.names.items()):  # a function's own names are not the next one's
         if not name.startswith("_C") and e.op != "tensor":
             del printer.names[e]
     return "".join(body)
 
 
-def _point_check(d: Derivation, body: str, checks: dict) -> str:
+def _point_check(d: Derivation, body: str, checks: dict, renamed: dict) -> str:
     """`_check_point(<inputs>)`: ValueError unless each input (an array by then) has the shape it
-    was derived for (each named size one size wherever it is used) and each assumption holds."""
-    lines = [f"def {_POINT}({', '.join(d.inputs)}):\n",
+    was derived for (each named size one size wherever it is used) and each assumption holds.
+    Its parameters are the module's names of the inputs; its messages say the user's."""
+    lines = [f"def {_POINT}({', '.join(renamed.get(n, n) for n in d.inputs)}):\n",
              '    """ValueError where this module does not hold: another shape, another path."""\n']
     bound = set()
     for name, shape in d.inputs.items():
+        code = renamed.get(name, name)
         dims = d.shapes.get(name) if d.sizes else None
         if dims is None:
-            lines.append(f"    if {name}.shape != {tuple(shape)!r}:\n"
-                         f"        raise ValueError(f\"{name} has shape {{list({name}.shape)}}; derived for shape "
+            lines.append(f"    if {code}.shape != {tuple(shape)!r}:\n"
+                         f"        raise ValueError(f\"{name} has shape {{list({code}.shape)}}; derived for shape "
                          f"{list(shape)}\")\n")
             continue
-        lines.append(f"    if {name}.ndim != {len(dims)}:\n"
-                     f"        raise ValueError(f\"{name} has shape {{list({name}.shape)}}; derived for shape "
+        lines.append(f"    if {code}.ndim != {len(dims)}:\n"
+                     f"        raise ValueError(f\"{name} has shape {{list({code}.shape)}}; derived for shape "
                      f"{_shape_text(d, name)}\")\n")
         for dim, size in enumerate(dims):
             if isinstance(size, str) and size not in bound:
                 bound.add(size)
-                lines.append(f"    {size} = {name}.shape[{dim}]\n")
-        expected = "(" + ", ".join(str(s) for s in dims) + ("," if len(dims) == 1 else "") + ")"
-        values = ", ".join(f"{s} = {{{s}}}" for s in dict.fromkeys(s for s in dims if isinstance(s, str)))
-        lines.append(f"    if {name}.shape != {expected}:\n"
-                     f"        raise ValueError(f\"{name} has shape {{list({name}.shape)}}; derived for shape "
+                lines.append(f"    {renamed.get(size, size)} = {code}.shape[{dim}]\n")
+        expected = "(" + ", ".join(renamed.get(s, s) if isinstance(s, str) else str(s) for s in dims) \
+            + ("," if len(dims) == 1 else "") + ")"
+        values = ", ".join(f"{s} = {{{renamed.get(s, s)}}}" for s in dict.fromkeys(s for s in dims if isinstance(s, str)))
+        lines.append(f"    if {code}.shape != {expected}:\n"
+                     f"        raise ValueError(f\"{name} has shape {{list({code}.shape)}}; derived for shape "
                      f"{_shape_text(d, name)}" + (f" with {values}" if values else "") + "\")\n")
     if checks:  # the inputs are arrays already: each function converts them before calling this
         lines.append(body)
@@ -845,7 +985,7 @@ def _value_name(d: Derivation) -> str:
 def for_json(d: Derivation) -> dict:
     out = {
         "output": d.output,
-        "inputs": {x.wrt[0]: {"name": x.name, "formula": x.formula, "shape": list(x.shape)}
+        "inputs": {x.wrt[0]: {"name": x.name, "formula": x.formula, "shape": _json_shape(d, x)}
                    for x in d.derivatives if len(x.wrt) == 1},
         "program": d.program,
         "assumptions": [{"line": a.line, "condition": a.condition, **({"turn": a.turn} if a.turn else {})}
@@ -854,18 +994,40 @@ def for_json(d: Derivation) -> dict:
     if d.jacobian:
         out["jacobian"] = True
     if d.order == 2:
-        out["second"] = [{"wrt": list(x.wrt), "name": x.name, "formula": x.formula, "shape": list(x.shape)}
+        out["second"] = [{"wrt": list(x.wrt), "name": x.name, "formula": x.formula, "shape": _json_shape(d, x)}
                          for x in d.derivatives if len(x.wrt) == 2]
+    if d.fixed:
+        out["only_at"] = {n: list(shape) for n, shape in d.fixed.items()}
     if d.check is not None:
         out["check"] = d.check.for_json()
     return out
 
 
+def _json_shape(d: Derivation, x: Derived) -> list:
+    """A derivative's shape, its sizes by name where they are named (`["n"]`, `["m", 3]`)."""
+    if not d.sizes:
+        return list(x.shape)
+    by_input = [list(d.shapes.get(w, d.inputs[w])) for w in x.wrt]
+    if d.jacobian:
+        out = [d.sizes.integer_text(v) or v for v in (d.value.shape if d.value is not None else ())]
+        return out + by_input[0]
+    return [size for dims in by_input for size in dims]
+
+
 def expr_program(d: Derivation) -> str:
-    """A program `autodiff eval` runs: inputs with defaults declared, then the statements."""
-    head = "".join(f"{n}: input = {text}\n" for n, text in d.declared.items())
-    notes = "".join(f"# assumes ({a.where}): {a.condition}\n" for a in d.assumptions)
+    """A program `autodiff eval` runs: inputs with defaults declared, then the statements; where
+    it holds only at some sizes, the inputs are declared with them, so other sizes are refused."""
+    head = "".join(f"{n}: input{list(d.fixed[n]) if n in d.fixed else ''} = {text}\n" for n, text in d.declared.items())
+    head += "".join(f"{n}: input{list(shape)}\n" for n, shape in d.fixed.items() if n not in d.declared and shape)
+    notes = "".join(f"# assumes ({a.where}): {_comment_text(a.condition)}\n" for a in d.assumptions)
+    if d.fixed:
+        notes += f"# {only_at(d)}\n"
     return notes + head + d.program
+
+
+def _comment_text(text: str) -> str:
+    """User text on one comment line: a line break or other control character as an escape."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 def markdown(d: Derivation) -> str:
@@ -873,7 +1035,9 @@ def markdown(d: Derivation) -> str:
     text = f"Derivatives of `{d.output}` ({d.source})\n\n| | formula |\n|---|---|\n" + "\n".join(rows) + "\n"
     if d.assumptions:
         text += "\nAssumptions (the path `--at` chose):\n\n" + "".join(
-            f"- {a.where}: `{a.condition}`\n" for a in d.assumptions)
+            f"- {a.where}: `{_comment_text(a.condition)}`\n" for a in d.assumptions)
+    if d.fixed:
+        text += f"\nThe formulas {only_at(d)}.\n"
     return text
 
 

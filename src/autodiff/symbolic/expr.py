@@ -44,7 +44,7 @@ def new_table() -> None:
 
 
 class Expr:
-    """One node. `op` is "sym", "const", "tensor", "add", "mul" or an operation's name."""
+    """One node. `op` is "sym", "size", "const", "tensor", "add", "mul" or an operation's name."""
 
     __slots__ = ("op", "args", "shape", "symbolic", "order", "parts")
 
@@ -103,6 +103,12 @@ def _intern(op: str, args: tuple, shape: tuple, symbolic: bool) -> Expr:
 
 def symbol(name: str, shape: tuple = ()) -> Expr:
     return _intern("sym", (name,), tuple(shape), True)
+
+
+def size(name: str) -> Expr:
+    """A named size (`n`): a whole number the inputs' shapes give, a symbol of the algebra that
+    no derivative is taken by."""
+    return _intern("size", (name,), (), True)
 
 
 def const(value: float, shape: tuple = ()) -> Expr:
@@ -472,7 +478,7 @@ def children(e: Expr):
 
 def _children(e: Expr):
     op, args = e.op, e.args
-    if op in ("sym", "const", "tensor"):
+    if op in ("sym", "const", "tensor", "size"):
         return ()
     if op == "add":
         return tuple([t for t, _ in args[1]])

@@ -147,10 +147,49 @@ def linear_map(v: E.Expr, s: E.Expr):
 
 
 def _contains(e: E.Expr, s: E.Expr, memo: dict) -> bool:
+    """Whether s is in e (memo: every node's answer so far); an explicit stack, not recursion."""
     found = memo.get(e)
-    if found is None:
-        found = memo[e] = e is s or any(_contains(c, s, memo) for c in E.children(e))
-    return found
+    if found is not None:
+        return found
+    stack = [e]
+    while stack:
+        node = stack[-1]
+        if node in memo:
+            stack.pop()
+            continue
+        pending = [c for c in E.children(node) if c not in memo]
+        if pending:
+            stack.extend(pending)
+            continue
+        memo[node] = node is s or any(memo[c] for c in E.children(node))
+        stack.pop()
+    return memo[e]
+
+
+def _driven(step, v: E.Expr, s: E.Expr, memo: dict | None):
+    """Run a map's `step` (a generator that yields each subexpression whose map it needs and is
+    sent that map back) with an explicit stack: no recursion however deep the expression; each
+    node's map is worked out once."""
+    memo = {} if memo is None else memo
+    maps: dict = {}
+    stack = [(v, step(v, s, memo))]
+    sent = None
+    while True:
+        node, running = stack[-1]
+        try:
+            wanted = running.send(sent)
+        except StopIteration as done:
+            maps[node] = done.value
+            stack.pop()
+            if not stack:
+                return done.value
+            sent = done.value
+            continue
+        if wanted in maps:
+            sent = maps[wanted]
+        else:
+            stack.append((wanted, step(wanted, s, memo)))
+            sent = None
 
 
 def _split_product(v: E.Expr, s: E.Expr, memo: dict):
@@ -170,7 +209,11 @@ def _split_product(v: E.Expr, s: E.Expr, memo: dict):
 def _vector_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
     """M for a vector seed s (m,): a vector (m,) where v is a number, a matrix (n, m) where v is a
     vector (n,), `outer_map` (n, k, m) where v is a matrix (n, k)."""
-    memo = {} if memo is None else memo
+    return _driven(_vector_step, v, s, memo)
+
+
+def _vector_step(v: E.Expr, s: E.Expr, memo: dict):
+    """One node of _vector_map: `yield u` asks for u's map."""
     n = s.shape[0]
     if v is s:
         return E.call("eye", (n,), (n, n))
@@ -178,13 +221,16 @@ def _vector_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
         return E.const(0.0, v.shape + s.shape)
     op = v.op
     if op == "add":
-        return _sum_map(v, lambda t: _broadcast_map(_vector_map(t, s, memo), t.shape, v.shape))
+        parts = []
+        for t, _ in v.args[1]:
+            parts.append(_broadcast_map((yield t), t.shape, v.shape))
+        return _sum_map(v, parts)
     if op == "mul":
         split = _split_product(v, s, memo)
         if split is None:
             return None
         d, u = split
-        inner = _vector_map(u, s, memo)
+        inner = (yield u)
         if inner is None:
             return None
         if d.shape == ():
@@ -198,7 +244,7 @@ def _vector_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
         a, b = v.args
         if _contains(a, s, memo):
             return None
-        inner = _vector_map(b, s, memo)
+        inner = (yield b)
         return None if inner is None else _times(a, inner)
     if op == "dot":
         a, b = v.args
@@ -206,19 +252,19 @@ def _vector_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
             a, b = b, a
         if _contains(a, s, memo):
             return None
-        inner = _vector_map(b, s, memo)
+        inner = (yield b)
         return None if inner is None else _times(E.call("reshape", (a, (1,) + a.shape), (1,) + a.shape), inner, row=True)
     if op == "outer":
         a, b = v.args
         if _contains(a, s, memo) == _contains(b, s, memo):
             return None
         if _contains(a, s, memo):
-            inner = _vector_map(a, s, memo)  # a = P s: v[j, k] = (P s)[j] b[k]
+            inner = (yield a)  # a = P s: v[j, k] = (P s)[j] b[k]
             return None if inner is None else E.call("outer_map", (inner, b), v.shape + s.shape)
-        inner = _vector_map(b, s, memo)  # b = P s: v[j, k] = a[j] (P s)[k]
+        inner = (yield b)  # b = P s: v[j, k] = a[j] (P s)[k]
         return None if inner is None else E.call("outer_map_t", (inner, a), v.shape + s.shape)
     if op in ("sum_to", "sum", "sum_dim") and v.shape in ((), (1,)) and len(v.args[0].shape) == 1:
-        inner = _vector_map(v.args[0], s, memo)  # sum(u) = 1ᵀ u: the map's columns summed
+        inner = (yield v.args[0])  # sum(u) = 1ᵀ u: the map's columns summed
         summed = None if inner is None else _summed(inner)
         if summed is None or v.shape == ():
             return summed
@@ -230,13 +276,13 @@ def _vector_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
         zero, u = (a, b) if _contains(b, s, memo) else (b, a)
         if zero.op != "const" or zero.number != 0.0 or u.shape != v.shape:
             return None
-        inner = _vector_map(u, s, memo)
+        inner = (yield u)
         ones = E.const(1.0, ())
         mask = E.call("where", (condition, E.const(0.0, ()), ones) if u is b else (condition, ones, E.const(0.0, ())),
                       condition.shape)
         return None if inner is None else _diag_times(E.with_shape(mask, v.shape), inner)
     if op == "t":
-        return _vector_map(v.args[0], s, memo)
+        return (yield v.args[0])
     return None
 
 
@@ -266,13 +312,12 @@ def _summed(m: E.Expr):
     return None
 
 
-def _sum_map(v: E.Expr, map_of) -> E.Expr | None:
-    """The map of a sum: the sum of its terms' maps (`map_of(term)`, None where one has none);
-    a number in the sum is not linear in s."""
+def _sum_map(v: E.Expr, parts: list) -> E.Expr | None:
+    """The map of a sum: the sum of its terms' maps (`parts`, None where one has none); a number
+    in the sum is not linear in s."""
     number, terms = v.args
     if number:
         return None
-    parts = [map_of(t) for t, _ in terms]
     if any(p is None for p in parts):
         return None
     return E.add(*[E.mul(E.const(k), p) for p, (_, k) in zip(parts, terms)])
@@ -355,7 +400,12 @@ def _times(a: E.Expr, m: E.Expr, row: bool = False) -> E.Expr:
 
 
 def _matrix_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
-    memo = {} if memo is None else memo
+    """M for a matrix seed s (m, r), where v is a matrix: P s Rᵀ and the like (kron_map...)."""
+    return _driven(_matrix_step, v, s, memo)
+
+
+def _matrix_step(v: E.Expr, s: E.Expr, memo: dict):
+    """One node of _matrix_map: `yield u` asks for u's map."""
     m, r = s.shape
     if v is s:
         return _kron(E.call("eye", (m,), (m, m)), E.call("eye", (r,), (r, r)))
@@ -365,13 +415,16 @@ def _matrix_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
         return None
     op = v.op
     if op == "add":
-        return _sum_map(v, lambda t: _matrix_map(t, s, memo))
+        parts = []
+        for t, _ in v.args[1]:
+            parts.append((yield t))
+        return _sum_map(v, parts)
     if op == "mul":
         split = _split_product(v, s, memo)
         if split is None:
             return None
         d, u = split
-        inner = _matrix_map(u, s, memo)
+        inner = (yield u)
         if inner is None:
             return None
         if d.shape == ():
@@ -382,18 +435,18 @@ def _matrix_map(v: E.Expr, s: E.Expr, memo: dict | None = None):
     if op == "mm":
         a, b = v.args
         if not _contains(a, s, memo):  # a (P s Rᵀ) is (a P) s Rᵀ
-            return _each_map(_matrix_map(b, s, memo), lambda kind, p, r: (kind, _product(a, p), r))
+            return _each_map((yield b), lambda kind, p, r: (kind, _product(a, p), r))
         if not _contains(b, s, memo):  # (P s Rᵀ) b is P s (bᵀ R)ᵀ
-            return _each_map(_matrix_map(a, s, memo),
+            return _each_map((yield a),
                              lambda kind, p, r: (kind, p, _product(transpose_matrix(b), r)))
         return None
     if op == "t":  # (P s Rᵀ)ᵀ is R sᵀ Pᵀ, and (P sᵀ Rᵀ)ᵀ is R s Pᵀ
         swapped = {"kron_map": "kron_t_map", "kron_t_map": "kron_map"}
-        return _each_map(_matrix_map(v.args[0], s, memo), lambda kind, p, r: (swapped[kind], r, p))
+        return _each_map((yield v.args[0]), lambda kind, p, r: (swapped[kind], r, p))
     if op == "linalg_solve" and v.args[2] and not _contains(v.args[0], s, memo):  # A⁻¹ B
         a, b = v.args[0], v.args[1]
         inverse = E.call("linalg_inv", (a,), a.shape)
-        return _each_map(_matrix_map(b, s, memo), lambda kind, p, r: (kind, _product(inverse, p), r))
+        return _each_map((yield b), lambda kind, p, r: (kind, _product(inverse, p), r))
     return None
 
 

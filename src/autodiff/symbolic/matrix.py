@@ -224,9 +224,9 @@ def _matrix_rule(e: E.Expr):
         if x.op == "outer":
             a, b = x.args
             return E.call("outer", (b, a), e.shape)
-        if x.op == "add" and x.shape == x.shape:
+        if x.op == "add":  # a term broadcast over rows (X - mu) is transposed as the matrix it stands for
             number, terms = x.args
-            parts = [E.mul(E.const(k), _transpose(t)) for t, k in terms]
+            parts = [E.mul(E.const(k), _transpose(E.with_shape(t, x.shape))) for t, k in terms]
             return E.add(*parts, E.const(number)) if number else E.add(*parts)
         k, rest = _coefficient(x)
         if k != 1:

@@ -99,7 +99,7 @@ class Printer:
             return self._product(e)
         if op == "add":
             return self._sum(e), _SUM
-        if op == "sym":
+        if op == "sym" or op == "size":
             return self._symbol(args[0]), _ATOM
         if op == "pow":
             return self._power(args[0], args[1])
@@ -107,7 +107,18 @@ class Printer:
             return self._constant(e)
         if op == "tensor":
             return self._array(args[0].array), _ATOM
+        if op == "expand" and self.sizes is not None and not args[0].shape and args[0].symbolic:
+            like = self.sizes.likes.get(e.shape)
+            if like is not None and not E.symbols_of(args[0]):  # mean's 1 / n over x's shape
+                return self._like(like, args[0])
         return self._spelled(op, args)
+
+    def _like(self, like: str, k: E.Expr) -> tuple:
+        """A number made of sizes over an input's shape: `ones_like(x) / n`."""
+        ones = f"ones_like({like})"
+        if k.op == "pow" and k.args[1] == -1.0:
+            return f"{ones} / {self._wrap(k.args[0], _POWER)}", _PRODUCT
+        return f"{self._wrap(k, _PRODUCT)} * {ones}", _PRODUCT
 
     def _symbol(self, name: str) -> str:
         return name
@@ -334,7 +345,7 @@ class Program:
         labels = labels or {}
         for e in order:
             op = e.op
-            if op == "sym" or op == "const" or (op == "tensor" and e.args[0].array.size <= 4):
+            if op == "sym" or op == "size" or op == "const" or (op == "tensor" and e.args[0].array.size <= 4):
                 depth[e] = 0
                 continue
             d = 0
@@ -469,6 +480,9 @@ class LatexPrinter(Printer):
             return r"\mathbf{0}", _ATOM
         return (r"\mathbf{1}", _ATOM) if value == 1.0 else (number + r" \mathbf{1}", _PRODUCT)
 
+    def _like(self, like: str, k: E.Expr) -> tuple:
+        return f"{self._wrap(k, _PRODUCT)} " + r"\mathbf{1}", _PRODUCT
+
     def _latex_number(self, value: float) -> tuple:
         ratio = self.sizes.ratio(value) if self.sizes is not None else None
         if ratio is not None:
@@ -499,9 +513,17 @@ class NumpyPrinter(Printer):
 
     FORM = "numpy"
 
-    def __init__(self, names: dict | None = None, sizes=None) -> None:
+    def __init__(self, names: dict | None = None, sizes=None, renamed: dict | None = None) -> None:
         super().__init__(names, sizes)
         self.helpers: dict = {}  # the source of each helper the code calls, in the order first used
+        # the program's names that would shadow the module's own (np, a builtin, a helper), and
+        # what the module calls them instead
+        self.renamed = renamed or {}
+        if self.renamed and self.sizes is not None:
+            self.sizes = self.sizes.renamed(self.renamed)
+
+    def _name(self, name: str) -> str:
+        return self.renamed.get(name, name)
 
     def _constant(self, e: E.Expr) -> tuple:
         value = e.args[0]
@@ -518,8 +540,11 @@ class NumpyPrinter(Printer):
     def _array(self, array) -> str:
         return f"np.array({_array_text(array)})"
 
+    def _like(self, like: str, k: E.Expr) -> tuple:
+        return f"np.full(np.shape({like}), {self.text(k)})", _ATOM
+
     def _symbol(self, name: str) -> str:
-        return "np.pi" if name == "pi" else name
+        return "np.pi" if name == "pi" else self.renamed.get(name, name)
 
     def _static(self, value) -> str:
         if isinstance(value, float) and not math.isfinite(value):

@@ -18,9 +18,10 @@ import numpy as np
 
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..ops import batching, registry
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
 from . import expr as E
 from .build import build
+from .sizes import symbolic_size
 
 
 class Traced(Tensor):
@@ -61,6 +62,24 @@ class Traced(Tensor):
         _decided(self, self.plain.tolist())
         return self._data
 
+    # -- sizes: named ones carry their names while derive traces at its primes ------------------------
+
+    @property
+    def shape(self) -> Size:
+        tracer = Tracer.active
+        if tracer is None or not tracer.by_prime:
+            return Size(self._data.shape)
+        return Size([tracer.size_of(s) for s in self._data.shape])
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return self.shape
+        value = Tensor.size(self, dim)  # PyTorch's error for a dim out of range
+        return self.shape[dim] if Tracer.active is not None and Tracer.active.by_prime else value
+
+    def numel(self) -> int:
+        return self.shape.numel() if self._data.ndim else 1
+
     def detach(self) -> Tensor:
         """The same values cut from the graph: `detach(x)` in the formulas, never x's value."""
         return Traced(self.plain.detach(), detached(self.expr))
@@ -70,8 +89,9 @@ class Traced(Tensor):
 
 
 def detached(e: E.Expr) -> E.Expr:
-    """`detach(e)`: e's value without its derivative (a constant stays itself)."""
-    if not e.symbolic or e.op == "detach":
+    """`detach(e)`: e's value without its derivative (a constant stays itself, and so does a
+    number made of sizes)."""
+    if not e.symbolic or e.op == "detach" or not E.symbols_of(e):
         return e
     return E.call("detach", (e,), e.shape)
 
@@ -97,8 +117,12 @@ class Tracer:
 
     active: Tracer | None = None
 
-    def __init__(self, *, detach_no_grad: bool = False) -> None:
+    def __init__(self, *, detach_no_grad: bool = False, sizes=None) -> None:
         self.decisions: list = []  # (expression, the Python value it was read as)
+        # {prime: size name} where derive traces named sizes at primes of its own: a traced
+        # tensor's shape is then made of SizeInts (symbolic/sizes.py)
+        self.by_prime = dict(sizes.by_prime) if sizes else {}
+        self._sizes: dict = {}
         # derive's trace: what a program computes under no_grad is written detach(...), since no
         # derivative flows through it (explain traces formulas under no_grad: not there)
         self.detach_no_grad = detach_no_grad
@@ -132,6 +156,16 @@ class Tracer:
     def input(self, name: str, tensor: Tensor) -> Traced:
         return Traced(tensor, E.symbol(name, tuple(tensor.shape)))
 
+    def size_of(self, value: int):
+        """A dimension of a traced shape: a SizeInt where it is made of named sizes."""
+        return symbolic_size(value, self.by_prime, self._sizes) if self.by_prime else value
+
+    def number(self, value) -> Tensor:
+        """A number a program computed from sizes (`sqrt(n)`), as a 0-d traced tensor."""
+        from .. import tensor
+
+        return Traced(tensor(float(value)), value.sym)
+
     # -- operations ----------------------------------------------------------------------------------
 
     def _apply(self, function, args: tuple, kwargs: dict):
@@ -142,14 +176,15 @@ class Tracer:
         # Each argument as the engine takes it and as the builder sees it, in one pass: this
         # runs for every operation of the program and of its derivative.
         plain_args, exprs, symbolic = [], [], False
-        for a in args:
+        operands = op.tensor_positions if op is not None else ()
+        for i, a in enumerate(args):
             if a.__class__ is Traced:
                 plain_args.append(a.plain)
                 exprs.append(a.expr)
                 symbolic = symbolic or a.expr.symbolic
             else:
                 plain_args.append(_plain(a))
-                e = _expr_of(a)
+                e = a.sym if i in operands and getattr(a, "sym", None) is not None else _expr_of(a)
                 exprs.append(e)
                 symbolic = symbolic or _any_symbolic(e)
         plain_kwargs = {}
@@ -184,10 +219,19 @@ class Tracer:
         return traced
 
     def _keep_traced(self, node, args, plain_args) -> None:
-        """Make the node's saved values the traced tensors, so its formulas build expressions."""
+        """Make the node's saved values the traced tensors, so its formulas build expressions
+        (and its saved shapes the traced shapes, by their sizes' names)."""
         saved = node._saved
         if not saved:
             return
+        if self.by_prime:
+            shapes = [(k, args[i]) for k, (kind, i) in enumerate(node.op.save_plan)
+                      if kind == "_shape" and i < len(args) and args[i].__class__ is Traced]
+            if shapes:
+                saved = list(saved)
+                for k, a in shapes:
+                    saved[k] = a.shape
+                node._saved = saved = tuple(saved)
         swap = {}
         for a, p in zip(args, plain_args):
             if a.__class__ is Traced:

@@ -11,6 +11,7 @@ from .values import plain_text
 def plain(d) -> str:
     lines = [f"{left} = {right}" for left, right in D.readable_lines(d)]
     lines += [f"assuming {a.condition}  ({a.where})" for a in d.assumptions]
+    lines += [D.only_at(d)] if d.fixed else []
     lines += check_lines(d)
     return "\n".join(lines) + "\n"
 
@@ -37,6 +38,8 @@ def rich(d, console) -> None:
     console.print(table)
     for a in d.assumptions:
         console.print(Text(f"assuming {a.condition}  ({a.where})", style="yellow"))
+    if d.fixed:
+        console.print(Text(D.only_at(d), style="yellow"))
     for line in check_lines(d):
         console.print(Text(line, style="green" if d.check.passed else "red"))
 

@@ -10,6 +10,7 @@ import re
 
 from ...autograd.explain import (grad_label, number_text, plain as plain_text, product_text, seed_text, seeded,
                                  step_lines, values_text)
+from ..._text import latex_text
 from ...program.values import for_json
 
 _HOW = "Multiply the local derivatives along each path from the output to the input, then add up the paths."
@@ -89,7 +90,8 @@ def _math(text: str) -> str:
         elif token.isspace():
             pieces.append(" ")
         else:
-            pieces.append(_SYMBOLS.get(token, token))
+            safe = latex_text(token)  # a character LaTeX reads as markup: as text
+            pieces.append(_SYMBOLS[token] if token in _SYMBOLS else token if safe == token else rf"\text{{{safe}}}")
     return "".join(pieces)
 
 
@@ -101,14 +103,14 @@ def _fraction(head: str) -> str:
 
 def latex(explanation) -> str:
     output = explanation.output
-    out = [f"% autodiff explain: {explanation.source}", f"$${_math(output)} = {_math(values_text(explanation.value))}$$"]
+    out = [f"% autodiff explain: {latex_text(explanation.source)}", f"$${_math(output)} = {_math(values_text(explanation.value))}$$"]
     for name, item in explanation.inputs.items():
         label = grad_label(explanation, name)
         head = _math(label.partition("∂")[0]) + _fraction(f"∂{output}/∂{name}")  # g·, gᵀ· before ∂y/∂x
         if item.grad is None or not item.paths:
             out.append(f"$${head} = {_math(values_text(item.grad))}$$")
             if item.why:
-                out.append(item.why.replace("_", r"\_").replace("`", ""))
+                out.append(latex_text(item.why.replace("`", "")))
             continue
         out.append(f"% {_paths_note(item, output)}")
         out.append("\\begin{align*}")
