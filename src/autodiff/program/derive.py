@@ -23,6 +23,8 @@ from ..language.errors import EvaluationProblem, LimitProblem
 from ..language.errors import Warning_
 from ..language._gc import collector_paused
 from ..language.analysis import analyze
+from ..language.builtins import CONSTANTS, KNOWN_NAMES
+from ..language.foreign import MODULES
 from ..language.spelling import option
 from ..symbolic import expr as E
 from ..ops.spelling import SUM
@@ -293,6 +295,7 @@ def _derive(source, at, program, wrt, output, order, options, shapes) -> Derivat
     except UnsupportedOperation as exc:  # an op whose declaration gives no spelling in the language
         raise GradientProblem(f"derive cannot write {exc.args[0]}() in the expression language (it comes from a "
                               "derivative here); grad computes its value") from None
+    _refuse_shadowed(statements, set(primary.inputs) | set(labels.values()) | size_names, bool(sizes))
     formulas = dict(statements[-len(roots):]) if roots else {}
     for d in primary.derivatives:
         d.formula = formulas[d.name]
@@ -306,6 +309,19 @@ def _derive(source, at, program, wrt, output, order, options, shapes) -> Derivat
                       primary.derivatives, statements, primary.assumptions, order, formulas_from.value, declared,
                       warnings=warnings, labels=labels, shapes=named if sizes else {}, sizes=sizes, fixed=fixed,
                       jacobian=primary.jacobian)
+
+
+def _refuse_shadowed(statements: list, names: set, sized: bool) -> None:
+    """A name of the program that is also a function the derived program calls (an input called
+    `size`, a variable called `outer`) would shadow it there: refused, naming both."""
+    calls = {m.group(1) for _, text in statements for m in re.finditer(r"\b([A-Za-z_]\w*)\(", text)}
+    if sized:
+        calls.add("size")  # n = size(x, 0)
+    calls |= set(CONSTANTS)  # pi is written pi (np.pi in NumPy): an input called pi is not it
+    for name in sorted(names & calls):
+        what = "a constant of the language" if name in CONSTANTS else \
+            f"a function of the language that the derived program calls ({name}(...))"
+        raise UsageProblem(f"{name!r} is a name of the program and also {what}; rename it in the program")
 
 
 def _fixed_text(fixed: dict) -> str:
@@ -781,6 +797,12 @@ def python_module(d: Derivation) -> str:
     first = [x for x in d.derivatives if len(x.wrt) == 1]
     second = [x for x in d.derivatives if len(x.wrt) == 2]
     checks = {f"_assumed{k}": a.test for k, a in enumerate(d.assumptions, 1) if a.test is not None}
+    import keyword
+
+    for name in d.inputs:
+        if keyword.iskeyword(name):
+            raise UsageProblem(f"--format python: the input {name!r} is a keyword of Python, so no Python function "
+                               f"can take it by name; rename it (--format expr can write this program)")
     renamed = _module_names(d)
     inner = {n: renamed.get(n, n) for n in d.inputs}
     printer = NumpyPrinter(sizes=d.sizes, renamed=renamed)
@@ -1019,6 +1041,10 @@ def expr_program(d: Derivation) -> str:
     it holds only at some sizes, the inputs are declared with them, so other sizes are refused."""
     head = "".join(f"{n}: input{list(d.fixed[n]) if n in d.fixed else ''} = {text}\n" for n, text in d.declared.items())
     head += "".join(f"{n}: input{list(shape)}\n" for n, shape in d.fixed.items() if n not in d.declared and shape)
+    # an input called as a library (np, math) or a function of the language is: declared, so that
+    # `np.T` and `exp * 2` read the input
+    head += "".join(f"{n}: input\n" for n in d.inputs if (n in MODULES or n in KNOWN_NAMES) and n not in d.declared
+                    and n not in d.fixed)
     notes = "".join(f"# assumes ({a.where}): {_comment_text(a.condition)}\n" for a in d.assumptions)
     if d.fixed:
         notes += f"# {only_at(d)}\n"
