@@ -262,3 +262,21 @@ def test_file_names_are_data_in_every_format(name, tmp_path, monkeypatch):
     for text in (D.expr_program(d), D.markdown(d), latex):
         assert not any(unicodedata.category(ch) in ("Cc", "Cs") and ch != "\n" for ch in text)
     assert latex.count("{") - latex.count(r"\{") == latex.count("}") - latex.count(r"\}")
+
+
+# -- bounded, and the crashes once found ------------------------------------------------------------------------
+
+
+def test_the_jacobian_of_a_long_loop_is_no_recursion():
+    text = "y = x\nfor i in range(300):\n    y = sin(y) + x"
+    d = D.derive(text, {"x": [0.5, 1.0]})
+    assert d.jacobian and d.derivatives
+    (check,) = [D.check(d, text, {"x": [0.25, 0.75]})]
+    assert check.passed
+
+
+def test_a_transposed_difference_with_a_row_broadcast_derives():
+    text = "h0 = B - c\nh1 = h0.T @ B\nf = sum(h1)"
+    d = D.derive(text, shapes={"B": ("m", "n"), "c": ("n",)})
+    for k, sizes in enumerate(UNTRACED):
+        assert_agrees_with_grad(d, text, point_at({"B": ("m", "n"), "c": ("n",)}, sizes, seed=k))
