@@ -66,8 +66,18 @@ def assert_agrees_with_grad(d, text: str, at: dict) -> None:
 
 
 def every_format(d) -> str:
+    """Every format's text, the python module without the helpers it copies from the engine
+    (their own constants are no sizes)."""
+    module = ast.parse(D.python_module(d))
+    module.body = [node for node in module.body if not (isinstance(node, (ast.FunctionDef, ast.Assign)) and
+                                                        _helper_name(node))]
     return "\n".join([*(f"{a} = {b}" for a, b in D.readable_lines(d)), D.latex(d), D.markdown(d), D.expr_program(d),
-                      D.python_module(d), str(D.for_json(d))])
+                      ast.unparse(module), str(D.for_json(d))])
+
+
+def _helper_name(node) -> bool:
+    name = node.name if isinstance(node, ast.FunctionDef) else getattr(node.targets[0], "id", "")
+    return name.startswith("_") and name not in ("_check_point", "_as") and not name.startswith("_C")
 
 
 # -- the statistics people write, at two sizes derive never traced at ------------------------------------------
@@ -90,6 +100,9 @@ STATISTICS = {
     "attention": ("Q: input[q, d]\nK: input[q, d]\nV: input[q, d]\nA = softmax(Q @ K.T / sqrt(d), 1)\n"
                   "f = sum(A @ V)", None),
     "cross-entropy with a batch mean": ("Z: input[m, k]\nY: input[m, k]\nf = -sum(Y * log_softmax(Z, 1)) / m", None),
+    "a GELU layer's bias": ("f = sum(gelu(X @ W + b))", {"X": ("m", "n"), "W": ("n", "k"), "b": ("k",)}),
+    "trace of a Kronecker product": ("f = trace(kron(A, B))", {"A": ("n", "n"), "B": ("m", "m")}),
+    "trace of a matrix exponential": ("f = trace(matrix_exp(X))", {"X": ("n", "n")}),
     "mean and the residuals' sum": ("R = X - mu\nf = sum(R @ A)", {"X": ("m", "n"), "mu": ("n",), "A": ("n", "k")}),
 }
 

@@ -239,6 +239,21 @@ class _Trace:
         roots = {d.name: d.expr for d in self.derivatives}
         return Statements(roots, self.labels, taken=taken - set(self.labels.values())).statements(self.sizes)
 
+    def every_notation(self, taken: set) -> list:
+        """The statements as each printer writes them (the language, NumPy, LaTeX, mathematics):
+        a spelling that writes a size as a number shows in one of them."""
+        from ..symbolic.printing import LatexPrinter, MathPrinter, NumpyPrinter
+
+        roots = {d.name: d.expr for d in self.derivatives}
+        program = Statements(roots, self.labels, taken=taken - set(self.labels.values()))
+        out = []
+        for printer in (Printer, NumpyPrinter, LatexPrinter, MathPrinter):
+            try:
+                out.append([text for _, _, text in program.written(printer(sizes=self.sizes))])
+            except UnsupportedOperation:  # a notation without this op: the others still compare
+                out.append(None)
+        return out
+
 
 def _derive(source, at, program, wrt, output, order, options, shapes) -> Derivation:
     if order not in (1, 2):
@@ -398,10 +413,7 @@ def _generic_trace(source, program, analysis, named, primes, primary, wrt, outpu
 def _same_program(a: _Trace, b: _Trace, taken: set) -> bool:
     """Whether two traces at different sizes write the same program by name: then no size was
     misread (a literal that happened to be a traced size)."""
-    try:
-        return a.statements(taken) == b.statements(taken)
-    except UnsupportedOperation:
-        return False
+    return a.every_notation(taken) == b.every_notation(taken)
 
 
 def _likes(point: dict) -> dict:

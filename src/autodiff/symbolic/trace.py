@@ -253,9 +253,11 @@ class Tracer:
 def _constant(name: str, exprs: list, result: Tensor) -> E.Expr:
     """The expression of a result that depends on no input: the algebra's own where it folds
     its arguments exactly (1/d * d is 1, not its rounding 0.9999999999999999), else the value."""
-    if any(e.__class__ is E.Expr and e.op == "const" for e in exprs):
+    # an identity matrix (a trace's gradient) is eye(n), so it stays one at every size
+    structured = any(e.__class__ is E.Expr and e.op == "eye" for e in exprs)
+    if structured or any(e.__class__ is E.Expr and e.op == "const" for e in exprs):
         built = build(name, exprs, result._data.shape, result)
-        if built.op in ("const", "tensor"):
+        if built.op in ("const", "tensor") or structured:
             return built
         folded = _folded(built)  # a number times an array: -1 * I is -I, exactly
         if folded is not None:
@@ -289,10 +291,17 @@ def _expr_of(value):
     if isinstance(value, Traced):
         return value.expr
     if isinstance(value, Tensor):
-        return E.constant(_host(value))
+        array = _host(value)
+        if array.ndim == 2 and array.shape[0] == array.shape[1] > 1 and _is_identity(array):
+            return E.call("eye", (array.shape[0],), array.shape)
+        return E.constant(array)
     if value.__class__ in (list, tuple) and any(isinstance(v, Tensor) for v in value):
         return tuple(_expr_of(v) for v in value)
     return value
+
+
+def _is_identity(array) -> bool:
+    return array.dtype.kind in "fiu" and bool((array == np.eye(array.shape[0], dtype=array.dtype)).all())
 
 
 def _any_symbolic(value) -> bool:
