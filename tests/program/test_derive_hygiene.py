@@ -217,6 +217,11 @@ def _program(names: list, matrix: bool, declared: bool) -> str:
 @example(["np", "math", "_as", "ValueError", "list"], False, False)
 @example(["_check_point", "list", "np", "t1", "n"], True, True)
 @example(["x", "np", "t", "value", "de_dx"], True, False)
+@example(["value", "np", "output", "math", "_as"], False, False)  # found: the module's value clobbered an input
+@example(["value", "np", "output", "math", "_as"], True, False)
+@example(["size", "np", "math", "_as", "_check_point"], True, False)  # found: size() shadowed by an input
+@example(["np", "pi", "math", "_as", "_check_point"], True, False)  # found: an input called pi read as np.pi
+@example(["lambda", "np", "math", "_as", "_check_point"], False, False)  # found: a keyword as a parameter
 def test_hygiene_fuzz_every_name_or_a_refusal(names, matrix, with_at):
     """A random program whose names come from a hostile pool: derived (with --shape or with
     --at), its module and its `expr` program agree with grad at two sizes derive never traced

@@ -1011,9 +1011,11 @@ def _is_bool(value) -> bool:
 
 
 def _value_name(d: Derivation) -> str:
-    taken = set(d.inputs) | {x.name for x in d.derivatives}
-    name = d.output if d.output not in taken else "value"
-    return name
+    """The module's name for the output's value: the output's own, unless another name of the
+    derivation has it (an input called as the output), then one of no name there."""
+    taken = set(d.inputs) | {x.name for x in d.derivatives} | set(d.labels.values()) | {
+        s for dims in d.shapes.values() for s in dims if isinstance(s, str)}
+    return d.output if d.output not in taken - {d.labels.get(d.value)} else _fresh("value", taken)
 
 
 def for_json(d: Derivation) -> dict:
