@@ -38,9 +38,13 @@ _TABLE: dict = {}
 _ORDER = itertools.count()
 
 
+_HAS_SYMBOLS: dict = {}  # node -> whether an input's symbol is in it (sizes alone are not)
+
+
 def new_table() -> None:
     """Start a new table (as a trace begins, never inside one)."""
     _TABLE.clear()
+    _HAS_SYMBOLS.clear()
 
 
 class Expr:
@@ -529,3 +533,26 @@ def postorder(roots, uses: dict | None = None) -> list:
 
 def symbols_of(e: Expr) -> set:
     return {n.args[0] for n in postorder([e]) if n.op == "sym"}
+
+
+def has_symbols(e: Expr) -> bool:
+    """Whether an input's symbol is in `e` (a number made of sizes has none); each node worked
+    out once, without recursion."""
+    found = _HAS_SYMBOLS.get(e)
+    if found is not None:
+        return found
+    if not e.symbolic:
+        return False
+    stack = [e]
+    while stack:
+        node = stack[-1]
+        if node in _HAS_SYMBOLS:
+            stack.pop()
+            continue
+        pending = [c for c in children(node) if c not in _HAS_SYMBOLS and c.symbolic]
+        if pending:
+            stack.extend(pending)
+            continue
+        _HAS_SYMBOLS[node] = node.op == "sym" or any(c.symbolic and _HAS_SYMBOLS[c] for c in children(node))
+        stack.pop()
+    return _HAS_SYMBOLS[e]

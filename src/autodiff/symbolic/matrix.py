@@ -186,82 +186,168 @@ def _product(a: E.Expr, b: E.Expr, shape) -> E.Expr:
     return _matrix_rule(node) or node
 
 
-def _matrix_rule(e: E.Expr):
-    """The node in textbook form, or None where no identity applies."""
-    op, args = e.op, e.args
-    if op in _PRODUCTS:
-        a, b = args
-        if _is_eye(a):
-            return b
-        if _is_eye(b):
-            return a
-        for k_of, rest_of in ((a, b), (b, a)):  # a number, or a scalar, leaves the product
-            scalar, matrix = scalar_factor(k_of)
-            if scalar is not None:
-                pair = (matrix, rest_of) if k_of is a else (rest_of, matrix)
-                return E.mul(scalar, _product(pair[0], pair[1], e.shape))
-        column, row = _column(a), _row(b)
-        if op == "mm" and column is not None and row is not None:  # a column times a row
-            return E.call("outer", (column, row), e.shape)
-        return None
-    if op == "reshape":
-        x, shape = args
-        vector = _as_vector_product(x, shape)
-        if vector is not None:
-            return vector
-        if x.shape == () and all(s == 1 for s in shape):  # a number raised to (1, 1): broadcasts as it is
-            return None
-        return None
-    if op == "t":
-        (x,) = args
-        if _is_eye(x) or x.op == "diag":  # symmetric
-            return x
-        if x.op == "t":
-            return x.args[0]
-        if x.op == "mm":
-            left, right = x.args
-            return _product(_transpose(right), _transpose(left), e.shape)
-        if x.op == "outer":
-            a, b = x.args
-            return E.call("outer", (b, a), e.shape)
-        if x.op == "add":  # a term broadcast over rows (X - mu) is transposed as the matrix it stands for
-            number, terms = x.args
-            parts = [E.mul(E.const(k), _transpose(E.with_shape(t, x.shape))) for t, k in terms]
-            return E.add(*parts, E.const(number)) if number else E.add(*parts)
-        k, rest = _coefficient(x)
-        if k != 1:
-            return E.mul(E.const(k), _transpose(rest))
-        scalar, matrix = scalar_factor(x)
+class Rule:
+    """One identity of the algebra: `name` says it as a textbook would, `ops` are the operations
+    whose nodes it may rewrite, `rewrite(node)` gives the node in the identity's other form, or
+    None where the identity does not apply. Every rule holds for every value and every size."""
+
+    __slots__ = ("name", "ops", "rewrite")
+
+    def __init__(self, name: str, ops: tuple, rewrite) -> None:
+        self.name, self.ops, self.rewrite = name, ops, rewrite
+
+    def __repr__(self) -> str:
+        return f"Rule({self.name!r})"
+
+
+def _identity_vanishes(e):
+    a, b = e.args
+    return b if _is_eye(a) else a if _is_eye(b) else None
+
+
+def _number_leaves_product(e):
+    a, b = e.args
+    for k_of, rest_of in ((a, b), (b, a)):  # a number, or a scalar, leaves the product
+        scalar, matrix = scalar_factor(k_of)
         if scalar is not None:
-            return E.mul(scalar, _transpose(matrix))
-        if x.op == "linalg_inv":  # (X⁻¹)ᵀ, as the Cookbook writes X⁻ᵀ
-            return None
+            pair = (matrix, rest_of) if k_of is a else (rest_of, matrix)
+            return E.mul(scalar, _product(pair[0], pair[1], e.shape))
+    return None
+
+
+def _column_times_row(e):
+    column, row = _column(e.args[0]), _row(e.args[1])
+    return E.call("outer", (column, row), e.shape) if column is not None and row is not None else None
+
+
+def _vector_product(e):
+    x, shape = e.args
+    return _as_vector_product(x, shape)
+
+
+def _symmetric(e):
+    (x,) = e.args
+    return x if _is_eye(x) or x.op == "diag" else None
+
+
+def _twice_transposed(e):
+    (x,) = e.args
+    return x.args[0] if x.op == "t" else None
+
+
+def _transposed_product(e):
+    (x,) = e.args
+    if x.op != "mm":
         return None
-    if op == "expand" and len(args[0].shape) == 1 and len(e.shape) == 2:  # the rows all x: 1 xᵀ
-        return E.call("outer", (E.const(1.0, (e.shape[0],)), args[0]), e.shape)
-    if op == "transpose" and len(e.shape) == 2 and {args[1] % 2, args[2] % 2} == {0, 1}:
-        return _transpose(args[0])
-    if op == "permute" and len(e.shape) == 2 and tuple(d % 2 for d in args[1]) == (1, 0):
-        return _transpose(args[0])
-    if op == "linalg_solve":
-        A, B, left = args
-        if B.op == "const" and B.number == 0.0:  # the solution of A X = 0
-            return B
-        if left and _is_eye(B):
-            return _inverse(A)
-        if left:
-            scalar, matrix = scalar_factor(B)
-            if scalar is not None and _is_eye(matrix):
-                return E.mul(scalar, _inverse(A))
+    left, right = x.args
+    return _product(_transpose(right), _transpose(left), e.shape)
+
+
+def _transposed_outer(e):
+    (x,) = e.args
+    return E.call("outer", (x.args[1], x.args[0]), e.shape) if x.op == "outer" else None
+
+
+def _transposed_sum(e):
+    (x,) = e.args
+    if x.op != "add":
         return None
-    if op in ("sum", "sum_dim"):
-        return _sum_rule(e)
-    if op == "exp":
-        if args[0].op == "log_softmax":
-            return E.call("softmax", args[0].args, e.shape)
-        return _softmax(args[0])
-    if op == "linalg_inv" and args[0].op == "t":
-        return _transpose(E.call("linalg_inv", (args[0].args[0],), e.shape))
+    number, terms = x.args  # a term broadcast over rows (X - mu) is transposed as the matrix it stands for
+    parts = [E.mul(E.const(k), _transpose(E.with_shape(t, x.shape))) for t, k in terms]
+    return E.add(*parts, E.const(number)) if number else E.add(*parts)
+
+
+def _transposed_multiple(e):
+    (x,) = e.args
+    k, rest = _coefficient(x)
+    if k != 1:
+        return E.mul(E.const(k), _transpose(rest))
+    scalar, matrix = scalar_factor(x)
+    return E.mul(scalar, _transpose(matrix)) if scalar is not None else None
+
+
+def _rows_all_one_vector(e):
+    x = e.args[0]
+    if len(x.shape) == 1 and len(e.shape) == 2:
+        return E.call("outer", (E.const(1.0, (e.shape[0],)), x), e.shape)
+    return None
+
+
+def _transpose_by_dims(e):
+    if len(e.shape) != 2:
+        return None
+    if e.op == "transpose" and {e.args[1] % 2, e.args[2] % 2} == {0, 1}:
+        return _transpose(e.args[0])
+    if e.op == "permute" and tuple(d % 2 for d in e.args[1]) == (1, 0):
+        return _transpose(e.args[0])
+    return None
+
+
+def _solve_of_zero(e):
+    B = e.args[1]
+    return B if B.op == "const" and B.number == 0.0 else None
+
+
+def _solve_against_identity(e):
+    A, B, left = e.args
+    if not left:
+        return None
+    if _is_eye(B):
+        return _inverse(A)
+    scalar, matrix = scalar_factor(B)
+    return E.mul(scalar, _inverse(A)) if scalar is not None and _is_eye(matrix) else None
+
+
+def _exp_of_log_softmax(e):
+    x = e.args[0]
+    return E.call("softmax", x.args, e.shape) if x.op == "log_softmax" else None
+
+
+def _exp_less_logsumexp(e):
+    return _softmax(e.args[0])
+
+
+def _inverse_of_transpose(e):
+    x = e.args[0]
+    return _transpose(E.call("linalg_inv", (x.args[0],), e.shape)) if x.op == "t" else None
+
+
+# The identities, in the order they are tried on a node: the first that applies rewrites it, and
+# the rewriter (simplify) passes over the result again. Adding one is a row here and a row in
+# tests/program/test_matrix_calculus.py's Cookbook table.
+RULES = (
+    Rule("the identity vanishes from a product: A I = A", _PRODUCTS, _identity_vanishes),
+    Rule("a number leaves a product: A (k x) = k A x", _PRODUCTS, _number_leaves_product),
+    Rule("a column times a row is an outer product: a bᵀ", ("mm",), _column_times_row),
+    Rule("a row or column product is a matrix-vector product: xᵀ A = (Aᵀ x)ᵀ", ("reshape",), _vector_product),
+    Rule("the identity and a diagonal are symmetric: Iᵀ = I", ("t",), _symmetric),
+    Rule("twice transposed is itself: (Aᵀ)ᵀ = A", ("t",), _twice_transposed),
+    Rule("a transpose goes through a product: (A B)ᵀ = Bᵀ Aᵀ", ("t",), _transposed_product),
+    Rule("an outer product transposed: (a bᵀ)ᵀ = b aᵀ", ("t",), _transposed_outer),
+    Rule("a transpose goes through a sum: (A + B)ᵀ = Aᵀ + Bᵀ", ("t",), _transposed_sum),
+    Rule("a number leaves a transpose: (k A)ᵀ = k Aᵀ", ("t",), _transposed_multiple),
+    Rule("rows that are all one vector: 1 xᵀ", ("expand",), _rows_all_one_vector),
+    Rule("swapping a matrix's two dims is its transpose", ("transpose", "permute"), _transpose_by_dims),
+    Rule("the solution of A X = 0 is 0", ("linalg_solve",), _solve_of_zero),
+    Rule("a solve against the identity is an inverse: A⁻¹ (k I) = k A⁻¹", ("linalg_solve",), _solve_against_identity),
+    Rule("a number leaves a sum: sum(k x) = k sum(x)", ("sum", "sum_dim"), _sum_rule),
+    Rule("exp of log_softmax is softmax", ("exp",), _exp_of_log_softmax),
+    Rule("exp(z - logsumexp(z)) is softmax(z)", ("exp",), _exp_less_logsumexp),
+    Rule("the inverse of a transpose is the inverse transposed: (Xᵀ)⁻¹ = X⁻ᵀ", ("linalg_inv",),
+         _inverse_of_transpose),
+)
+_RULES_BY_OP: dict = {}
+for _rule in RULES:
+    for _op in _rule.ops:
+        _RULES_BY_OP.setdefault(_op, []).append(_rule)
+
+
+def _matrix_rule(e: E.Expr):
+    """The node in textbook form by the first rule of RULES that applies, or None."""
+    for rule in _RULES_BY_OP.get(e.op, ()):
+        rewritten = rule.rewrite(e)
+        if rewritten is not None:
+            return rewritten
     return None
 
 

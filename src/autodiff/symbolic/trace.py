@@ -91,7 +91,7 @@ class Traced(Tensor):
 def detached(e: E.Expr) -> E.Expr:
     """`detach(e)`: e's value without its derivative (a constant stays itself, and so does a
     number made of sizes)."""
-    if not e.symbolic or e.op == "detach" or not E.symbols_of(e):
+    if not e.symbolic or e.op == "detach" or not E.has_symbols(e):
         return e
     return E.call("detach", (e,), e.shape)
 
@@ -292,7 +292,9 @@ def _expr_of(value):
         return value.expr
     if isinstance(value, Tensor):
         array = _host(value)
-        if array.ndim == 2 and array.shape[0] == array.shape[1] > 1 and _is_identity(array):
+        if array.ndim == 2 and array.shape[0] == array.shape[1] > 1 and array[0, 0] == 1 and _is_identity(array):
+            from . import matrix  # noqa: F401 (declares how eye is written)
+
             return E.call("eye", (array.shape[0],), array.shape)
         return E.constant(array)
     if value.__class__ in (list, tuple) and any(isinstance(v, Tensor) for v in value):

@@ -10,7 +10,7 @@ import re
 
 from ...autograd.explain import (grad_label, number_text, plain as plain_text, product_text, seed_text, seeded,
                                  step_lines, values_text)
-from ..._text import latex_text
+from ..._text import escape, latex_text
 from ...program.values import for_json
 
 _HOW = "Multiply the local derivatives along each path from the output to the input, then add up the paths."
@@ -103,7 +103,8 @@ def _fraction(head: str) -> str:
 
 def latex(explanation) -> str:
     output = explanation.output
-    out = [f"% autodiff explain: {latex_text(explanation.source)}", f"$${_math(output)} = {_math(values_text(explanation.value))}$$"]
+    out = [f"% autodiff explain: {escape(explanation.source)}",  # a comment: a line break is all it fears
+           f"$${_math(output)} = {_math(values_text(explanation.value))}$$"]
     for name, item in explanation.inputs.items():
         label = grad_label(explanation, name)
         head = _math(label.partition("∂")[0]) + _fraction(f"∂{output}/∂{name}")  # g·, gᵀ· before ∂y/∂x
