@@ -55,3 +55,22 @@ def test_every_step_of_random_scalar_programs_is_true_and_one_level_deep(seed):
     if problems is None:
         pytest.skip("derive refuses this program")
     assert not problems, f"{text}\nat {at}:\n" + "\n".join(problems)
+
+
+def test_the_checks_find_a_wrong_step_and_a_skipped_level():
+    d = S.derive_steps("y = x ** 2 * sin(x)", {"x": 0.75})
+    assert check_levels(d) == [] and check_with_engine(d, {"x": 0.75}) == []
+    assert check_with_sympy(d, nearby({"x": 0.75}, 2, 0)) == []
+    power = d.inputs[0].steps[1]
+    assert (power.rule, power.of, power.result) == ("power", "x ** 2", ("2 * x",))
+    power.result = ("3 * x",)
+    assert len(check_with_sympy(d, nearby({"x": 0.75}, 2, 0))) == 3  # at each of the three points
+    assert len(check_with_engine(d, {"x": 0.75})) == 1
+    power.result = ("2 * x",)
+    d = S.derive_steps("u = sin(x ** 2)\ny = u * 3", {"x": 0.5})
+    steps = d.inputs[0].steps
+    assert [s.rule for s in steps] == ["constant multiple", "chain", "chain", "power", "simplify"]
+    assert check_levels(d) == []
+    steps[0].result = ("3 * ", steps[3].id)  # ∂/∂x [3 * u] written with ∂/∂x [x ** 2]: two levels down
+    assert check_levels(d) == [f"∂/∂x step 1 (constant multiple) of '3 * u' uses step 4 of 'x ** 2', which is not "
+                               "one of its operands"]

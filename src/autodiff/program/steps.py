@@ -427,7 +427,7 @@ class _Writer:
                 later = [p.node for p in result if isinstance(p, Ref)]
                 work.extend(reversed([n for n in later if n not in ids]))
             for s in made:
-                s.result = tuple(ids[p.node] if isinstance(p, Ref) else p for p in s.result)
+                s.result = _joined(ids[p.node] if isinstance(p, Ref) else p for p in s.result)
         made.append(Step(len(made) + 1, SIMPLIFY, output, (formula,)))
         return made
 
@@ -564,6 +564,17 @@ class _Writer:
             out[position] = _ZERO if text == "0" else _ONE if text == "1" else _Frag((text,), level)
         self._locals[e] = out
         return out
+
+
+def _joined(pieces) -> tuple:
+    """Text pieces with each run of strings as one string."""
+    out: list = []
+    for p in pieces:
+        if isinstance(p, str) and out and isinstance(out[-1], str):
+            out[-1] += p
+        else:
+            out.append(p)
+    return tuple(out)
 
 
 # -- results: text with placeholders, simplified as a person writes them (no 1 *, no + 0) --------------
