@@ -9,6 +9,7 @@ import random
 import pytest
 
 from autodiff.language import ProgramError
+from autodiff.ops.spelling import SPELLINGS
 from autodiff.program import derive as D
 from autodiff.program import steps as S
 from autodiff.program.errors import GradientProblem, UsageProblem
@@ -74,3 +75,41 @@ def test_the_checks_find_a_wrong_step_and_a_skipped_level():
     steps[0].result = ("3 * ", steps[3].id)  # ∂/∂x [3 * u] written with ∂/∂x [x ** 2]: two levels down
     assert check_levels(d) == [f"∂/∂x step 1 (constant multiple) of '3 * u' uses step 4 of 'x ** 2', which is not "
                                "one of its operands"]
+
+
+def _scalar_calls():
+    """(function, call, at) for each function of the language with a sample of numbers only."""
+    from .test_every_function_derives import DIFFERENTIABLE, _programs
+
+    for name in DIFFERENTIABLE:
+        for call, at in _programs(name):
+            if at and all(isinstance(v, float) for v in at.values()):
+                yield name, call, at
+                break
+
+
+SCALAR_CALLS = list(_scalar_calls())
+
+
+@pytest.mark.parametrize("name,call,at", SCALAR_CALLS, ids=[c[0] for c in SCALAR_CALLS])
+def test_every_function_of_numbers_has_its_step_and_it_is_true(name, call, at):
+    """Walked from the registry's samples: a function added with a sample of numbers has its step
+    (from its op's own formula), or this names it."""
+    text = f"y = {call} * 1.25"
+    try:
+        reference = D.derive(text, at)
+    except GradientProblem:
+        pytest.skip(f"{name} has no derivative here")
+    try:
+        d = S.derive_steps(text, at)
+    except UsageProblem as exc:
+        assert "works on" in str(exc)
+        pytest.skip(f"{name} makes a tensor of its number")
+    rules = {(s.rule, s.function) for block in d.inputs for s in block.steps}
+    named = any(name in (rule, function) for rule, function in rules)  # a step named after the function
+    spelling = SPELLINGS.get(name)
+    if spelling is not None and spelling.build is not None:  # or the algebra writes it: sqrt(x) is x ** 0.5
+        named = named or {rule for rule, _ in rules} <= set(S.ALGEBRA) | {S.SIMPLIFY}
+    assert named, (name, rules)
+    assert check_with_engine(d, at) == []
+    assert [b.steps[-1].result[0] for b in d.inputs] == [reference.formula(b.wrt) for b in d.inputs]

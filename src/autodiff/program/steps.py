@@ -676,12 +676,13 @@ def result_text(steps: list, step: Step, x: str) -> str:
 
 def rule_label(step: Step) -> str:
     """`product rule`, `chain rule (sin)`, `sin`, `simplify`."""
-    if step.rule == SIMPLIFY or step.rule not in _ALGEBRA:
+    if step.rule == SIMPLIFY or step.rule not in ALGEBRA:
         return step.rule
     return f"{step.rule} rule" + (f" ({step.function})" if step.function else "")
 
 
-_ALGEBRA = {"constant", "variable", "sum", "difference", "negation", "constant multiple", "product", "quotient",
+# The rules of the algebra's own forms (every other rule is a function's, named after it).
+ALGEBRA = {"constant", "variable", "sum", "difference", "negation", "constant multiple", "product", "quotient",
             "power", "exponential", "chain"}
 
 
