@@ -734,7 +734,7 @@ def _where(d: Derivation, step: Step) -> str:
     found = next((x for x in d.definitions if x.name == step.of), None)
     if found is None or not found.where:
         return ""
-    return found.where + (f": {found.assigned}" if found.assigned else "")
+    return (f"{found.assigned} at " if found.assigned else "") + found.where
 
 
 def for_json(d: Derivation) -> dict:
