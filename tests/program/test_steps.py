@@ -113,3 +113,20 @@ def test_every_function_of_numbers_has_its_step_and_it_is_true(name, call, at):
     assert named, (name, rules)
     assert check_with_engine(d, at) == []
     assert [b.steps[-1].result[0] for b in d.inputs] == [reference.formula(b.wrt) for b in d.inputs]
+
+
+def test_explains_page_shows_the_steps_with_their_values_at_the_point():
+    from autodiff.program.page import build
+
+    page = build(open("examples/tutorial.expr").read(), {"a": 2, "b": 3, "c": 5, "d": 10})
+    formula = page.data()["formula"]
+    shown = [(s["rule"], s["text"], s["value"]) for s in formula["inputs"]["d"]]
+    assert shown == [("sum rule", "∂/∂d [u + c * t] = ∂/∂d [c * t]", 0.5),
+                     ("constant multiple rule", "∂/∂d [c * t] = c * ∂t/∂d", 0.5),
+                     ("chain rule", "∂t/∂d = ∂/∂d [log(d)]  (line 4)", 0.1),
+                     ("log", "∂/∂d [log(d)] = 1 / d", 0.1),
+                     ("simplify", "∂e/∂d = c / d", 0.5)]
+    assert 'id="formula-section"' in page.html()
+    tensors = build("y = sum(x * x)", {"x": [1.0, 2.0]}).data()["formula"]
+    assert tensors == {"refused": "derive_steps works on numbers: the input 'x' has shape [2] (the steps of matrix "
+                                  "calculus are not written yet)"}

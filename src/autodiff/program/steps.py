@@ -716,7 +716,7 @@ def lines(d: Derivation) -> list:
                 text = f"∂{d.output}/∂{x} = {s.result[0]}"
             else:
                 text = f"{derivative_text(x, s)} = {result_text(steps, s, x)}"
-                where = _where(d, s)
+                where = where_text(d, s)
                 if where:
                     text += f"  ({where})"
             out.append(("step", (f"{s.id}.".rjust(digits + 1), rule_label(s).ljust(width), text)))
@@ -728,7 +728,8 @@ def lines(d: Derivation) -> list:
     return out
 
 
-def _where(d: Derivation, step: Step) -> str:
+def where_text(d: Derivation, step: Step) -> str:
+    """Where a name's step's value was assigned: `line 4`, `y at line 12, turn 2`; else empty."""
     if not step.name:
         return ""
     found = next((x for x in d.definitions if x.name == step.of), None)
@@ -755,3 +756,36 @@ def _step_json(d: Derivation, s: Step) -> dict:
     if s.function:
         out["function"] = s.function
     return out
+
+
+def values_at(d: Derivation, point: dict) -> dict:
+    """{input: {step id: the value of its derivative at `point`}}: each step's `of`, with the
+    definitions it names, differentiated by the engine (the simplify step's is the input's
+    gradient). `point` gives every input a number."""
+    from .run import differentiate
+
+    definitions = "".join(f"{x.name} = {x.value}\n" for x in d.definitions)
+    out = {}
+    for block in d.inputs:
+        x, values = block.wrt, {}
+        for step in block.steps:
+            if step.rule == "constant":
+                values[step.id] = 0.0
+                continue
+            of = d.output if step.rule == SIMPLIFY else step.of
+            text = definitions + f"{_fresh_output(d)} = {of}\n" if step.rule != SIMPLIFY else None
+            if text is None:
+                values[step.id] = None
+                continue
+            grad = differentiate(text, point, wrt=[x]).grads.get(x)
+            values[step.id] = 0.0 if grad is None else float(grad)
+        out[x] = values
+    return out
+
+
+def _fresh_output(d: Derivation) -> str:
+    taken = {x.name for x in d.definitions} | set(d.derived.inputs)
+    name = "of_"
+    while name in taken:
+        name += "_"
+    return name
