@@ -310,8 +310,9 @@
     if (!steps) { box.appendChild(el("p", "muted", "No steps for " + name + ".")); return; }
     var list = el("ol", "formula-steps");
     steps.forEach(function (s) {
-      list.appendChild(add(el("li", "formula-step"), el("span", "rule", s.rule), " ", el("span", "formula", s.text),
-                           " = ", number(s.value, "grad")));
+      var li = add(el("li", "formula-step"), el("span", "rule", s.rule), " ", el("span", "formula", s.text));
+      if (s.value !== null) add(li, " = ", number(s.value, "step"));
+      list.appendChild(li);
     });
     box.appendChild(list);
     formula.notes.forEach(function (note) { box.appendChild(el("p", "muted", note)); });
