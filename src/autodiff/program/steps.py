@@ -26,7 +26,7 @@ Scalar programs only: a tensor input or a tensor value is refused (exit 2).
 from __future__ import annotations
 
 import re
-from dataclasses import field, replace
+from dataclasses import replace
 
 from ..language import Options, evaluate
 from ..language._gc import collector_paused
@@ -35,7 +35,6 @@ from ..language.records import record
 from ..language.spelling import option
 from ..ops.spelling import ATOM, POWER, PRODUCT, SUM, UNARY, called_as
 from ..symbolic import expr as E
-from ..symbolic.formulas import factor_out
 from ..symbolic.printing import MAX_INLINE, Printer, UnsupportedOperation, _fraction, number_text
 from ..symbolic.trace import Traced, Tracer
 from . import derive as D
@@ -44,7 +43,6 @@ from .run import _source_and_program
 
 SIMPLIFY = "simplify"
 SHARED = 12  # a value used more than once is named (a step of its own) once it is this many nodes
-_SEED = "∂seed"  # the gradient arriving at an op, while its formula runs: never a name of the language
 
 
 class Ref:
@@ -102,7 +100,6 @@ class Derivation:
     inputs: list  # InputSteps
     definitions: list  # Definition, each before its first use
     prefix: str  # placeholders are prefix + step id: no name of the program
-    values: dict = field(default_factory=dict)  # step's `of` text -> its derivative's value, by input (the page)
 
     @property
     def warnings(self) -> list:
@@ -241,9 +238,10 @@ class _Writer:
             if e not in labels:
                 labels[e] = [name, line, node, run]
                 versions.setdefault(name, []).append(e)
-        runs = {}
+        runs, first_name = {}, {}
         for name, e, line, node, run in assigned:
             runs[node] = max(runs.get(node, 0), run)
+            first_name.setdefault(e, name)
         for name, exprs in versions.items():
             for k, e in enumerate(exprs[:-1], 1):
                 labels[e][0] = self._fresh(f"{name}_{k}")
@@ -260,7 +258,7 @@ class _Writer:
             if e is not self.root and (e in labels or d > MAX_INLINE or (uses.get(e, 0) > 1 and s > SHARED)):
                 if e in labels:
                     name, line, node, run = labels[e]
-                    assigned_as = next(n for n, x, *_ in assigned if x is e)
+                    assigned_as = first_name[e]
                     info = (line, run if runs[node] > 1 else None, assigned_as if assigned_as != name else None)
                 else:
                     counter += 1
@@ -531,7 +529,7 @@ class _Writer:
 
     def _local(self, w) -> dict:
         """{argument position: the op's derivative by it, as a fragment}: the op's own formula run
-        on what its node saved, the arriving gradient a symbol, and that symbol factored out."""
+        by its node, on what the node saved (the traced values), the arriving gradient 1."""
         e = w.expr
         found = self._locals.get(e)
         if found is not None:
@@ -543,8 +541,9 @@ class _Writer:
                                   "formula")
         from .. import tensor
 
-        seed = Traced(tensor(1.0), E.symbol(_SEED, ()))
-        grads = node._apply([seed], True)
+        # Every value is a number: the vector-Jacobian product is the gradient times the
+        # derivative, and with the gradient 1 it is the derivative itself.
+        grads = node._apply([Traced(tensor(1.0), E.const(1.0))], True)
         texts = {a: (p.text, p.level) for a, p in zip(e.args, w.parts) if isinstance(a, E.Expr)}
         texts[e] = (w.text, w.level)
         printer = _CallPrinter(self.names, texts)
@@ -554,10 +553,10 @@ class _Writer:
                 continue
             position = op.diff_positions[j]
             if isinstance(grad, Traced):
-                factor = factor_out(grad.expr, seed.expr)
+                factor = grad.expr
             else:
                 factor = E.constant(grad.detach().numpy(force=True))
-            if factor is None or position >= len(w.parts) or not isinstance(w.parts[position], _W):
+            if factor.shape or position >= len(w.parts) or not isinstance(w.parts[position], _W):
                 raise GradientProblem(f"{option('steps')} cannot write the derivative of {called_as(e.op)}() as a "
                                       "step yet; derive writes its formula")
             text, level = printer._text(factor)
