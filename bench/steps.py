@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -69,6 +70,17 @@ def timing(repeat: int) -> None:
               f"{statistics.median(steps) * 1e3:.2f} ms: {ratio:.2f}x (target at most 2x)")
     if ratios:
         print(f"time: --steps over derive, the largest ratio {max(ratios):.2f}x over {len(ratios)} examples")
+    commands = []
+    for _ in range(max(3, repeat // 5)):  # whole commands, start-up included, interleaved
+        for steps in (False, True):
+            command = ["autodiff", "derive", os.path.join(folder, "tutorial.expr"), "--format", "plain"]
+            start = time.perf_counter()
+            subprocess.run(command + (["--steps"] if steps else []), check=True, capture_output=True)
+            commands.append((steps, time.perf_counter() - start))
+    plain = statistics.median(t for steps, t in commands if not steps)
+    steps = statistics.median(t for steps, t in commands if steps)
+    print(f"time: the whole command on examples/tutorial.expr: derive {plain * 1e3:.0f} ms, --steps {steps * 1e3:.0f} ms: "
+          f"{steps / plain:.2f}x")
 
 
 def main() -> None:
