@@ -15,9 +15,9 @@ read as a person reads it, outside in:
 - a name the program assigns is a step of its own (`chain`, through that name), then its value.
 
 Each step's `result` is its derivative with the derivatives of its operands left as
-placeholders, each the `of` of a later step: a rule never looks two levels down. The input
-itself and what does not depend on it (`detach(x)`, another input, a number) are the only
-operands whose derivatives (1 and 0) are written out. A last `simplify` step says that all of it
+placeholders, each standing for the derivative of another step's `of`: a rule never looks two
+levels down. The input itself and what does not depend on it (`detach(x)`, another input, a
+number) are the only operands whose derivatives (1 and 0) are written out. A last `simplify` step says that all of it
 collects to `derive`'s formula, which is derive's own text.
 
 Scalar programs only: a tensor input or a tensor value is refused (exit 2).
