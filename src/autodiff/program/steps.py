@@ -28,6 +28,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+import numpy as np
+
+from .. import Tensor
 from ..language import Options, evaluate
 from ..language._gc import collector_paused
 from ..language.analysis import analyze
@@ -119,15 +122,23 @@ def derive_steps(source, at: dict | None = None, *, program=None, wrt=None, outp
     Raises what derive raises, and UsageProblem for a program of tensors."""
     source, program = _source_and_program(source, program)
     options = Options() if options is None else options
+    for name, value in (at or {}).items():  # before derive, which may take long over matrices
+        shape = tuple(value.shape) if isinstance(value, Tensor) else np.shape(value)
+        if shape:
+            raise _tensor_input(name, shape)
     derived = D.derive(source, at, program=program, wrt=wrt, output=output, options=options)
     for name, shape in derived.inputs.items():
         if shape:
-            raise UsageProblem(f"{option('steps')} works on numbers: the input {name!r} has shape {list(shape)} "
-                               "(the steps of matrix calculus are not written yet)")
+            raise _tensor_input(name, shape)
     if derived.jacobian:
         raise UsageProblem(f"{option('steps')} works on a number output; {derived.output!r} is a tensor")
     with collector_paused():
         return _steps(source, program, at or {}, derived, output, options)
+
+
+def _tensor_input(name: str, shape) -> UsageProblem:
+    return UsageProblem(f"{option('steps')} works on numbers: the input {name!r} has shape {list(shape)} (the steps "
+                        "of matrix calculus are not written yet)")
 
 
 class _Names(D._Watcher):

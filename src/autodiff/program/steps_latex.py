@@ -21,7 +21,14 @@ _COMPARISONS = {"<": "<", "<=": r"\le", ">": ">", ">=": r"\ge", "==": "=", "!=":
 def formula(text: str, placeholders: dict | None = None) -> str:
     """Language text as LaTeX; `placeholders` ({name: LaTeX}) writes those names as given."""
     tree = parse(Source(text, "<steps>")).body[-1].value
-    return _latex(tree, placeholders or {})[0]
+    try:
+        return _latex(tree, placeholders or {})[0]
+    except _NoLatex:  # a form the steps do not write (an index, an attribute): the text as it is
+        return rf"\texttt{{{_latex_escaped(text)}}}"
+
+
+class _NoLatex(Exception):
+    pass
 
 
 def _latex(root, placeholders: dict) -> tuple:
@@ -95,7 +102,7 @@ def _write(node, parts: list, placeholders: dict) -> tuple:
         return f"{_wrap(parts[0], SUM)} {symbol} {_wrap(parts[1], SUM)}", COMPARE
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         return _call(node.func.id, [p[0] for p in parts]), ATOM
-    raise ValueError(f"no LaTeX for {type(node).__name__}")  # never: steps write only these
+    raise _NoLatex(type(node).__name__)
 
 
 def _call(name: str, args: list) -> str:

@@ -114,6 +114,9 @@ def formula_steps(run, at, wrt, output, options) -> dict:
     from ..steps import derivative_text, derive_steps, lines, result_text, rule_label, values_at, where_text
 
     source = run.evaluation.source
+    tensors = [q for q in run.inputs if q.shape]
+    if tensors:  # said before derive runs, which may take long over matrices
+        return {"refused": f"the steps are written for numbers; {tensors[0].name} has shape {list(tensors[0].shape)}"}
     try:
         d = derive_steps(source, at, wrt=wrt, output=output, options=replace(options, keep_tensors=False))
         point = {q.name: q.value for q in run.inputs if q.name in d.derived.inputs}
