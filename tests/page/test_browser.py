@@ -247,7 +247,7 @@ def test_the_formula_part_shows_the_chosen_inputs_steps_with_their_values(browse
                     ".map(function (li) { return li.textContent; })")
     assert shown == ["sum rule ∂/∂d [u + c * t] = ∂/∂d [c * t] = 0.5",
                      "constant multiple rule ∂/∂d [c * t] = c * ∂t/∂d = 0.5",
-                     "chain rule ∂t/∂d = ∂/∂d [log(d)]  (line 4) = 0.1",
+                     "chain rule ∂t/∂d = ∂/∂d [log(d)] = 0.1 (line 4)",
                      "log ∂/∂d [log(d)] = 1 / d = 0.1",
                      "simplify ∂e/∂d = c / d = 0.5"]
 

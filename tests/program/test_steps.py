@@ -120,12 +120,12 @@ def test_explains_page_shows_the_steps_with_their_values_at_the_point():
 
     page = build(open("examples/tutorial.expr").read(), {"a": 2, "b": 3, "c": 5, "d": 10})
     formula = page.data()["formula"]
-    shown = [(s["rule"], s["text"], s["value"]) for s in formula["inputs"]["d"]]
-    assert shown == [("sum rule", "∂/∂d [u + c * t] = ∂/∂d [c * t]", 0.5),
-                     ("constant multiple rule", "∂/∂d [c * t] = c * ∂t/∂d", 0.5),
-                     ("chain rule", "∂t/∂d = ∂/∂d [log(d)]  (line 4)", 0.1),
-                     ("log", "∂/∂d [log(d)] = 1 / d", 0.1),
-                     ("simplify", "∂e/∂d = c / d", 0.5)]
+    shown = [(s["rule"], s["text"], s["value"], s["where"]) for s in formula["inputs"]["d"]]
+    assert shown == [("sum rule", "∂/∂d [u + c * t] = ∂/∂d [c * t]", 0.5, None),
+                     ("constant multiple rule", "∂/∂d [c * t] = c * ∂t/∂d", 0.5, None),
+                     ("chain rule", "∂t/∂d = ∂/∂d [log(d)]", 0.1, "(line 4)"),
+                     ("log", "∂/∂d [log(d)] = 1 / d", 0.1, None),
+                     ("simplify", "∂e/∂d = c / d", 0.5, None)]
     assert 'id="formula-section"' in page.html()
     tensors = build("y = sum(x * x)", {"x": [1.0, 2.0]}).data()["formula"]
     assert tensors == {"refused": "the steps are written for numbers; x has shape [2]"}

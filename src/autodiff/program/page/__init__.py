@@ -133,9 +133,9 @@ def formula_steps(run, at, wrt, output, options) -> dict:
             else:
                 text, value = f"{derivative_text(block.wrt, s)} = {result_text(block.steps, s, block.wrt)}", \
                     values.get(block.wrt, {}).get(s.id)
-                where = where_text(d, s)
-                text += f"  ({where})" if where else ""
-            shown.append({"id": s.id, "rule": rule_label(s), "text": text, "value": for_json(value)})
+            where = where_text(d, s)
+            shown.append({"id": s.id, "rule": rule_label(s), "text": text, "value": for_json(value),
+                          "where": f"({where})" if where else None})
         inputs[block.wrt] = shown
     notes = [text for kind, text in lines(d) if kind in ("where", "assume")]
     return {"inputs": inputs, "notes": notes}

@@ -312,6 +312,7 @@
     steps.forEach(function (s) {
       var li = add(el("li", "formula-step"), el("span", "rule", s.rule), " ", el("span", "formula", s.text));
       if (s.value !== null) add(li, " = ", number(s.value, "step"));
+      if (s.where) add(li, " ", el("span", "muted", s.where));
       list.appendChild(li);
     });
     box.appendChild(list);
