@@ -79,8 +79,8 @@ def timing(repeat: int) -> None:
             commands.append((steps, time.perf_counter() - start))
     plain = statistics.median(t for steps, t in commands if not steps)
     steps = statistics.median(t for steps, t in commands if steps)
-    print(f"time: the whole command on examples/tutorial.expr: derive {plain * 1e3:.0f} ms, --steps {steps * 1e3:.0f} ms: "
-          f"{steps / plain:.2f}x")
+    print(f"time: the whole command on examples/tutorial.expr: derive {plain * 1e3:.0f} ms, "
+          f"--steps {steps * 1e3:.0f} ms: {steps / plain:.2f}x")
 
 
 def main() -> None:

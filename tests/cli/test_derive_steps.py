@@ -36,7 +36,8 @@ def test_json_adds_the_steps_of_each_input_and_the_values_they_name(autodiff):
     result = autodiff("derive", "examples/tutorial.expr", "--steps", "--format", "json")
     out = json.loads(result.stdout)
     assert result.code == 0 and out["inputs"]["a"]["formula"] == "b" and out["output"] == "e"
-    assert out["definitions"] == [{"name": "u", "value": "a * b", "line": 3}, {"name": "t", "value": "log(d)", "line": 4}]
+    assert out["definitions"] == [{"name": "u", "value": "a * b", "line": 3},
+                                  {"name": "t", "value": "log(d)", "line": 4}]
     steps = out["inputs"]["d"]["steps"]
     assert steps[0] == {"id": 1, "rule": "sum", "of": "u + c * t", "result": "D2", "uses": {"D2": 2}}
     assert steps[1] == {"id": 2, "rule": "constant multiple", "of": "c * t", "result": "c * D3", "uses": {"D3": 3}}
