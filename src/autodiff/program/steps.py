@@ -96,8 +96,8 @@ class InputSteps:
 
 
 @record
-class Derivation:
-    """derive's result with the steps of each input's derivative."""
+class Steps:
+    """derive's result (program/derive.py's Derivation) with the steps of each input's derivative."""
 
     derived: object  # program/derive.py's Derivation: the formulas, the assumptions
     inputs: list  # InputSteps
@@ -117,7 +117,7 @@ class Derivation:
 
 
 def derive_steps(source, at: dict | None = None, *, program=None, wrt=None, output: str | None = None,
-                 options: Options | None = None) -> Derivation:
+                 options: Options | None = None) -> Steps:
     """derive's formulas, and for each input (`wrt`: some) the steps that lead to its formula.
     Raises what derive raises, and UsageProblem for a program of tensors."""
     source, program = _source_and_program(source, program)
@@ -156,7 +156,7 @@ class _Names(D._Watcher):
             self.values.append((name, value.expr, line, id(node), self._runs[id(node)]))
 
 
-def _steps(source, program, at: dict, derived, output, options) -> Derivation:
+def _steps(source, program, at: dict, derived, output, options) -> Steps:
     analysis = analyze(program, source)
     point = dict(at)
     for name in analysis.inputs:
@@ -184,7 +184,7 @@ def _steps(source, program, at: dict, derived, output, options) -> Derivation:
     prefix = "D"
     while any(f"{prefix}{k}" in taken for k in range(1, count + 1)):
         prefix += "_"
-    return Derivation(derived, inputs, writer.definitions, prefix)
+    return Steps(derived, inputs, writer.definitions, prefix)
 
 
 def _refuse_tensors(root) -> None:
@@ -696,7 +696,7 @@ ALGEBRA = {"constant", "variable", "sum", "difference", "negation", "constant mu
             "power", "exponential", "chain"}
 
 
-def shared_statements(d: Derivation, formula: str) -> list:
+def shared_statements(d: Steps, formula: str) -> list:
     """derive's statements (name, text) that `formula` needs (shared values it names), in order."""
     statements = [(n, t) for n, t in d.derived.statements if n not in {x.name for x in d.derived.derivatives}]
     known = dict(statements)
@@ -709,7 +709,7 @@ def shared_statements(d: Derivation, formula: str) -> list:
     return [(n, t) for n, t in statements if n in needed]
 
 
-def lines(d: Derivation) -> list:
+def lines(d: Steps) -> list:
     """[(kind, text)] of the plain and rich renderings: kind is "head", "step" (with the rule's
     label set apart: (number, label, text)), "where", "assume" or "blank"."""
     out = []
@@ -738,7 +738,7 @@ def lines(d: Derivation) -> list:
     return out
 
 
-def where_text(d: Derivation, step: Step) -> str:
+def where_text(d: Steps, step: Step) -> str:
     """Where a name's step's value was assigned: `line 4`, `y at line 12, turn 2`; else empty."""
     if not step.name:
         return ""
@@ -748,7 +748,7 @@ def where_text(d: Derivation, step: Step) -> str:
     return (f"{found.assigned} at " if found.assigned else "") + found.where
 
 
-def for_json(d: Derivation) -> dict:
+def for_json(d: Steps) -> dict:
     out = D.for_json(d.derived)
     for block in d.inputs:
         out["inputs"][block.wrt]["steps"] = [_step_json(d, s) for s in block.steps]
@@ -759,7 +759,7 @@ def for_json(d: Derivation) -> dict:
     return out
 
 
-def _step_json(d: Derivation, s: Step) -> dict:
+def _step_json(d: Steps, s: Step) -> dict:
     result = "".join(d.placeholder(p) if isinstance(p, int) else p for p in s.result)
     out = {"id": s.id, "rule": s.rule, "of": s.of, "result": result,
            "uses": {d.placeholder(p): p for p in s.uses}}
@@ -768,7 +768,7 @@ def _step_json(d: Derivation, s: Step) -> dict:
     return out
 
 
-def values_at(d: Derivation, point: dict) -> dict:
+def values_at(d: Steps, point: dict) -> dict:
     """{input: {step id: the value of its derivative at `point`}}: each step's `of`, with the
     definitions it names, differentiated by the engine (the simplify step's is the input's
     gradient). `point` gives every input a number."""
@@ -793,7 +793,7 @@ def values_at(d: Derivation, point: dict) -> dict:
     return out
 
 
-def _fresh_output(d: Derivation) -> str:
+def _fresh_output(d: Steps) -> str:
     taken = {x.name for x in d.definitions} | set(d.derived.inputs)
     name = "of_"
     while name in taken:
