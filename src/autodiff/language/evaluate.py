@@ -483,6 +483,9 @@ class _Runner:
 
     def _assigned(self, name: str, value, node) -> None:
         self.result.variables[name] = value
+        told = getattr(self.options.trace, "assigned", None)  # derive --steps names each value assigned
+        if told is not None:
+            told(name, value, node)
         fn = value.grad_fn if isinstance(value, Tensor) else None
         if fn is not None:
             self.result.labels[fn] = name

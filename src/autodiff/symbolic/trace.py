@@ -131,6 +131,10 @@ class Tracer:
         # differentiates them), and not recording them is most of derive's time saved.
         self.recording = True
         self._results: dict = {}  # backward node -> the traced result its formulas may read
+        # Where a caller sets a dict here, each traced result's expression -> the backward node
+        # that made it (the first, where two made one expression): derive --steps reads an op's
+        # own formula from it, one step at a time.
+        self.made: dict | None = None
         # function -> (its name, its registry op or None for one without a derivative)
         self._ops = {op.apply: (op.name, op) for op in registry.REGISTRY.values()}
         self._ops.update({apply: (name, None) for name, apply in registry.NONDIFF.items()})
@@ -211,6 +215,8 @@ class Tracer:
         built = build(name, exprs, result._data.shape, result)
         traced = Traced(result, detached(built) if under_no_grad else built)
         node = result.grad_fn
+        if self.made is not None and node is not None:
+            self.made.setdefault(traced.expr, node)
         if node is not None and op is not None:
             if getattr(node, "op", None) is op:
                 self._keep_traced(node, args, plain_args)

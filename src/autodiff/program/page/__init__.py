@@ -26,6 +26,8 @@ from ..svg import graph_svg
 from ..values import for_json
 
 NODES = 2_000  # graph nodes drawn on explain's page (graph's page draws its --limit)
+STEPS_NODES = 200  # a graph larger than this has no Formula part (derive --steps writes it)
+STEP_VALUES = 150  # steps whose values the page works out (each a run of the engine); beyond, none
 
 
 @dataclass(repr=False)
@@ -36,6 +38,7 @@ class Page:
     graph: GraphModel
     svg: str  # the drawing, as `graph --format svg` makes it
     warnings: list = field(default_factory=list)
+    formula: dict | None = None  # derive --steps for each input, each step's value at the point (numbers only)
 
     def data(self) -> dict:
         """Everything the page shows, as JSON-ready data: `explanation` is `explain --format json`."""
@@ -62,6 +65,7 @@ class Page:
                            for name, item in explanation.inputs.items()},
             },
             "warnings": [w.message for w in self.warnings],
+            "formula": self.formula,
         }
 
     def __repr__(self) -> str:
@@ -95,7 +99,46 @@ def build(source, at: dict | None = None, *, program=None, wrt=None, why: str | 
     for node in model.nodes:  # drawn as before backward, as `graph --format svg` draws it: the steps show gradients
         node.grad, node.retained = None, False
     svg = graph_svg(model, title=f"autodiff graph of {run.source}") if model.nodes else ""  # nothing recorded
-    return Page(run.source, run.evaluation.source.text, explanation, model, svg, list(run.warnings))
+    formula = formula_steps(run, at, wrt, output, options) if len(model.nodes) <= STEPS_NODES else \
+        {"refused": f"the program has more than {STEPS_NODES} operations; derive --steps writes its steps"}
+    return Page(run.source, run.evaluation.source.text, explanation, model, svg, list(run.warnings), formula)
+
+
+def formula_steps(run, at, wrt, output, options) -> dict:
+    """The page's Formula part: `derive --steps` of each input, each step's value at the run's point;
+    where the steps are not written (a tensor, a function without one), `refused` says why."""
+    from dataclasses import replace
+
+    from ...language import ProgramError
+    from ..errors import GradientProblem, UsageProblem
+    from ..steps import derivative_text, derive_steps, lines, result_text, rule_label, values_at, where_text
+
+    source = run.evaluation.source
+    tensors = [q for q in run.inputs if q.shape]
+    if tensors:  # said before derive runs, which may take long over matrices
+        return {"refused": f"the steps are written for numbers; {tensors[0].name} has shape {list(tensors[0].shape)}"}
+    try:
+        d = derive_steps(source, at, wrt=wrt, output=output, options=replace(options, keep_tensors=False))
+        point = {q.name: q.value for q in run.inputs if q.name in d.derived.inputs}
+        values = values_at(d, point) if sum(len(b.steps) for b in d.inputs) <= STEP_VALUES else {}
+    except (ProgramError, GradientProblem, UsageProblem) as exc:
+        return {"refused": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+    grads = {q.name: q.grad for q in run.inputs}
+    inputs = {}
+    for block in d.inputs:
+        shown = []
+        for s in block.steps:
+            if s.rule == "simplify":
+                text, value = f"∂{d.output}/∂{block.wrt} = {s.result[0]}", grads.get(block.wrt)
+            else:
+                text, value = f"{derivative_text(block.wrt, s)} = {result_text(block.steps, s, block.wrt)}", \
+                    values.get(block.wrt, {}).get(s.id)
+            where = where_text(d, s)
+            shown.append({"id": s.id, "rule": rule_label(s), "text": text, "value": for_json(value),
+                          "where": f"({where})" if where else None})
+        inputs[block.wrt] = shown
+    notes = [text for kind, text in lines(d) if kind in ("where", "assume")]
+    return {"inputs": inputs, "notes": notes}
 
 
 def links(explanation: Explanation, model: GraphModel) -> dict:

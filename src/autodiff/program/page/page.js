@@ -298,7 +298,29 @@
     return formula + (showsLocal(e) ? " = " + short(e.local) : "");
   }
 
+  // -- the formula, rule by rule (derive --steps), each step's value at the point --
+  function showFormula(name) {
+    var box = $("formula"), formula = data.formula;
+    box.textContent = "";
+    if (!formula || formula.refused) {
+      box.appendChild(el("p", "muted", formula ? "No steps here: " + formula.refused : "No steps here."));
+      return;
+    }
+    var steps = formula.inputs[name];
+    if (!steps) { box.appendChild(el("p", "muted", "No steps for " + name + ".")); return; }
+    var list = el("ol", "formula-steps");
+    steps.forEach(function (s) {
+      var li = add(el("li", "formula-step"), el("span", "rule", s.rule), " ", el("span", "formula", s.text));
+      if (s.value !== null) add(li, " = ", number(s.value, "step"));
+      if (s.where) add(li, " ", el("span", "muted", s.where));
+      list.appendChild(li);
+    });
+    box.appendChild(list);
+    formula.notes.forEach(function (note) { box.appendChild(el("p", "muted", note)); });
+  }
+
   function showInput(name, quiet) {
+    showFormula(name);
     chosenInput = name;
     chosenPath = 0;
     inputNames.forEach(function (n) { inputButtons[n].setAttribute("aria-pressed", n === name ? "true" : "false"); });
