@@ -242,6 +242,11 @@ HESSIANS = [
     ("sum(tanh(W @ x))", {"W": "mn", "x": "n"}, ["x"], None),
     ("trace(X @ X)", {"X": "nn"}, ["X"], "2 * ((I ⊗ I) K)"),
     ("x @ A @ y", {"x": "n", "A": "nm", "y": "m"}, ["x", "y"], None),
+    # mixed blocks of a vector and a number: a bias, a regularisation weight
+    ("p = sigmoid(X @ w + b)\nloss = -sum(y * log(p) + (1 - y) * log(1 - p))",
+     {"X": "mn", "w": "n", "b": "", "y": "m"}, ["w", "b"], None),
+    ("sum((X @ w - y) ** 2) + lam * sum(w ** 2)", {"X": "mn", "w": "n", "y": "m", "lam": ""}, ["w", "lam"],
+     "2 * lam * I + 2 * (Xᵀ @ X)"),
 ]
 
 
@@ -268,6 +273,14 @@ def test_a_hessian_agrees_with_pytorch_at_two_sizes(program, spec, wrt, readable
             for b, block in row.items():
                 np.testing.assert_allclose(block, theirs[names.index(a)][names.index(b)].numpy(), rtol=1e-9,
                                            atol=1e-12, err_msg=f"{a}, {b}")
+
+
+def test_a_mixed_block_of_a_vector_and_a_number_is_a_vector():
+    d = D.derive("p = sigmoid(X @ w + b)\nloss = -sum(y * log(p) + (1 - y) * log(1 - p))",
+                 shapes={"X": ("m", "n"), "w": ("n",), "b": (), "y": ("m",)}, wrt=["w", "b"], order=2)
+    lines = dict(D.readable_lines(d))
+    assert lines["∂²loss/∂w∂b"] == "Xᵀ @ t2" and lines["t2"] == "p * (1 - p)"
+    assert lines["∂loss/∂b"] == "sum(t1)" and lines["∂²loss/∂b²"] == "sum(t2)"
 
 
 def test_a_hessian_is_computed_without_a_diagonal_matrix():

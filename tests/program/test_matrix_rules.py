@@ -48,6 +48,7 @@ EXAMPLES = {
     "a solve against the identity is an inverse: A⁻¹ (k I) = k A⁻¹": (
         lambda: call("linalg_solve", A, 2 * I, True, shape=(n, n)), "2 * A⁻¹"),
     "a number leaves a sum: sum(k x) = k sum(x)": (lambda: call("sum", -3 * x, shape=()), "-3 * sum(x)"),
+    "summed to a number is the sum: sum_to(x, ()) = sum(x)": (lambda: call("sum_to", x, (), shape=()), "sum(x)"),
     "exp of log_softmax is softmax": (lambda: call("exp", call("log_softmax", x, 0, shape=(n,)), shape=(n,)),
                                       "softmax(x, 0)"),
     "exp(z - logsumexp(z)) is softmax(z)": (

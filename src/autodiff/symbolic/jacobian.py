@@ -139,11 +139,39 @@ def seed(shape: tuple) -> E.Expr:
 
 def linear_map(v: E.Expr, s: E.Expr):
     """M with v == M · s (M's shape v's then s's), or None where v is not of a form written here."""
+    if not s.shape:  # a number: v is M s, so M is v at s = 1
+        return _at_one(v, s)
     if len(s.shape) == 1:
         return _vector_map(v, s)
     if len(s.shape) == 2:
         return _matrix_map(v, s)
     return None
+
+
+def _at_one(v: E.Expr, s: E.Expr) -> E.Expr:
+    """v with the number s replaced by 1, rebuilt bottom up through the algebra (no recursion)."""
+    from .build import build
+
+    memo: dict = {s: E.const(1.0)}
+    for e in E.postorder([v]):
+        if e in memo:
+            continue
+        op, args = e.op, e.args
+        if op in ("sym", "size", "const", "tensor"):
+            memo[e] = e
+        elif op == "add":
+            memo[e] = E.with_shape(E.add(E.const(args[0]), *[E.mul(E.const(k), memo[t]) for t, k in args[1]]), e.shape)
+        elif op == "mul":
+            memo[e] = E.with_shape(E.mul(E.const(args[0]), *[E.power(memo[b], memo[x] if x.__class__ is E.Expr else x)
+                                                              for b, x in args[1]]), e.shape)
+        elif op == "pow":
+            memo[e] = E.power(memo[args[0]], memo[args[1]] if args[1].__class__ is E.Expr else args[1])
+        else:
+            rebuilt = [memo[a] if a.__class__ is E.Expr else
+                       tuple(memo[x] if x.__class__ is E.Expr else x for x in a) if a.__class__ is tuple else a
+                       for a in args]
+            memo[e] = build(op, rebuilt, e.shape)
+    return memo[v]
 
 
 def _contains(e: E.Expr, s: E.Expr, memo: dict) -> bool:

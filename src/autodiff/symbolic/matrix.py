@@ -307,6 +307,11 @@ def _exp_less_logsumexp(e):
     return _softmax(e.args[0])
 
 
+def _summed_to_a_number(e):
+    x, shape = e.args
+    return E.call("sum", (x,), ()) if tuple(shape) == () and x.shape else None
+
+
 def _inverse_of_transpose(e):
     x = e.args[0]
     return _transpose(E.call("linalg_inv", (x.args[0],), e.shape)) if x.op == "t" else None
@@ -331,6 +336,7 @@ RULES = (
     Rule("the solution of A X = 0 is 0", ("linalg_solve",), _solve_of_zero),
     Rule("a solve against the identity is an inverse: A⁻¹ (k I) = k A⁻¹", ("linalg_solve",), _solve_against_identity),
     Rule("a number leaves a sum: sum(k x) = k sum(x)", ("sum", "sum_dim"), _sum_rule),
+    Rule("summed to a number is the sum: sum_to(x, ()) = sum(x)", ("sum_to",), _summed_to_a_number),
     Rule("exp of log_softmax is softmax", ("exp",), _exp_of_log_softmax),
     Rule("exp(z - logsumexp(z)) is softmax(z)", ("exp",), _exp_less_logsumexp),
     Rule("the inverse of a transpose is the inverse transposed: (Xᵀ)⁻¹ = X⁻ᵀ", ("linalg_inv",),
