@@ -246,3 +246,27 @@ def test_an_input_given_by_at_and_by_the_points_is_refused(autodiff, tmp_path):
     result = autodiff("grad", "-e", "y = x * z", "--points", "-", "--in", "jsonl", "--at", "x=3",
                       stdin='{"z": 2, "x": 5}\n')
     assert result.code == 2 and "<stdin>:1: 'x' given both by --at" in result.stderr
+
+
+def test_an_input_left_at_its_default_has_each_points_gradient(autodiff, tmp_path):
+    program = tmp_path / "d.expr"
+    program.write_text("x: input = 2.0\ny: input = 3.0\nz = x * y ** 2\n")
+    for extra in ([], ["--wrt", "y"]):
+        result = autodiff("grad", program, "--points", "-", "--out", "jsonl", *extra, stdin="x\n1\n5\n")
+        assert result.code == 0, result.stderr
+        records = [json.loads(line) for line in result.stdout.splitlines()]
+        for x, record in zip((1.0, 5.0), records):
+            single = json.loads(autodiff("grad", program, "--at", f"x={x}", "--format", "json", *extra).stdout)
+            assert record["grads"]["y"] == pytest.approx(single["grads"]["y"]) == pytest.approx(2 * x * 3.0)
+    everything = autodiff("grad", program, "--points", "-", "--in", "jsonl", stdin="{}\n{}\n")
+    assert [json.loads(line)["grads"] for line in everything.stdout.splitlines()] == [{"x": 9.0, "y": 12.0}] * 2
+
+
+def test_a_declared_shape_holds_for_every_point(autodiff, tmp_path):
+    program = "A: input[n, n]\nsum(A @ A)"
+    good = autodiff("grad", "-e", program, "--points", "-", "--in", "jsonl", stdin='{"A": [[1, 2], [3, 4]]}\n')
+    assert good.code == 0, good.stderr
+    bad = autodiff("grad", "-e", program, "--points", "-", "--in", "jsonl", stdin='{"A": [[1, 2, 3], [4, 5, 6]]}\n')
+    alone = autodiff("grad", "-e", program, "--at", "A=[[1,2,3],[4,5,6]]")
+    assert alone.code == 2 and bad.code == 2, (bad.code, bad.stderr)
+    assert "declared [n, n]" in bad.stderr and "Traceback" not in bad.stderr

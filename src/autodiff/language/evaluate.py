@@ -47,6 +47,7 @@ class Options:
     max_call_depth: int = 100  # nested calls of the program's own functions
     check_finite: bool = True  # warn where nan or inf first appears
     keep_tensors: bool = False  # remember every recorded tensor (for showing a graph's values)
+    points: int | None = None  # how many points the Batched inputs hold (--points): defaults are batched too
     # A watcher of the run (program/derive.py): `input(name, leaf)` may stand in for an input's
     # leaf; `located(node, outcome)` is told where values were just read as Python values: a
     # condition's test with its outcome, a loop's iterable, each statement when it is done;
@@ -281,6 +282,9 @@ class _Runner:
 
     def _bind_input(self, name: str, value, node, requires_grad: bool) -> Tensor:
         if value.__class__ is Batched:  # many points at once: the caller made the leaves
+            declared = self.result.analysis.shapes.get(name)
+            if declared is not None:
+                self._check_sizes(name, tuple(value.shape), declared, node)
             table = self.result.inputs if requires_grad else self.result.constants
             table[name] = self.globals[name] = value
             return value
@@ -417,12 +421,28 @@ class _Runner:
         if name in self.at:
             value = self.at[name]
         elif node.value is not None:
-            value = default
+            value = self._batched_default(name, default, node)
         else:
             raise InputProblem(f"no value for input {name!r}: give one with {input_values([name])}",
                                self.source, node.start, node.end)
         tensor = self._bind_input(name, value, node, requires_grad=node.kind == "input")
         self._set_output(name, tensor, node)
+
+    def _batched_default(self, name: str, default, node: ast.Declare):
+        """An input left at its default, where the other inputs hold many points at once (--points):
+        the default is every point's own leaf, so that each point has its gradient, as it has
+        when run alone, and not one gradient summed over the points."""
+        size = self.options.points
+        if size is None or node.kind != "input" or not (self.wrt is None or name in self.wrt):
+            return default
+        if default.__class__ is Batched:  # a default computed from other inputs: each point's own
+            value = default.physical.detach()
+        else:
+            value = self._leaf(default, node, f"the value of {name!r}")
+            value = value.expand((size, *value.shape))
+        if not value.dtype.is_floating_point:
+            value = value.to(self.dtype)
+        return Batched(value.clone().requires_grad_(True))
 
     def _exec_if(self, node: ast.If, env: dict) -> None:
         branch = node.body if self._truth(self._evaluate(node.test, env), node.test) else node.orelse
