@@ -215,13 +215,35 @@ def _pending(paths) -> list:
     return pending_records(paths or ["."])
 
 
+def _unreadable(pending) -> str | None:
+    """Why a pending record cannot replace its record (edited into text that is not a record:
+    merge-conflict markers, a cut file), or None when it can."""
+    from ...testing.records import PENDING_SUFFIX, RecordProblem, load
+
+    try:
+        load(str(pending)[: -len(PENDING_SUFFIX)], where=pending)
+    except RecordProblem as problem:
+        return str(problem)
+    return None
+
+
 def _settle(pending, accept: bool) -> None:
+    """Install a pending record over its record, or delete it; WriteProblem (exit 2, one line)
+    where the folder does not let it (read-only)."""
+    from ...testing.files import WriteProblem, locked
     from ...testing.records import PENDING_SUFFIX, RECORD_SUFFIX
 
-    if accept:
-        os.replace(pending, str(pending)[: -len(PENDING_SUFFIX)] + RECORD_SUFFIX)
-    else:
-        os.remove(pending)
+    owner = str(pending)[: -len(PENDING_SUFFIX)]
+    try:
+        if accept:
+            with locked(owner):  # not between another run's reading of the record and its writing
+                os.replace(pending, owner + RECORD_SUFFIX)
+        else:
+            os.remove(pending)
+    except OSError as exc:
+        word = "accepted" if accept else "rejected"
+        raise WriteProblem(f"{shown(str(pending))}: cannot be {word} ({exc.strerror or exc}); the record is as it "
+                           "was") from None
 
 
 def accept(paths: Optional[List[str]] = PATHS) -> None:
@@ -235,8 +257,16 @@ def reject(paths: Optional[List[str]] = PATHS) -> None:
 
 
 def _settle_all(paths, *, accept: bool) -> None:
+    from ...testing.discover import SuiteProblem
+
     word = "accepted" if accept else "rejected"
     found = _pending(paths)
+    if accept:  # every pending record is a record before any is installed: a bad one changes nothing
+        for pending in found:
+            problem = _unreadable(pending)
+            if problem is not None:
+                raise SuiteProblem(f"not accepted, every record is kept: {problem} (fix it, or autodiff test "
+                                   f"reject {shown(str(pending))})")
     for pending in found:
         _settle(pending, accept=accept)
         print(f"{word}\t{shown(str(pending))}")
@@ -274,7 +304,11 @@ def review(paths: Optional[List[str]] = PATHS) -> None:
             answer = typer.prompt("accept, reject or skip? [a/r/s]", default="s", show_default=False).strip().lower()
             if answer in ("a", "accept", "r", "reject", "s", "skip"):
                 break
-        if answer.startswith("a"):
+        problem = _unreadable(pending) if answer.startswith("a") else None
+        if problem is not None:
+            print(f"  not accepted, the record is kept: {problem}")
+            counts["skipped"] += 1
+        elif answer.startswith("a"):
             _settle(pending, accept=True)
             counts["accepted"] += 1
         elif answer.startswith("r"):
