@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import operator
 import warnings
+import weakref
 from dataclasses import field
 
 import numpy as np
@@ -189,6 +190,9 @@ class _Runner:
         self.finite_warning_given = False
         self.dtype = dtypes.from_name(options.dtype)
         self.sizes: dict = {}  # a declared size's name -> the size the inputs give it
+        # The values that are lists in Python's meaning (a list literal's, or lists joined), by id:
+        # `+` of two joins them and `*` by an integer repeats one, as in Python.
+        self.lists = weakref.WeakValueDictionary()
         self._located_at = options.trace.located if options.trace is not None else None
 
     # -- the run -------------------------------------------------------------------------------------
@@ -601,7 +605,7 @@ class _Runner:
     def _eval_list(self, node: ast.ListLiteral, step: int, work: list, values: list, env: dict) -> None:
         constant = _constant_value(node)
         if constant is not None:
-            values.append(self._tensor(constant, node))
+            values.append(self._as_list(self._tensor(constant, node)))
         elif step == 0:
             work.append((node, 1))
             work.extend((element, 0) for element in reversed(node.elements))
@@ -609,7 +613,45 @@ class _Runner:
             count = len(node.elements)
             elements = values[len(values) - count:]
             del values[len(values) - count:]
-            values.append(self._list(node, elements))
+            values.append(self._as_list(self._list(node, elements)))
+
+    def _as_list(self, value: Tensor) -> Tensor:
+        self.lists[id(value)] = value
+        return value
+
+    def _is_list(self, value) -> bool:
+        return isinstance(value, Tensor) and self.lists.get(id(value)) is value
+
+    def _list_arithmetic(self, op: str, left, right, node, op_start: int):
+        """Python's meaning of `+` and `*` on lists: `[1, 2] + [3]` is `[1, 2, 3]` (joined along the
+        first dimension) and `[1, 2] * 2` is `[1, 2, 1, 2]`; None where the operands are not such a
+        pair (a list with a tensor or a float is arithmetic, element by element)."""
+        if op == "+" and self._is_list(left) and self._is_list(right):
+            one, times = None, 1
+        elif op == "*" and self._is_list(left) and isinstance(right, int):
+            one, times = left, max(right, 0)
+        elif op == "*" and isinstance(left, int) and self._is_list(right):
+            one, times = right, max(left, 0)
+        else:
+            return None
+        count = left.numel() + right.numel() if one is None else one.numel() * times
+        if count > self.options.max_elements:
+            raise LimitProblem(f"'{op}' of lists would create {count:,} elements; the limit is "
+                               f"{self.options.max_elements:,} ({option('max_elements')})",
+                               self.source, op_start, op_start + len(op))
+        if one is not None and not one.numel():  # [[]] * 3: rows of nothing, never a loop over them
+            return self._as_list(self._tensor(np.zeros((one.shape[0] * times, *one.shape[1:])), node))
+        parts = [left, right] if one is None else [one] * times
+        parts = [part for part in parts if not (part.ndim == 1 and part.shape[0] == 0)]  # [] joins as nothing
+        if not parts:
+            return self._as_list(self._tensor([], node))
+        if len(parts) == 1:
+            return parts[0]
+        from .. import cat
+
+        with self._located(op_start, op_start + len(op), "lists joined by '+' hold elements of one shape: "):
+            result = cat(parts, 0)
+        return self._as_list(self._recorded(result, node, parts))
 
     def _eval_tuple(self, node: ast.TupleLiteral, step: int, work: list, values: list, env: dict) -> None:
         if step == 0:
@@ -676,6 +718,10 @@ class _Runner:
             if not isinstance(value, Tensor) and not _is_number(value):
                 raise EvaluationProblem(f"'{op}' cannot be applied to {_describe(value)}", self.source,
                                         op_start, op_start + len(op), python_class="TypeError")
+        if (op == "+" or op == "*") and self.lists:
+            joined = self._list_arithmetic(op, left, right, node, op_start)
+            if joined is not None:
+                return joined
         if isinstance(left, Tensor) and isinstance(right, Tensor) and left.shape != right.shape and op != "@":
             self._check_broadcast(left, right, op, op_start)
         if op in _BOOLS_AS_INTEGERS and _is_bool(left) and _is_bool(right):
