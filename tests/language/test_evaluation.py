@@ -231,7 +231,7 @@ def test_a_reduction_word_is_not_an_input_and_quotes_are_answered():
     assert run("x.mse_loss(y, reduction=sum)", at={"x": [1.0, 2.0], "y": [0.0, 0.0]}).output.item() == 5.0
     with pytest.raises(ProgramError, match="write the reduction as a word, without quotes: reduction=mean"):
         run('mse_loss(x, y, reduction = "sum")', at={"x": 1.0, "y": 2.0})
-    with pytest.raises(NameProblem, match="'sum' is a function"):  # the words are for the losses alone
+    with pytest.raises(InputProblem, match="for the function sum, call it"):  # the words are for the losses alone
         run("def f(a, reduction=1):\n    return a * reduction\nf(x, reduction=sum)", at={"x": 1.0})
 
 

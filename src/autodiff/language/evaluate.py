@@ -238,7 +238,8 @@ class _Runner:
             names = ", ".join(repr(n) for n in missing[:-1]) + f" and {missing[-1]!r}"
             raise InputProblem(f"no values for the inputs {names}: give them with {input_values(missing)}"
                                + self._misspelt(missing)
-                               + self._meant_assignment(missing) + self._meant_exp(missing), self.source, node.start,
+                               + self._meant_assignment(missing) + self._meant_exp(missing)
+                               + self._meant_call(missing), self.source, node.start,
                                node.end)
         for name in analysis.inputs:
             if name in analysis.declared:
@@ -246,7 +247,8 @@ class _Runner:
             node = analysis.first_use[name]
             if name not in self.at:
                 raise InputProblem(f"no value for input {name!r}: give one with {input_values([name])}"
-                                   + self._misspelt([name]) + self._meant_assignment([name]) + self._meant_exp([name]),
+                                   + self._misspelt([name]) + self._meant_assignment([name]) + self._meant_exp([name])
+                                   + self._meant_call([name]),
                                    self.source, node.start, node.end)
             self._bind_input(name, self.at[name], node, requires_grad=True)
 
@@ -273,6 +275,13 @@ class _Runner:
             if type(left) is ast.Name and left.id in missing and analysis.first_use.get(left.id) is left:
                 return "; " + equality_advice(statement, self.source)
         return ""
+
+    def _meant_call(self, missing: list) -> str:
+        """"; or, for the function, call it: exp(...)": a missing input named as a function is."""
+        named = [name for name in missing if name in self.result.analysis.function_names]
+        if not named:
+            return ""
+        return f"; or, for the function {named[0]}, call it: {named[0]}(...)"
 
     def _meant_exp(self, missing: list) -> str:
         """"; for Euler's number to a power write exp(x)": `e ** x` with no value for e."""
