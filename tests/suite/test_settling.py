@@ -100,3 +100,17 @@ def test_accept_in_a_read_only_folder_is_one_line(tmp_path):
     finally:
         os.chmod(tmp_path, 0o755)
     assert result.code == 2 and "cannot be accepted (Permission denied)" in result.stderr
+
+
+def test_repeated_at_adds_to_one_point_as_in_grad_and_a_name_again_starts_the_next(tmp_path):
+    (tmp_path / "m.expr").write_text("y = sum(X @ w)\n")
+    result = run_autodiff("test", tmp_path, "--update", "--at", "X=[[1,2],[3,4]]", "--at", "w=[1,1]")
+    assert result.code == 0, result.stderr + result.stdout
+    matrix = json.loads((tmp_path / "m.expr.golden.json").read_text())["points"]
+    assert [point["at"] for point in matrix] == [{"X": [[1.0, 2.0], [3.0, 4.0]], "w": [1.0, 1.0]}]
+    single = json.loads(run_autodiff("grad", tmp_path / "m.expr", "--at", "X=[[1,2],[3,4]]", "--at", "w=[1,1]",
+                                     "--format", "json").stdout)
+    assert matrix[0]["value"] == single["value"] and matrix[0]["grads"] == single["grads"]
+    (tmp_path / "s.expr").write_text(SQUARE)
+    assert run_autodiff("test", tmp_path / "s.expr", "--update", "--at", "x=1", "--at", "x=2").code == 0
+    assert points_of(tmp_path / "s.expr.golden.json") == [1.0, 2.0]

@@ -80,7 +80,9 @@ def test(
     pending: bool = typer.Option(False, "--pending", help="As --update, but write NAME.golden.new beside each record, "
                                                           "for autodiff test review / accept / reject."),
     at: List[str] = typer.Option([], "--at", metavar="NAME=VALUE,...",
-                                 help="With --update: one more point to record, for the files that take these inputs."),
+                                 help="With --update: a point to record, for the files that take these inputs. "
+                                      "Repeated, it adds to the same point, as in grad; an --at that names an input "
+                                      "again starts the next point (--at x=1 --at x=2: two points)."),
     glob: List[str] = typer.Option([], "--glob", metavar="PATTERN",
                                    help="File names to take in directories (repeatable); default: [tool.autodiff] "
                                         "patterns in pyproject.toml, else *.expr."),
@@ -128,8 +130,7 @@ def test(
     update = update or pending
     if at and not update:
         raise typer.BadParameter("--at adds points to records, so it needs --update", param_hint="'--at'")
-    extra_points = [{name: getattr(value, "tolist", lambda: value)() for name, value in parse_at([option]).items()}
-                    for option in at]
+    extra_points = _points_of(at, parse_at)
     paths = paths or ["."]
     run = suite_plan(paths, globs=glob, keyword=keyword, shard=shard, rtol=rtol, atol=atol)
     check_tolerances(run.atol, run.rtol)
@@ -207,6 +208,20 @@ def _delete_unused(summary) -> None:
     summary.unused_records = []
     for result in summary.results:
         result.unused = []
+
+
+def _points_of(options: list, parse_at) -> list:
+    """The points of repeated --at options: as grad reads them, each option adds its values to the
+    point (`--at 'X=[[1,2],[3,4]]' --at w=[1,1]` is one point), and an option that names an input
+    the point already has starts the next one."""
+    points: list = []
+    for option in options:
+        values = {name: getattr(value, "tolist", lambda: value)() for name, value in parse_at([option]).items()}
+        if points and not set(values) & set(points[-1]):
+            points[-1].update(values)
+        else:
+            points.append(values)
+    return points
 
 
 def _pending(paths) -> list:
