@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 
@@ -270,3 +271,43 @@ def test_a_declared_shape_holds_for_every_point(autodiff, tmp_path):
     alone = autodiff("grad", "-e", program, "--at", "A=[[1,2,3],[4,5,6]]")
     assert alone.code == 2 and bad.code == 2, (bad.code, bad.stderr)
     assert "declared [n, n]" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_ctrl_c_while_a_full_pipe_waits_stops_at_a_records_end(tmp_path):
+    """Into a pipe nobody reads, the writer waits inside a write; Ctrl-C there ends the output
+    after a whole record, as it does to a file (a record cut in two is a wrong record)."""
+    import fcntl
+    import signal
+    import termios
+    import time
+
+    path = tmp_path / "in.csv"
+    path.write_text("x\n" + "".join(f"{i / 7}\n" for i in range(20_000)))
+    program = "W: input = [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5]]\ny = sum(W * x) ** 2"
+    read, write = os.pipe()
+    size = fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, 4096)
+    process = subprocess.Popen(console_script() + ["grad", "-e", program, "--points", str(path), "--out", "jsonl"],
+                               stdout=write, stderr=subprocess.PIPE, env=environment())
+    os.close(write)
+    try:
+        deadline = time.monotonic() + 60
+        waiting = bytearray(4)
+        while time.monotonic() < deadline:  # until the pipe is full: the writer waits in write()
+            fcntl.ioctl(read, termios.FIONREAD, waiting)
+            if int.from_bytes(waiting, "little") >= size or process.poll() is not None:
+                break
+            time.sleep(0.02)
+        time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        chunks = []
+        while chunk := os.read(read, 1 << 16):
+            chunks.append(chunk)
+        status = process.wait(timeout=60)
+    finally:
+        os.close(read)
+        if process.poll() is None:
+            process.kill()
+    out = b"".join(chunks).decode()
+    assert status == 130 and process.stderr.read().decode() == "autodiff: interrupted\n"
+    assert out.endswith("\n") and len(out) >= size
+    assert all(json.loads(line)["output"] == "y" for line in out.splitlines())
