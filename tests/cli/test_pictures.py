@@ -196,3 +196,11 @@ def test_the_example_pictures_are_up_to_date(autodiff, tmp_path):
     assert out.read_text() == (ROOT / "examples/tutorial-plot.svg").read_text(), \
         "regenerate: autodiff plot examples/tutorial.expr --wrt d --range 1:10 --at a=2,b=3,c=5 " \
         "-o examples/tutorial-plot.svg"
+
+
+def test_a_graph_with_nothing_recorded_is_a_drawing_of_positive_size(autodiff):
+    result = autodiff("graph", "-e", "y = detach(x) * 2", "--at", "x=1", "--format", "svg")
+    assert result.code == 0
+    root = ET.fromstring(result.stdout.encode("utf-8"))
+    assert float(root.get("height")) > 0 and float(root.get("width")) > 0
+    assert root.find(f"{SVG}text[@class='note']").text.startswith("nothing recorded")

@@ -102,7 +102,7 @@ def layered(nodes: list, edges: list, sizes: dict, labels: dict | None = None, *
     for row in rows:
         tops.append(y)
         y += max((height[v] for v in row), default=0.0) + v_gap / spread
-    total_height = y - v_gap / spread + margin
+    total_height = (y - v_gap / spread if rows else y) + margin  # no gap after the last layer; nothing: the margins
     centre = {}
     for row in rows:
         x = margin

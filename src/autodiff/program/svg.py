@@ -92,6 +92,8 @@ def graph_svg(model, title: str = "autodiff graph") -> str:
             labels[index] = (text_width(text) + PAD, LINE + 4)
     layout = layered([n.id for n in model.nodes], edges, sizes, labels)
     note = f"… {model.left_out} more nodes" if model.left_out else ""
+    if not model.nodes:  # nothing recorded (the output needs no grad): a drawing that says so
+        note = "nothing recorded: no operation needs a gradient"
     width = max(layout.width, text_width(note) + 2 * PAD, 40.0)
     height = layout.height + (LINE + PAD if note else 0)
     out = _open(width, height, title, "graph")
