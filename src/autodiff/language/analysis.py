@@ -32,6 +32,9 @@ class Analysis:
     sizes: dict = field(default_factory=dict)  # a declared size's name -> the input that declares it first
     powers_of_e: list = field(default_factory=list)  # `e ** x` where e is unbound: exp(x) meant?
     leaves: list = field(default_factory=list)  # (name or None, Call): `w = randn(3, requires_grad=True)`
+    # Inputs named as a function is (`t` for time, as `x = v * t`): the name of a function the
+    # program uses only as a value is the user's variable -> the node that first uses it
+    function_names: dict = field(default_factory=dict)
 
 
 def analyze(program: ast.Program, source: Source) -> Analysis:
@@ -122,8 +125,17 @@ def _sizes(node: ast.Declare, source: Source) -> tuple:
 def _find_inputs(program: ast.Program, result: Analysis, source: Source) -> None:
     """Scan every expression; names nobody binds are inputs, in order of first appearance."""
     uses: dict = {}
+    called: dict = {}  # a function's name -> a call of it
     for expression, local in _expressions(program.body, source):
-        _scan(expression, local, result, uses, source)
+        _scan(expression, local, result, uses, source, called)
+    for name, node in uses.items():
+        if name in FUNCTIONS:
+            if name in called:
+                call = called[name]
+                raise NameProblem(f"{name!r} is called as a function (line {source.line_column(call.start)[0]}) and "
+                                  f"used here as a value: give the value another name (as {name}0)",
+                                  source, node.start, node.end)
+            result.function_names[name] = node
     for name, node in uses.items():
         result.first_use[name] = node
     ordered = sorted(
@@ -151,8 +163,9 @@ def _expressions(body, source: Source):
         stack.extend((s, local, in_function) for s in reversed(statements))
 
 
-def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) -> None:
-    """Record the free names of one expression (without recursion)."""
+def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source, called: dict) -> None:
+    """Record the free names of one expression (without recursion), and in `called` the functions
+    of the language it calls by name."""
     assigned, declared = result.assigned, result.declared
     stack = [root]
     pop, push = stack.pop, stack.append
@@ -164,8 +177,6 @@ def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) 
             if name in local or name in assigned or name in declared or name in CONSTANTS or name in WORDS \
                     or name in result.sizes:
                 continue
-            if name in FUNCTIONS:
-                raise NameProblem(f"{name!r} is a function: call it, as in {name}(...)", source, node.start, node.end)
             advice = name_advice(name)
             if advice is not None:
                 raise NameProblem(advice, source, node.start, node.end)
@@ -180,6 +191,10 @@ def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) 
             pass
         elif kind is ast.Call:
             _check_callee(node, result, local, source)
+            func = node.func
+            if type(func) is ast.Name and func.id in FUNCTIONS and func.id not in local \
+                    and func.id not in result.functions:
+                called.setdefault(func.id, node)
             if _requires_grad(node) is not None and all(call is not node for _, call in result.leaves):
                 result.leaves.append((None, node))
             if type(node.func) is ast.Attribute:

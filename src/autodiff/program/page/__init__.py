@@ -7,7 +7,8 @@
 
 The program runs once: its graph is drawn by program/svg.py exactly as `graph --format svg`
 draws it (the same model, the same layout), and explained by program/explain.py exactly as
-`explain --format json` writes it. The page embeds that JSON as it is, with the graph's nodes
+`explain --format json` writes it. The page embeds that JSON as it is (but a large tensor
+summarised: for_page), with the graph's nodes
 (their values, as `graph --format json` gives them) and, for each path and each backward step,
 which drawn nodes and edges it runs through, so its script only shows numbers, never works one
 out. The page itself is page.html, page.css and page.js beside this file (write.py puts them
@@ -28,6 +29,41 @@ from ..values import for_json
 NODES = 2_000  # graph nodes drawn on explain's page (graph's page draws its --limit)
 STEPS_NODES = 200  # a graph larger than this has no Formula part (derive --steps writes it)
 STEP_VALUES = 150  # steps whose values the page works out (each a run of the engine); beyond, none
+# A tensor of more numbers than this is summarised on the page: its shape, its corners (the first
+# and last EDGE_ITEMS along each axis, as NumPy prints a large array) and statistics, never every
+# number (`explain --format json` has them all): a page of a 2000 × 2000 input stays small.
+SUMMARISED = 10_000
+EDGE_ITEMS = 3
+
+
+def for_page(value):
+    """A value as the page embeds it: as `explain --format json` writes it, but a tensor of more
+    than SUMMARISED numbers as {"summary": true, "shape", "size", "corner", "min", "max", "mean",
+    "not_finite"} (the statistics over its finite numbers; None where it has none)."""
+    import numpy as np
+
+    if value is None or isinstance(value, (bool, int, float)):
+        return for_json(value)
+    array = np.asarray(value)
+    if array.size <= SUMMARISED:
+        return for_json(array)
+    corner = array
+    for axis, length in enumerate(array.shape):
+        if length > 2 * EDGE_ITEMS:
+            keep = np.r_[0:EDGE_ITEMS, length - EDGE_ITEMS:length]
+            corner = np.take(corner, keep, axis=axis)
+    summary = {"summary": True, "shape": list(array.shape), "size": int(array.size), "corner": for_json(corner)}
+    if array.dtype.kind in "fc":
+        finite = np.isfinite(array)
+        count = int(finite.sum())
+        values = array[finite] if count < array.size else array
+        summary["not_finite"] = int(array.size - count)
+    else:
+        values, count = array, array.size
+        summary["not_finite"] = 0
+    summary.update({"min": for_json(values.min()) if count else None, "max": for_json(values.max()) if count else None,
+                    "mean": for_json(values.mean(dtype=np.float64)) if count else None})
+    return summary
 
 
 @dataclass(repr=False)
@@ -47,10 +83,10 @@ class Page:
         return {
             "source": self.source,
             "program": self.text,
-            "explanation": explanation.to_dict(for_json),
+            "explanation": explanation.to_dict(for_page),
             "graph": {
                 "nodes": [{"id": n.id, "op": n.op, "name": n.name, "source": n.source, "line": n.line,
-                           "shape": list(n.shape), "value": for_json(n.value), "leaf": n.op == "AccumulateGrad"}
+                           "shape": list(n.shape), "value": for_page(n.value), "leaf": n.op == "AccumulateGrad"}
                           for n in model.nodes],
                 "root": model.root,
                 "left_out": model.left_out,
