@@ -303,3 +303,11 @@ def test_a_transposed_difference_with_a_row_broadcast_derives():
     d = D.derive(text, shapes={"B": ("m", "n"), "c": ("n",)})
     for k, sizes in enumerate(UNTRACED):
         assert_agrees_with_grad(d, text, point_at({"B": ("m", "n"), "c": ("n",)}, sizes, seed=k))
+
+
+def test_a_long_chain_of_matrix_products_transposed_is_no_recursion():
+    text = "f = sum((" + " @ ".join(["A"] * 400) + ").T @ x)"
+    d = D.derive(text, shapes={"A": ("n", "n"), "x": ("n",)}, wrt=["x"])
+    at = point_at({"A": ("n", "n"), "x": ("n",)}, UNTRACED[0])
+    at["A"] = at["A"] / np.abs(np.linalg.eigvals(at["A"])).max()  # powers that stay finite
+    assert_agrees_with_grad(d, text, at)

@@ -239,8 +239,18 @@ def _transposed_product(e):
     (x,) = e.args
     if x.op != "mm":
         return None
-    left, right = x.args
-    return _product(_transpose(right), _transpose(left), e.shape)
+    factors, stack = [], [x]  # the chain's factors, left to right, without recursion however long it is
+    while stack:
+        node = stack.pop()
+        if node.op == "mm":
+            stack += (node.args[1], node.args[0])
+        else:
+            factors.append(node)
+    result = None  # (F1 F2 ... Fk)ᵀ = Fkᵀ ... F1ᵀ
+    for factor in reversed(factors):
+        t = _transpose(factor)
+        result = t if result is None else _product(result, t, (result.shape[0], t.shape[1]))
+    return result
 
 
 def _transposed_outer(e):
@@ -422,7 +432,16 @@ def _outer(e: E.Expr) -> E.Expr:
 
 
 def _collected(e: E.Expr) -> E.Expr:
-    """Terms that share a factor, collected: A @ x + B @ x is (A + B) @ x."""
+    """Terms that share a factor, collected: A @ x + B @ x is (A + B) @ x (again, until no two
+    terms share one)."""
+    while True:
+        collected = _collected_once(e)
+        if collected is e:
+            return e
+        e = collected
+
+
+def _collected_once(e: E.Expr) -> E.Expr:
     if e.op != "add":
         return e
     number, terms = e.args
@@ -442,5 +461,5 @@ def _collected(e: E.Expr) -> E.Expr:
                          _product(other, factor, members[0][0].shape))
         if number:
             parts.append(E.const(number))
-        return _collected(E.add(*parts))
+        return E.add(*parts)
     return e
