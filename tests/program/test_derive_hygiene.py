@@ -124,10 +124,21 @@ def test_var_is_bessels_factor_by_name():
     assert D.derive("f = sum(x ** 2) / sqrt(size(x, 0))", shapes={"x": ("n",)}).formula("x") == "2 * x / sqrt(n)"
 
 
-def test_a_negative_ratio_of_sizes_keeps_its_sign():
-    d = D.derive("f = -mean(x)", shapes={"x": ("n",)})
-    grads = module_of(d).value_and_grad(np.ones(4))[1]
-    np.testing.assert_allclose(grads["x"], -0.25 * np.ones(4))
+@pytest.mark.parametrize("text, shapes", [
+    ("f = -mean(x)", {"x": ("n",)}),
+    ("f = -sum(x) / (2 * size(x, 0))", {"x": ("n",)}),
+    ("f = 3 - mean(X) * 2", {"X": ("m", "n")}),
+    ("X: input[m, n]\nw: input[n]\nf = -sum(X @ w) / (m * n)", None),
+    ("f = sum(x) * (1 - size(x, 0))", {"x": ("n",)}),
+])
+def test_a_negative_ratio_of_sizes_keeps_its_sign(text, shapes):
+    d = D.derive(text, shapes=shapes)
+    assert not d.fixed
+    for k, sizes in enumerate(UNTRACED):
+        assert_agrees_with_grad(d, text, point_at({n: d.shapes[n] for n in d.inputs}, sizes, seed=k))
+    if text == "f = -mean(x)":
+        grads = module_of(d).value_and_grad(np.ones(4))[1]
+        np.testing.assert_allclose(grads["x"], -0.25 * np.ones(4))
 
 
 def test_json_gives_shapes_by_name():

@@ -200,6 +200,11 @@ JACOBIANS = [
     ("X.T @ X", {"X": "mn"}, ("X", "Xᵀ ⊗ I + (I ⊗ Xᵀ) K")),
     ("softmax(W @ x, 0)", {"W": "mn", "x": "n"}, ("x", "(diag(output) - output outputᵀ) @ W")),
     ("x / norm(x)", {"x": "n"}, None),
+    # the signs of terms collected into a shared factor (a difference, a negative multiple)
+    ("A.T @ X - X.T @ A", {"A": "nn", "X": "nn"}, ("X", "Aᵀ ⊗ I - (I ⊗ Aᵀ) K")),
+    ("X @ A - A @ X", {"A": "nn", "X": "nn"}, None),
+    ("B @ x - 2 * (A @ x)", {"A": "mn", "B": "mn", "x": "n"}, ("x", "B - 2 * A")),
+    ("-(W @ x) + b", {"W": "mn", "x": "n", "b": "m"}, ("x", "-W")),
 ]
 
 
