@@ -46,14 +46,12 @@ from ..autograd.anomaly import ANOMALY
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import Node, _sequence, edge, input_node, output_numbers
 from ..tensor import InplaceClock, Tensor, _make, as_array, legacy_type_name
-from . import surface
+from . import hooks, surface
 from .batching import INTERCEPTED, Batched, dispatch
 from .spelling import Spelling, declare as declare_spelling
 
 REGISTRY: dict[str, OpDef] = {}
 NONDIFF: dict = {}  # name -> apply of each operation without a gradient
-# Set while symbolic/trace.py traces: gives a formula the saved result as the traced tensor.
-REATTACH = None
 
 _FREED_ERROR = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -106,8 +104,9 @@ class OpNode(Node):
                 index = op.result_index
                 if index is not None:  # re-attach the saved result to this node
                     result = _make(saved[index], True, self)
-                    if REATTACH is not None:
-                        result = REATTACH(self, result)
+                    reattach = hooks.current().reattach  # a transform's own tensor for it (derive's)
+                    if reattach is not None:
+                        result = reattach(self, result)
                     saved = saved[:index] + (result,) + saved[index + 1 :]
             else:
                 saved = self._arrays()

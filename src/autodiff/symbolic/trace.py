@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.grad_mode import STATE as GRAD_MODE
-from ..ops import batching, registry
+from ..ops import batching, hooks, registry
 from ..tensor import Size, Tensor
 from . import expr as E
 from .build import build
@@ -145,15 +145,13 @@ class Tracer:
         Tracer.active = self
         E.new_table()  # each trace's expressions on their own: its output never depends on earlier ones
         batching.INTERCEPTED.add(Traced)
-        batching.TRACER = self._apply
-        registry.REATTACH = self._reattach
+        self._hooks = hooks.push(tracer=self._apply, reattach=self._reattach)
         return self
 
     def __exit__(self, *exc_info) -> None:
         Tracer.active = None
         batching.INTERCEPTED.discard(Traced)
-        batching.TRACER = None
-        registry.REATTACH = None
+        hooks.pop(self._hooks)  # what was in force before, a dual level's included
 
     # -- leaves --------------------------------------------------------------------------------------
 
