@@ -174,7 +174,8 @@ def _torch_function(program: str):
         scope = {"torch": torch, "sigmoid": torch.sigmoid, "tanh": torch.tanh, "exp": torch.exp,
                  "log": torch.log, "softmax": torch.softmax, "sum": torch.sum, "det": torch.det,
                  "trace": torch.trace, "relu": torch.relu, "norm": torch.linalg.norm,
-                 "logsumexp": torch.logsumexp, **values}
+                 "logsumexp": torch.logsumexp, "softplus": torch.nn.functional.softplus, "cumsum": torch.cumsum,
+                 **values}
         for line in lines[:-1]:
             name, text = line.split(" = ", 1)
             scope[name] = eval(text, scope)  # noqa: S307 - the test's own programs
@@ -200,6 +201,9 @@ JACOBIANS = [
     ("X.T @ X", {"X": "mn"}, ("X", "Xᵀ ⊗ I + (I ⊗ Xᵀ) K")),
     ("softmax(W @ x, 0)", {"W": "mn", "x": "n"}, ("x", "(diag(output) - output outputᵀ) @ W")),
     ("x / norm(x)", {"x": "n"}, None),
+    ("softplus(x)", {"x": "n"}, ("x", "diag(where(x > 20, 1, sigmoid(x)))")),
+    ("cumsum(x, 0)", {"x": "n"}, ("x", "tril(ones(n, n))")),
+    ("cumsum(A @ x, 0)", {"A": "mn", "x": "n"}, None),
     # the signs of terms collected into a shared factor (a difference, a negative multiple)
     ("A.T @ X - X.T @ A", {"A": "nn", "X": "nn"}, ("X", "Aᵀ ⊗ I - (I ⊗ Aᵀ) K")),
     ("X @ A - A @ X", {"A": "nn", "X": "nn"}, None),

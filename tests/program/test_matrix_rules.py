@@ -41,6 +41,10 @@ EXAMPLES = {
     "a transpose goes through a sum: (A + B)ᵀ = Aᵀ + Bᵀ": (
         lambda: call("t", A + call("t", A, shape=(n, n)), shape=(n, n)), "A + Aᵀ"),
     "a number leaves a transpose: (k A)ᵀ = k Aᵀ": (lambda: call("t", 3 * A, shape=(n, n)), "3 * Aᵀ"),
+    "a matrix of one number is its own transpose": (lambda: call("t", E.const(2.0, (n, m)), shape=(m, n)),
+                                                     "full((4, 3), 2)"),
+    "an upper triangle transposed is a lower one: triu(A)ᵀ = tril(Aᵀ)": (
+        lambda: call("t", call("triu", A, shape=(n, n)), shape=(n, n)), "tril(Aᵀ)"),
     "rows that are all one vector: 1 xᵀ": (lambda: call("expand", x, (m, n), shape=(m, n)), "1 xᵀ"),
     "swapping a matrix's two dims is its transpose": (lambda: call("transpose", B, 0, 1, shape=(m, n)), "Bᵀ"),
     "the solution of A X = 0 is 0": (lambda: call("linalg_solve", A, E.const(0.0, (n, m)), True, shape=(n, m)),

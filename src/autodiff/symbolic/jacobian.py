@@ -297,6 +297,24 @@ def _vector_step(v: E.Expr, s: E.Expr, memo: dict):
         if summed is None or v.shape == ():
             return summed
         return E.call("reshape", (summed, (1,) + s.shape), (1,) + s.shape)
+    if op == "where" and len(v.shape) == 1 and _contains(v.args[1], s, memo) and _contains(v.args[2], s, memo):
+        # each branch a multiple of one u (softplus's where(x > 20, s, s * sigmoid(x))): diag(where(c, a, b)) u
+        condition, a, b = v.args
+        if _contains(condition, s, memo):
+            return None
+        scaled = [_scaled_by(branch, s, memo) for branch in (a, b)]
+        if None in scaled or scaled[0][1] is not scaled[1][1] or scaled[0][1].shape != v.shape:
+            return None
+        inner = (yield scaled[0][1])
+        scale = E.call("where", (condition, scaled[0][0], scaled[1][0]), v.shape)
+        return None if inner is None else _diag_times(E.with_shape(scale, v.shape), inner)
+    if op == "flip" and len(v.shape) == 1 and v.args[0].op == "cumsum" and v.args[0].args[0].op == "flip":
+        # cumsum's vector-Jacobian product, flip(cumsum(flip(u))), is Uᵀ u with U the upper triangle of ones
+        u = v.args[0].args[0].args[0]
+        inner = (yield u)
+        n = v.shape[0]
+        upper = E.call("triu", (E.const(1.0, (n, n)),), (n, n))
+        return None if inner is None else _times(upper, inner)
     if op == "where" and len(v.shape) == 1:  # a mask: where(c, 0, u) is diag(where(c, 0, 1)) u
         condition, a, b = v.args
         if _contains(condition, s, memo) or (_contains(a, s, memo) and _contains(b, s, memo)):
@@ -349,6 +367,13 @@ def _sum_map(v: E.Expr, parts: list) -> E.Expr | None:
     if any(p is None for p in parts):
         return None
     return E.add(*[E.mul(E.const(k), p) for p, (_, k) in zip(parts, terms)])
+
+
+def _scaled_by(e: E.Expr, s: E.Expr, memo: dict):
+    """(d, u) with e == d * u, u the one factor holding s (d 1 where e is u); None otherwise."""
+    if e.op == "mul":
+        return _split_product(e, s, memo)
+    return E.const(1.0), e
 
 
 def _numberlike(e: E.Expr) -> bool:

@@ -276,6 +276,19 @@ def _transposed_multiple(e):
     return E.mul(scalar, _transpose(matrix)) if scalar is not None else None
 
 
+def _transposed_uniform(e):
+    (x,) = e.args
+    return E.const(x.number, e.shape) if x.op == "const" else None
+
+
+def _transposed_triangle(e):
+    (x,) = e.args
+    other = {"triu": "tril", "tril": "triu"}.get(x.op)
+    if other is None or len(x.args) != 1:
+        return None
+    return E.call(other, (_transpose(x.args[0]),), e.shape)
+
+
 def _rows_all_one_vector(e):
     x = e.args[0]
     if len(x.shape) == 1 and len(e.shape) == 2:
@@ -341,6 +354,8 @@ RULES = (
     Rule("an outer product transposed: (a bᵀ)ᵀ = b aᵀ", ("t",), _transposed_outer),
     Rule("a transpose goes through a sum: (A + B)ᵀ = Aᵀ + Bᵀ", ("t",), _transposed_sum),
     Rule("a number leaves a transpose: (k A)ᵀ = k Aᵀ", ("t",), _transposed_multiple),
+    Rule("a matrix of one number is its own transpose", ("t",), _transposed_uniform),
+    Rule("an upper triangle transposed is a lower one: triu(A)ᵀ = tril(Aᵀ)", ("t",), _transposed_triangle),
     Rule("rows that are all one vector: 1 xᵀ", ("expand",), _rows_all_one_vector),
     Rule("swapping a matrix's two dims is its transpose", ("transpose", "permute"), _transpose_by_dims),
     Rule("the solution of A X = 0 is 0", ("linalg_solve",), _solve_of_zero),
