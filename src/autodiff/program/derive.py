@@ -23,7 +23,7 @@ from ..language.errors import EvaluationProblem, LimitProblem
 from ..language.errors import Warning_
 from ..language._gc import collector_paused
 from ..language.analysis import analyze
-from ..language.builtins import CONSTANTS, KNOWN_NAMES
+from ..language.builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS
 from ..language.foreign import MODULES
 from ..language.spelling import option
 from ..symbolic import expr as E
@@ -433,8 +433,6 @@ def program_names(analysis) -> set:
     import builtins
     import keyword
 
-    from ..language.builtins import KNOWN_NAMES
-
     return (set(analysis.inputs) | set(analysis.assigned) | set(analysis.declared) | set(analysis.functions)
             | set(analysis.sizes) | set(KNOWN_NAMES) | set(keyword.kwlist) | set(keyword.softkwlist)
             | set(dir(builtins)))
@@ -442,7 +440,6 @@ def program_names(analysis) -> set:
 
 def _refuse_clash(size, holder: str, analysis) -> None:
     """A size name of --shape that is also a name of the program or the language: exit 2."""
-    from ..language.builtins import CONSTANTS, FUNCTIONS, WORDS
     import keyword
 
     if not isinstance(size, str):
@@ -459,8 +456,6 @@ def _refuse_clash(size, holder: str, analysis) -> None:
         other = "the language's constant"
     elif size in FUNCTIONS or size in WORDS or size in analysis.functions:
         other = "a function"
-    elif size in analysis.sizes and analysis.sizes[size] != holder and size not in (analysis.shapes.get(holder) or ()):
-        return  # the same size as the file declares for another input: one name, one size
     else:
         return
     raise UsageProblem(f"{option('shape')} names a size {size!r} of {holder!r}, and {size!r} is also {other}: "
@@ -837,8 +832,7 @@ def python_module(d: Derivation) -> str:
     begin = ("".join(f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in inner.values())
              + f"    {_POINT}({arguments})\n" + _size_bindings(d, renamed))
     forward = bool(renamed.keys() & set(d.inputs))  # an input's name is the module's: pass the arguments on
-    user_names = set(d.inputs) | set(d.labels.values()) | {s for dims in d.shapes.values() for s in dims
-                                                           if isinstance(s, str)}
+    user_names = _user_names(d)
 
     def public(name: str, doc: str, body: str) -> str:
         if not forward:
@@ -892,14 +886,18 @@ def _module_names(d: Derivation) -> dict:
     import builtins
     import keyword
 
-    names = set(d.inputs) | set(d.labels.values()) | {s for dims in d.shapes.values() for s in dims
-                                                      if isinstance(s, str)}
+    names = _user_names(d)
     reserved = {"np"} | set(dir(builtins)) | set(keyword.kwlist)
     clashing = sorted(n for n in names if n in reserved or n.startswith("_"))
     out: dict = {}
     for name in clashing:
         out[name] = _fresh(name + "_", names | set(out.values()) | reserved)
     return out
+
+
+def _user_names(d: Derivation) -> set:
+    """The names of the program a derived module writes: inputs, variables, sizes."""
+    return set(d.inputs) | set(d.labels.values()) | {s for dims in d.shapes.values() for s in dims if isinstance(s, str)}
 
 
 def _fresh(name: str, taken: set) -> str:
@@ -1013,8 +1011,7 @@ def _is_bool(value) -> bool:
 def _value_name(d: Derivation) -> str:
     """The module's name for the output's value: the output's own, unless another name of the
     derivation has it (an input called as the output), then one of no name there."""
-    taken = set(d.inputs) | {x.name for x in d.derivatives} | set(d.labels.values()) | {
-        s for dims in d.shapes.values() for s in dims if isinstance(s, str)}
+    taken = _user_names(d) | {x.name for x in d.derivatives}
     return d.output if d.output not in taken - {d.labels.get(d.value)} else _fresh("value", taken)
 
 
