@@ -48,7 +48,7 @@ class GraphModel:
 
 
 def build_graph(evaluation, output, limit: int = 500, labels: dict | None = None) -> GraphModel:
-    """The graph of `output`; `labels` ({(node, position): text}, from autograd.explain.edge_labels)
+    """The graph of `output`; `labels` ({(node, position): text}, from explanation.edge_labels)
     are written on the edges."""
     model = GraphModel()
     root = output.grad_fn if output is not None else None
