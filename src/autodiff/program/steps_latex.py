@@ -13,7 +13,7 @@ from ..language import ast
 from ..ops.spelling import ATOM, CALL, COMPARE, POWER, PRODUCT, SPELLINGS, SUM, UNARY
 from ..symbolic.printing import latex_name
 from . import steps as S
-from .derive import _latex_escaped
+from .derived_text import _latex_escaped
 
 _COMPARISONS = {"<": "<", "<=": r"\le", ">": ">", ">=": r"\ge", "==": "=", "!=": r"\ne"}
 
