@@ -14,6 +14,7 @@ runs a derivation against the engine.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import field, replace
@@ -408,8 +409,8 @@ def _named_shapes(analysis, shapes: dict, given: dict) -> dict:
     if named or not given:
         return named
     taken = program_names(analysis)
-    letters = iter([n for n in ("n", "m", "k", "p", "q", "r", "s", "u", "v", "w") if n not in taken]
-                   + [f"n{k}" for k in range(1, 10000) if f"n{k}" not in taken])
+    letters = (n for n in itertools.chain(("n", "m", "k", "p", "q", "r", "s", "u", "v", "w"),
+                                          (f"n{k}" for k in itertools.count(1))) if n not in taken)
     by_value: dict = {}
     for name in analysis.inputs:  # sizes from the values alone: equal sizes share a name
         if name in given:
