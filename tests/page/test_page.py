@@ -198,7 +198,7 @@ def _browser_test_without_a_browser(**env) -> str:
     import os
 
     keep = {k: v for k, v in os.environ.items() if k not in ("CI", "PATH", "PYTEST_XDIST_WORKER")}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-rs", "-q",
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "0", "-rs", "-q",
                            "tests/page/test_browser.py::test_keyboard_and_screen_reader"],
                           capture_output=True, text=True, cwd=ROOT, timeout=300,
                           env={**keep, "PATH": str(pathlib.Path(sys.executable).parent), **env})
