@@ -50,7 +50,7 @@ FORBIDDEN = {
 # when it loads: the ops and creation.py bind Tensor's methods onto tensor.py's TensorMethods,
 # tensor.py sets node.TENSOR; derive's tracer and forward mode push their hooks (ops/hooks.py).
 ENGINE_RANKS = [
-    ("base", ("backend.py", "dtypes.py", "_limits.py", "_text.py", "codec.py", "_formatting.py", "_html.py",
+    ("base", ("backend.py", "dtypes.py", "_limits.py", "_text.py", "_record.py", "codec.py", "_formatting.py", "_html.py",
               "_version.py")),
     ("grad modes and nodes", ("autograd/__init__.py", "autograd/grad_mode.py", "autograd/anomaly.py",
                               "autograd/node.py")),

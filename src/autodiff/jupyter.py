@@ -62,7 +62,7 @@ OPTIONS = "--at NAME=VALUE,... --wrt a,b --output NAME --grad-output ones|VALUE 
 def run_cell(line: str, cell: str, name: str = "<cell>"):
     """What `%%autodiff LINE` shows for `cell`: a Differentiation, an Explanation or a Recorded graph."""
     from .language import Source
-    from .language.spelling import flags
+    from .language.option_names import flags
     from .program.errors import UsageProblem
 
     try:

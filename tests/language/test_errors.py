@@ -4,7 +4,7 @@ import pytest
 
 from autodiff.cli.exit_codes import status_for
 from autodiff.language import Options, ProgramError, run
-from autodiff.language.spelling import flags
+from autodiff.language.option_names import flags
 
 GOLDEN = [
     ('', {}, 3,

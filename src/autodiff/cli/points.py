@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from ..language.records import record
+from .._record import record
 from .. import codec
 from .._text import shown
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from .records import record
+from .._record import record
 from . import ast
 from .builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS, reduction_word, suggestion
 from .errors import NameProblem, SyntaxProblem
@@ -347,7 +347,7 @@ def leaf_advice(name: str | None, call, source: Source) -> str:
     if name is None:
         return ("requires_grad=True makes a leaf that is not an input: its gradient is not shown, checked or derived; "
                 f"to differentiate with respect to it, declare an input: `NAME: input = {value}`")
-    from .spelling import option
+    from .option_names import option
 
     return (f"requires_grad=True makes {name!r} a leaf that is not an input: its gradient is shown among the "
             f"variables, but {option('check')}, {option('wrt')} and derive leave it out; to differentiate with respect "

@@ -20,7 +20,7 @@ from dataclasses import field
 
 import numpy as np
 
-from .records import record
+from .._record import record
 from .. import Tensor, creation, dtypes, return_types
 from ..ops.batching import Batched, DataDependent
 from ..ops.registry import ShapeError
@@ -33,7 +33,7 @@ from .builtins import (CONSTANTS, FUNCTIONS, LOSSES, WORDS, CallProblem, GradMod
 from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
 from .foreign import power_of_e_advice
 from .source import Source
-from .spelling import given, input_values, option
+from .option_names import given, input_values, option
 
 
 @record

@@ -21,7 +21,7 @@ from dataclasses import field, replace
 
 import numpy as np
 
-from ..language.records import record
+from .._record import record
 from .. import Tensor, autograd
 from ..language import InputProblem, Options, Program, ProgramError, Source, evaluate
 from ..language.errors import EvaluationProblem, LimitProblem
@@ -29,7 +29,7 @@ from ..language.errors import Warning_
 from ..language._gc import collector_paused
 from ..language.analysis import analyze
 from ..language.builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS
-from ..language.spelling import option
+from ..language.option_names import option
 from ..symbolic import expr as E
 from ..ops.spelling import SUM
 from ..symbolic.printing import Printer, Program as Statements, UnsupportedOperation

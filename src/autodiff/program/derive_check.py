@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import Tensor
 from ..language import Options, Source, evaluate, parse
-from ..language.records import record
+from .._record import record
 from .derived import Derivation
 from .derived_text import expr_program
 from .run import _source_and_program

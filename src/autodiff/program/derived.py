@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import field
 
-from ..language.records import record
+from .._record import record
 
 
 @record

@@ -16,7 +16,7 @@ from ..autograd.node import AccumulateGrad
 from ..language import ast
 from ..language.analysis import input_advice
 from ..language.builtins import suggestion
-from ..language.spelling import option
+from ..language.option_names import option
 from .errors import UsageProblem
 from .graph import source_of
 from .run import differentiate

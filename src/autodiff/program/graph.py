@@ -11,7 +11,7 @@ from dataclasses import field
 
 import numpy as np
 
-from ..language.records import record
+from .._record import record
 from ..autograd.node import AccumulateGrad
 from .values import host, to_python
 

@@ -20,7 +20,7 @@ import numpy as np
 from ..language import Source
 from ..language.analysis import analyze
 from ..language.builtins import suggestion
-from ..language.spelling import given, input_values, option
+from ..language.option_names import given, input_values, option
 from .errors import GradientProblem, UsageProblem
 from .points import Sweep
 from .values import for_json, host, to_python

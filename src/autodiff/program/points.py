@@ -19,7 +19,7 @@ from dataclasses import field
 
 import numpy as np
 
-from ..language.records import record
+from .._record import record
 from .. import Tensor, as_tensor, no_grad, tensor
 from ..autograd.engine import grad as autograd_grad
 from ..language import ErrorKind, Options, ProgramError, Source, evaluate, parse

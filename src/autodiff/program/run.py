@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..language.records import record
+from .._record import record
 from .. import Tensor, autograd, no_grad, return_types
 from ..language import Evaluation, InputProblem, Options, Program, Source, Warning_, evaluate, parse, parse_value
-from ..language.spelling import given, option
+from ..language.option_names import given, option
 from ..language.builtins import suggestion
 from .errors import GradientProblem, NotATensor, UsageProblem
 from .values import host

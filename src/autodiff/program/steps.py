@@ -34,8 +34,8 @@ from .. import Tensor
 from ..language import Options, evaluate
 from ..language._gc import collector_paused
 from ..language.analysis import analyze
-from ..language.records import record
-from ..language.spelling import option
+from .._record import record
+from ..language.option_names import option
 from ..ops.spelling import ATOM, POWER, PRODUCT, SUM, UNARY, called_as
 from ..symbolic import expr as E
 from ..symbolic.printing import MAX_INLINE, Printer, UnsupportedOperation, _fraction, number_text
