@@ -1,6 +1,6 @@
 """Expressions as text: the expression language (also Python), LaTeX, and NumPy code.
 
-`Program` turns a few root expressions into statements: every node used more than once is
+`Statements` turns a few root expressions into statements: every node used more than once is
 computed once and named (after the program's own variable where one holds that value), and
 so is a node that would nest deeper than `MAX_INLINE` levels, so that no printed line, and no
 walk over it, grows with the input's length.
@@ -326,7 +326,7 @@ def to_text(e: E.Expr, names: dict | None = None) -> str:
 # -- programs -------------------------------------------------------------------------------------------
 
 
-class Program:
+class Statements:
     """Statements computing `roots` ({name: expression}): shared nodes once, named.
 
     `labels` maps expressions to the names the user gave them (the forward's variables);
