@@ -213,6 +213,20 @@ def _split_coefficient(e: Expr) -> tuple:
     return 1.0, e
 
 
+def coefficient(e: Expr) -> tuple:
+    """(k, rest) with e == k * rest and k a number (1 where e is no multiple of one): the number
+    and the rest, as the matrix rewrites and the Jacobians split a term."""
+    if e.op == "mul":
+        k, factors = e.args
+        if k != 1:
+            if not factors:
+                return k, const(1.0, e.shape)
+            if len(factors) == 1 and factors[0][1] == 1.0:
+                return k, factors[0][0]
+            return k, mul(*[power(b, x) for b, x in factors])
+    return 1.0, e
+
+
 # Nodes a sum or a product looks inside; any other is one term or one factor as it is.
 _OPENED_BY_ADD = frozenset(("const", "mul", "add", "expand"))
 _OPENED_BY_MUL = frozenset(("const", "mul", "pow", "expand"))
@@ -395,7 +409,7 @@ def mul(*parts: Expr) -> Expr:
         if exponent == 0.0:  # an expression is never equal to a number
             continue
         factors.append((base, exponent))
-    return with_shape(_product(number, factors, None), shape)
+    return with_shape(_product_node(number, factors, None), shape)
 
 
 def _add_factor(product: Expr, p: Expr):
@@ -414,7 +428,7 @@ def _first_order(pair) -> int:
     return pair[0].order
 
 
-def _product(number: float, factors, shape) -> Expr:
+def _product_node(number: float, factors, shape) -> Expr:
     if not factors:
         return const(number, shape or ())
     if len(factors) == 1:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..ops.spelling import ATOM, PRODUCT, Spelling, declare
 from . import expr as E
-from .matrix import scalar_factor, transpose_matrix
+from .matrix import matrix_product, scalar_factor, transpose_matrix
 
 SEED = "_s"  # the seed's symbol: no program's name (the language's names do not start so)
 
@@ -421,19 +421,9 @@ def _diag_times(d: E.Expr, m: E.Expr) -> E.Expr:
 
 def _outer(a: E.Expr, b: E.Expr) -> E.Expr:
     """a bᵀ, the numbers of a and b in front: -(a bᵀ), not a (-b)ᵀ."""
-    ka, ra = _number_of(a)
-    kb, rb = _number_of(b)
+    ka, ra = E.coefficient(a)
+    kb, rb = E.coefficient(b)
     return E.mul(E.const(ka * kb), E.call("outer", (ra, rb), a.shape + b.shape))
-
-
-def _number_of(e: E.Expr) -> tuple:
-    """(k, rest) with e == k * rest, k a number."""
-    if e.op == "mul" and e.args[0] != 1.0:
-        k, factors = e.args
-        rest = factors[0][0] if len(factors) == 1 and factors[0][1] == 1.0 else \
-            E.mul(*[E.power(b, x) for b, x in factors])
-        return k, rest
-    return 1.0, e
 
 
 def _times(a: E.Expr, m: E.Expr, row: bool = False) -> E.Expr:
@@ -488,10 +478,10 @@ def _matrix_step(v: E.Expr, s: E.Expr, memo: dict):
     if op == "mm":
         a, b = v.args
         if not _contains(a, s, memo):  # a (P s Rᵀ) is (a P) s Rᵀ
-            return _each_map((yield b), lambda kind, p, r: (kind, _product(a, p), r))
+            return _each_map((yield b), lambda kind, p, r: (kind, matrix_product(a, p), r))
         if not _contains(b, s, memo):  # (P s Rᵀ) b is P s (bᵀ R)ᵀ
             return _each_map((yield a),
-                             lambda kind, p, r: (kind, p, _product(transpose_matrix(b), r)))
+                             lambda kind, p, r: (kind, p, matrix_product(transpose_matrix(b), r)))
         return None
     if op == "t":  # (P s Rᵀ)ᵀ is R sᵀ Pᵀ, and (P sᵀ Rᵀ)ᵀ is R s Pᵀ
         swapped = {"kron_map": "kron_t_map", "kron_t_map": "kron_map"}
@@ -499,7 +489,7 @@ def _matrix_step(v: E.Expr, s: E.Expr, memo: dict):
     if op == "linalg_solve" and v.args[2] and not _contains(v.args[0], s, memo):  # A⁻¹ B
         a, b = v.args[0], v.args[1]
         inverse = E.call("linalg_inv", (a,), a.shape)
-        return _each_map((yield b), lambda kind, p, r: (kind, _product(inverse, p), r))
+        return _each_map((yield b), lambda kind, p, r: (kind, matrix_product(inverse, p), r))
     return None
 
 
@@ -532,9 +522,3 @@ def _kron(p: E.Expr, r: E.Expr) -> E.Expr:
     return E.call("kron_map", (p, r), (p.shape[0], r.shape[0], p.shape[1], r.shape[1]))
 
 
-def _product(a: E.Expr, b: E.Expr) -> E.Expr:
-    if a.op == "eye":
-        return b
-    if b.op == "eye":
-        return a
-    return E.call("mm", (a, b), (a.shape[0], b.shape[1]))

@@ -115,7 +115,7 @@ def _dims(dim) -> tuple:
 def _sum_rule(e: E.Expr):
     """A number leaves a sum: sum(-y) is -sum(y)."""
     x = e.args[0]
-    k, rest = _coefficient(x) if x.op == "mul" else (1.0, x)
+    k, rest = E.coefficient(x) if x.op == "mul" else (1.0, x)
     if k == 1:
         return None
     inner = E.call(e.op, (rest,) + tuple(e.args[1:]), e.shape)
@@ -137,17 +137,6 @@ def _eye(e: E.Expr):
 
 def _is_eye(e) -> bool:
     return e.__class__ is E.Expr and e.op == "eye"
-
-
-def _coefficient(e: E.Expr) -> tuple:
-    """(k, rest) with e == k * rest, k a number."""
-    if e.op == "mul":
-        k, factors = e.args
-        if k != 1:
-            if len(factors) == 1 and factors[0][1] == 1.0:
-                return k, factors[0][0]
-            return k, E.mul(*[E.power(b, x) for b, x in factors]) if factors else E.const(1.0, e.shape)
-    return 1.0, e
 
 
 def scalar_factor(e: E.Expr) -> tuple:
@@ -179,9 +168,12 @@ def _transpose(e: E.Expr) -> E.Expr:
     return _matrix_rule(E.call("t", (e,), e.shape[::-1])) or E.call("t", (e,), e.shape[::-1])
 
 
-def _product(a: E.Expr, b: E.Expr, shape) -> E.Expr:
-    """a @ b, as mm (two matrices) or mv (a matrix and a vector), in textbook form."""
+def matrix_product(a: E.Expr, b: E.Expr, shape=None) -> E.Expr:
+    """a @ b, as mm (two matrices) or mv (a matrix and a vector), in textbook form; its shape is
+    a's rows and b's columns unless given."""
     op = "mv" if len(b.shape) == 1 else "mm"
+    if shape is None:
+        shape = a.shape[:1] + b.shape[1:]
     node = E.call(op, (a, b), tuple(shape))
     return _matrix_rule(node) or node
 
@@ -211,7 +203,7 @@ def _number_leaves_product(e):
         scalar, matrix = scalar_factor(k_of)
         if scalar is not None:
             pair = (matrix, rest_of) if k_of is a else (rest_of, matrix)
-            return E.mul(scalar, _product(pair[0], pair[1], e.shape))
+            return E.mul(scalar, matrix_product(pair[0], pair[1], e.shape))
     return None
 
 
@@ -249,7 +241,7 @@ def _transposed_product(e):
     result = None  # (F1 F2 ... Fk)ᵀ = Fkᵀ ... F1ᵀ
     for factor in reversed(factors):
         t = _transpose(factor)
-        result = t if result is None else _product(result, t, (result.shape[0], t.shape[1]))
+        result = t if result is None else matrix_product(result, t, (result.shape[0], t.shape[1]))
     return result
 
 
@@ -269,7 +261,7 @@ def _transposed_sum(e):
 
 def _transposed_multiple(e):
     (x,) = e.args
-    k, rest = _coefficient(x)
+    k, rest = E.coefficient(x)
     if k != 1:
         return E.mul(E.const(k), _transpose(rest))
     scalar, matrix = scalar_factor(x)
@@ -425,10 +417,10 @@ def _as_vector_product(x: E.Expr, shape: tuple):
     a, b = x.args
     row = _row(a)
     if row is not None and x.shape[0] == 1:
-        return _product(_transpose(b), row, shape)
+        return matrix_product(_transpose(b), row, shape)
     column = _column(b)
     if column is not None and x.shape[1] == 1:
-        return _product(a, column, shape)
+        return matrix_product(a, column, shape)
     return None
 
 
@@ -472,8 +464,8 @@ def _collected_once(e: E.Expr) -> E.Expr:
         parts = [E.mul(E.const(k), t) for t, k in kept]
         for (op, factor), members in shared.items():
             other = E.add(*[E.mul(E.const(k), t.args[1 - side]) for t, k in members])
-            parts.append(_product(factor, other, members[0][0].shape) if side == 0 else
-                         _product(other, factor, members[0][0].shape))
+            parts.append(matrix_product(factor, other, members[0][0].shape) if side == 0 else
+                         matrix_product(other, factor, members[0][0].shape))
         if number:
             parts.append(E.const(number))
         return E.add(*parts)
