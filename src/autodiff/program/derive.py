@@ -32,7 +32,8 @@ from ..language.builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS
 from ..language.option_names import option
 from ..symbolic import expr as E
 from ..ops.spelling import SUM
-from ..symbolic.printing import Printer, Statements, UnsupportedOperation
+from ..symbolic.printing import Printer, UnsupportedOperation
+from ..symbolic.statements import Statements
 from ..symbolic.jacobian import jacobian_of, linear_map, seed
 from ..symbolic.matrix import simplify
 from ..symbolic.sizes import CHECKED, TRACED, SizeNames, assign, in_order

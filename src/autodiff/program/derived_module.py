@@ -6,7 +6,8 @@ program its own code needs is called otherwise inside it, and user text is an es
 from __future__ import annotations
 
 from ..symbolic import expr as E
-from ..symbolic.printing import Statements, UnsupportedOperation
+from ..symbolic.printing import UnsupportedOperation
+from ..symbolic.statements import Statements
 from .derived import Derivation
 from .errors import UsageProblem
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .._text import latex_text
 from ..language.builtins import KNOWN_NAMES
 from ..language.foreign import MODULES
-from ..symbolic.printing import Statements
+from ..symbolic.statements import Statements
 from .derived import Derivation, Derived, only_at
 
 
