@@ -26,6 +26,7 @@ unless `retain_graph` is set.
 
 from __future__ import annotations
 
+import threading
 from operator import attrgetter, itemgetter
 
 from .. import backend
@@ -251,83 +252,145 @@ _NO_DIMS = ()
 
 def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
     """backward() on the records themselves, where nothing needs more (see the module's
-    docstring); False, having done nothing, where the general loop must run."""
+    docstring); False, having done nothing, where the general loop must run.
+
+    Each tape is read as it was when backward began (its owner may go on appending in another
+    thread), under its lock, taken in the tapes' order. On a failure part-way, the leaves that
+    nothing still pending leads to get their gradient, then the exception goes on (PyTorch's
+    AccumulateGrad has run for them by then)."""
     if ANOMALY.enabled or FORWARD_AD.token is not None:
         return False
     tapes = _lean_tapes(tensors)
     if tapes is None:
         return False
-    if len(tapes) == 1:
-        _run_one_tape(*tapes.values(), tensors, seeds, keep_graph)
-        return True
-    buffers = {serial: [None] * len(tape) for serial, tape in tapes.items()}
+    locks = [tapes[serial][0].lock for serial in sorted(tapes)]
+    for lock in locks:
+        lock.acquire()
+    leaves: dict = {}  # AccumulateGrad -> its place in `sums`
+    sums: list = []  # each leaf's gradient so far
+    try:
+        if len(tapes) == 1:
+            _run_one_tape(*tapes.values(), tensors, seeds, keep_graph, leaves, sums)
+        else:
+            _run_many_tapes(tapes, tensors, seeds, keep_graph, leaves, sums)
+    finally:
+        for lock in reversed(locks):
+            lock.release()
+    with _ACCUMULATING:
+        for leaf, k in leaves.items():
+            _accumulate_array(leaf.variable, sums[k])
+    return True
+
+
+def _run_many_tapes(tapes: dict, tensors, seeds, keep_graph: bool, leaves: dict, sums: list) -> None:
+    buffers = {serial: [None] * n for serial, (tape, n, _, _) in tapes.items()}
     for t, seed in zip(tensors, seeds):
         buffer, at = buffers[t._node.serial], t._at
         buffer[at] = seed._data if buffer[at] is None else buffer[at] + seed._data
     # Every run of records of every tape, newest first: PyTorch's order across graphs too.
     runs = []
-    for tape in tapes.values():
-        marks = tape.runs
+    for tape, n, _, marks in tapes.values():
         for k in range(0, len(marks), 3):
-            runs.append((marks[k + 1], tape, marks[k], marks[k + 3] if k + 3 < len(marks) else len(tape)))
+            runs.append((marks[k + 1], tape, marks[k], marks[k + 3] if k + 3 < len(marks) else n))
     if len(runs) > 1:  # one tape of one run (a small graph) has its order already
         runs.sort(key=itemgetter(0), reverse=True)
-    leaves: dict = {}  # AccumulateGrad -> its place in `sums`
-    sums: list = []  # each leaf's gradient so far
     targets: dict = {}  # serial -> what each of the tape's links leads to
     # Each tape's records as one list; a tape with no sealed chunks lends its own list, which
-    # backward frees in place as `repack` would (nothing appends to it while the formulas run).
-    records = {serial: tape.unpack() if tape.base else tape.records for serial, tape in tapes.items()}
+    # backward frees in place as `repack` would (its owner may append meanwhile; it seals only
+    # once the lock is released).
+    records = {serial: tape.unpack() if tape.base else tape.records for serial, (tape, _, _, _) in tapes.items()}
     # Grad mode is left as it is: the formulas get arrays only (no tape here keeps a tensor), on
     # which ops record nothing whatever the mode.
     quiet = backend.quiet()
+    failed: list = []
     try:
         for _, tape, start, end in runs:
             links = targets.get(tape.serial)
             if links is None:
-                links = targets[tape.serial] = _link_targets(tape.links, buffers, records, leaves, sums)
-            _run_records(records[tape.serial], buffers[tape.serial], links, start, end, keep_graph)
+                links = targets[tape.serial] = _link_targets(tapes[tape.serial][2], buffers, records, leaves, sums)
+            _run_records(records[tape.serial], buffers[tape.serial], links, start, end, keep_graph, failed)
+    except BaseException:
+        if failed:
+            _keep_complete_leaves(tapes, records, buffers, (tape.serial, failed[0]), leaves, sums)
+        raise
     finally:
         backend.unquiet(quiet)
         if not keep_graph:  # their saved values were freed
-            for serial, tape in tapes.items():
+            for serial, (tape, _, _, _) in tapes.items():
                 if tape.base:
                     tape.repack(records[serial])
-    for leaf, k in leaves.items():
-        _accumulate(leaf.variable, sums[k], False)
-    return True
 
 
-def _run_one_tape(tape: Tape, tensors, seeds, keep_graph: bool) -> None:
+def _run_one_tape(entry: tuple, tensors, seeds, keep_graph: bool, leaves: dict, sums: list) -> None:
     """_run_tapes for a graph of one tape (every small graph): the same, without its tables
     per tape, and its runs newest first as they were appended, without a sort."""
-    buffer = [None] * len(tape)
+    tape, n, links, marks = entry
+    buffer = [None] * n
     for t, seed in zip(tensors, seeds):
         at = t._at
         buffer[at] = seed._data if buffer[at] is None else buffer[at] + seed._data
-    records = tape.unpack() if tape.base else tape.records  # as in _run_tapes
-    leaves: dict = {}
-    sums: list = []
-    links = _link_targets(tape.links, {tape.serial: buffer}, {tape.serial: records}, leaves, sums)
-    marks = tape.runs
+    records = tape.unpack() if tape.base else tape.records  # as in _run_many_tapes
+    links = _link_targets(links, {tape.serial: buffer}, {tape.serial: records}, leaves, sums)
     quiet = backend.quiet()
+    failed: list = []
     try:
-        end = len(tape)
+        end = n
         for k in range(len(marks) - 3, -1, -3):
-            _run_records(records, buffer, links, marks[k], end, keep_graph)
+            _run_records(records, buffer, links, marks[k], end, keep_graph, failed)
             end = marks[k]
+    except BaseException:
+        if failed:
+            serial = tape.serial
+            _keep_complete_leaves({serial: entry}, {serial: records}, {serial: buffer}, (serial, failed[0]), leaves,
+                                  sums)
+        raise
     finally:
         backend.unquiet(quiet)
         if not keep_graph and tape.base:
             tape.repack(records)
-    for leaf, k in leaves.items():
-        _accumulate(leaf.variable, sums[k], False)
+
+
+def _keep_complete_leaves(tapes: dict, records: dict, buffers: dict, failed: tuple, leaves: dict,
+                          sums: list) -> None:
+    """After a record failed part-way: give every leaf that nothing still pending leads to its
+    gradient now (PyTorch has run its AccumulateGrad already), and forget the others (their
+    gradient is incomplete, and PyTorch's are never run). Pending: the failed record, every
+    record with a gradient waiting, and all they lead to."""
+    stack = [failed] + [(serial, i) for serial, buffer in buffers.items() for i, g in enumerate(buffer)
+                        if g is not None]
+    seen = set(stack)
+    incomplete = set()
+    while stack:
+        serial, i = stack.pop()
+        record = records[serial][i]
+        head, op = LEAN[record[0]][1], LEAN[record[0]][4]
+        for ref in (record[2] if op.variadic else record[2:head]):
+            if ref is None:
+                continue
+            if ref > 0:
+                place = (serial, i - ref)
+            else:
+                node = tapes[serial][2][~ref][0]
+                if node.__class__ is AccumulateGrad:
+                    incomplete.add(node)
+                    continue
+                place = (node._tape.serial, node._at)
+            if place not in seen:
+                seen.add(place)
+                stack.append(place)
+    with _ACCUMULATING:
+        for leaf, k in leaves.items():
+            if leaf not in incomplete:
+                _accumulate_array(leaf.variable, sums[k])
+    leaves.clear()
 
 
 def _lean_tapes(tensors):
-    """{serial: tape} of every tape the roots' records reach, or None where the run needs the
-    general loop: a root that is no op's result, a node object (a custom Function's), hooks or
-    retained gradients, a record that keeps tensors, or an in-place change since recording."""
+    """{serial: (tape, records, links, runs)} of every tape the roots' records reach, each as it
+    is now (its length, its links and its runs: what its owner appends from now on is not read),
+    or None where the run needs the general loop: a root that is no op's result, a node object
+    (a custom Function's), hooks or retained gradients, a record that keeps tensors, or an
+    in-place change since recording."""
     ticks = InplaceClock.ticks
     tapes: dict = {}
     stack = []
@@ -336,13 +399,19 @@ def _lean_tapes(tensors):
         if tape.__class__ is not Tape or not t._requires_grad:
             return None
         if tape.serial not in tapes:
-            tapes[tape.serial] = tape
+            tapes[tape.serial] = None
             stack.append(tape)
     while stack:
         tape = stack.pop()
-        if tape.special or tape.hooks or tape.runs[2] != ticks:
+        n = len(tape)  # first: every link and run a record below n uses is there already
+        links = tape.links[:]
+        marks = tape.runs[:]
+        if tape.special or tape.hooks or marks[2] != ticks:
             return None
-        for node, _, _ in tape.links:
+        while marks[-3] >= n:  # a run begun since
+            del marks[-3:]
+        tapes[tape.serial] = (tape, n, links, marks)
+        for node, _, _ in links:
             if node.__class__ is AccumulateGrad:
                 if node._hooks or node.variable._backward_hooks:
                     return None
@@ -351,7 +420,7 @@ def _lean_tapes(tensors):
             if other is None:
                 return None
             if other.serial not in tapes:
-                tapes[other.serial] = other
+                tapes[other.serial] = None
                 stack.append(other)
     return tapes
 
@@ -374,51 +443,57 @@ def _link_targets(links: list, buffers: dict, records: dict, leaves: dict, sums:
     return targets
 
 
-def _run_records(records, buffer, links, start, end, keep_graph) -> None:
+def _run_records(records, buffer, links, start, end, keep_graph, failed: list) -> None:
     """Records end-1 down to start: each one's formulas on its saved arrays, each gradient added
-    into its input's place. (The hot loop of backward: written out, without calls of its own.)"""
+    into its input's place; on a failure, the record's index goes into `failed`. (The hot loop
+    of backward: written out, without calls of its own.)"""
     free = not keep_graph
-    for i in range(end - 1, start - 1, -1):
-        g = buffer[i]
-        if g is None:
-            continue
-        buffer[i] = None
-        record = records[i]
-        plan, head, length, frees, op = LEAN[record[0]]
-        if plan is None or frees and len(record) < length:  # three inputs or more, a list of them, or freed
-            _run_record(records, buffer, links, i, record, op, g)
-        else:
-            for f, j, r in plan:
-                ref = record[r]
-                if ref is None:
-                    continue
-                if j > 0:  # one saved value
-                    gi = f(g, record[j])
-                elif f is None:  # the gradient as it is
-                    gi = g
-                else:  # none (0), or every one (-1)
-                    gi = f(g) if j == 0 else f(g, record[head:])
-                if ref > 0:  # a record of this tape, `ref` places back
-                    ref = i - ref
-                    meta = records[ref][1]
-                    if gi.__class__ is _F64:  # a 0-d float64 for a 0-d float64 input needs nothing
+    i = end
+    try:
+        for i in range(end - 1, start - 1, -1):
+            g = buffer[i]
+            if g is None:
+                continue
+            buffer[i] = None
+            record = records[i]
+            plan, head, length, frees, op = LEAN[record[0]]
+            if plan is None or frees and len(record) < length:  # three inputs or more, a list of them, or freed
+                _run_record(records, buffer, links, i, record, op, g)
+            else:
+                for f, j, r in plan:
+                    ref = record[r]
+                    if ref is None:
+                        continue
+                    if j > 0:  # one saved value
+                        gi = f(g, record[j])
+                    elif f is None:  # the gradient as it is
+                        gi = g
+                    else:  # none (0), or every one (-1)
+                        gi = f(g) if j == 0 else f(g, record[head:])
+                    if ref > 0:  # a record of this tape, `ref` places back
+                        ref = i - ref
+                        meta = records[ref][1]
+                        if gi.__class__ is _F64:  # a 0-d float64 for a 0-d float64 input needs nothing
+                            if meta is not _SCALAR_META:
+                                gi = _conformed(gi, meta, op, r - 2)
+                        elif gi.__class__ is not _NDARRAY or gi.shape != meta[0] or gi.dtype is not meta[1]:
+                            gi = _conformed(gi, meta, op, r - 2)
+                        previous = buffer[ref]
+                        buffer[ref] = gi if previous is None else previous + gi
+                        continue
+                    into, at, meta = links[~ref]  # a record of an older tape, or a leaf
+                    if gi.__class__ is _F64:
                         if meta is not _SCALAR_META:
                             gi = _conformed(gi, meta, op, r - 2)
                     elif gi.__class__ is not _NDARRAY or gi.shape != meta[0] or gi.dtype is not meta[1]:
                         gi = _conformed(gi, meta, op, r - 2)
-                    previous = buffer[ref]
-                    buffer[ref] = gi if previous is None else previous + gi
-                    continue
-                into, at, meta = links[~ref]  # a record of an older tape, or a leaf
-                if gi.__class__ is _F64:
-                    if meta is not _SCALAR_META:
-                        gi = _conformed(gi, meta, op, r - 2)
-                elif gi.__class__ is not _NDARRAY or gi.shape != meta[0] or gi.dtype is not meta[1]:
-                    gi = _conformed(gi, meta, op, r - 2)
-                previous = into[at]
-                into[at] = gi if previous is None else previous + gi
-        if free and frees:
-            records[i] = record[:head]  # free the saved values
+                    previous = into[at]
+                    into[at] = gi if previous is None else previous + gi
+            if free and frees:
+                records[i] = record[:head]  # free the saved values
+    except BaseException:
+        failed.append(i)
+        raise
 
 
 def _run_record(records, buffer, links, i, record, op, g) -> None:
@@ -729,18 +804,31 @@ def _run_leaf_hooks(variable: Tensor, g: Tensor) -> Tensor:
     return g
 
 
+# Held while `.grad` is read, added to and written back, as PyTorch's AccumulateGrad holds its
+# mutex: two threads' backward into one leaf lose no contribution (hooks run outside it).
+_ACCUMULATING = threading.RLock()
+
+
 def _accumulate(variable: Tensor, g, as_tensors: bool) -> None:
     """AccumulateGrad: run the leaf's hooks, then add the gradient into `variable.grad`."""
     if g is None:
         return
     if not as_tensors and not variable._backward_hooks:  # no hook to show it to: the array goes in
-        current = variable._grad
-        if current is None:
-            variable._grad = _make(g)
-        else:
-            current._data = current._data + g  # in place, as _store_grad explains
+        with _ACCUMULATING:
+            _accumulate_array(variable, g)
         return
     _store_grad(variable, _run_leaf_hooks(variable, _as_tensor(g, as_tensors)), as_tensors)
+
+
+def _accumulate_array(variable: Tensor, g) -> None:
+    """Add the array `g` into `variable.grad` (the caller holds _ACCUMULATING)."""
+    if g is None:
+        return
+    current = variable._grad
+    if current is None:
+        variable._grad = _make(g)
+    else:
+        current._data = current._data + g  # in place, as _store_grad explains
 
 
 def _accumulate_with_node_hooks(leaf: AccumulateGrad, g, as_tensors: bool) -> None:
@@ -765,11 +853,12 @@ def _accumulate_with_node_hooks(leaf: AccumulateGrad, g, as_tensors: bool) -> No
 
 def _store_grad(tensor: Tensor, g: Tensor, create_graph: bool) -> None:
     """Set or add into `tensor.grad`. Arrays are never written in place, so no copy is needed."""
-    current = tensor._grad
-    if current is None:
-        tensor._grad = _alias(g) if create_graph else _make(g._data)
-    elif create_graph:
-        tensor._grad = current + g
-    else:
-        # In place, as PyTorch does: whoever holds `tensor.grad` sees the new sum.
-        current._data = current._data + g._data
+    with _ACCUMULATING:
+        current = tensor._grad
+        if current is None:
+            tensor._grad = _alias(g) if create_graph else _make(g._data)
+        elif create_graph:
+            tensor._grad = current + g
+        else:
+            # In place, as PyTorch does: whoever holds `tensor.grad` sees the new sum.
+            current._data = current._data + g._data

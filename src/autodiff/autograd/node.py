@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 
 from .tape import sequence as _sequence  # creation order: backward runs nodes newest first, as PyTorch
@@ -190,9 +191,16 @@ def accumulator_of(tensor) -> AccumulateGrad:
     ref = tensor._accumulator
     node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(tensor)
-        tensor._accumulator = weakref.ref(node)
+        with _MAKING:  # one node per leaf, whichever thread asks first (PyTorch's mutex)
+            ref = tensor._accumulator
+            node = ref() if ref is not None else None
+            if node is None:
+                node = AccumulateGrad(tensor)
+                tensor._accumulator = weakref.ref(node)
     return node
+
+
+_MAKING = threading.Lock()
 
 
 def input_node(tensor):

@@ -21,13 +21,28 @@ tape, or a node object) refers to it.
 Creation order, which backward runs newest first (as PyTorch), is kept per run of records:
 while records go to one tape with nothing made elsewhere and no in-place change in between,
 they number on from the run's start, so a record stores neither its number nor its in-place
-clock; `runs` holds (first index, first number, clock) for each run.
+clock; `runs` holds (first index, first number, clock) for each run, `starts` the first indices
+alone, which `seq` and `clock` search by bisection.
+
+Threads. A tape belongs to the thread that made it (`owner`): only that thread appends to it,
+and each thread has its own open run. A run's numbers are a block of its own, taken from one
+process-wide counter when the run starts (`next` on an itertools.count is atomic under the GIL),
+so nothing shared is read and then written. A record is always numbered after its inputs: an
+input of the same thread is in this run or an earlier one; an input on another thread's tape
+starts a new run (`start_run`), whose block is taken after that input was made. A thread never
+appends to another's tape: an op on another thread's tensor starts a tape of its own that links
+to it. Backward may read a tape while its owner appends: the owner's `seal` and every
+rewriting of records (`replace`, `unpack`...`repack`) hold the tape's lock, and `repack` writes
+back only the records that backward read.
 """
 
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
+from _thread import get_ident
+from bisect import bisect_right
 
 from . import versions
 from .versions import InplaceClock
@@ -49,12 +64,18 @@ _MASK = CHUNK - 1
 
 _serials = itertools.count()
 
+# Each run of records, and each node made outside the tapes, takes the next block of creation
+# numbers: a run numbers its records on from the block's first number. A run ends where its
+# records are sealed into a chunk, so it never holds more than CHUNK records, and never reaches
+# the next block (the numbers stay below the leaves', node.py's _ACCUMULATE_PRIORITY).
+_blocks = itertools.count(1)
+
 
 class Tape:
     """One graph's records, the links out of it, and its side tables."""
 
-    __slots__ = ("records", "chunks", "base", "links", "link_of", "runs", "open", "me", "serial", "special", "hooks",
-                 "traces", "notes", "proxies", "__weakref__")
+    __slots__ = ("records", "chunks", "base", "links", "link_of", "runs", "starts", "open", "owner", "lock", "me",
+                 "serial", "special", "hooks", "traces", "notes", "proxies", "__weakref__")
 
     def __init__(self) -> None:
         self.records: list = []  # the newest records: record `base + i` is records[i]
@@ -63,8 +84,11 @@ class Tape:
         self.links: list = []  # [(node, output_nr, the key)]: the key is kept alive with the link
         self.link_of: dict = {}  # key -> index into links
         self.runs: list = []  # flat: first index, first creation number, in-place clock; per run
-        self.open = False  # whether the current run is this tape's (records may be appended to it)
-        self.me = weakref.ref(self)  # what _Open compares, without keeping the tape alive
+        self.starts: list = []  # each run's first index
+        self.open = 0  # the owner's thread id while its open run is this tape's (records may be appended)
+        self.owner = get_ident()  # the thread that appends to this tape
+        self.lock = threading.RLock()  # held while records are rewritten or sealed
+        self.me = weakref.ref(self)  # what _OPEN holds, without keeping the tape alive
         self.serial = next(_serials)  # tapes link only to older tapes (no reference cycles)
         self.special = False  # a record keeps tensors or lists: backward reads it on its general path
         self.hooks = None  # index -> the node's hook table (Node._hooks)
@@ -76,22 +100,31 @@ class Tape:
     def __del__(self) -> None:
         _LIVE.pop(self.serial, None)
         if self.open:
-            _close_run(self)
+            me = _OPEN.get(self.open)
+            if me is self.me:
+                _OPEN.pop(self.open, None)
 
     # -- appending ---------------------------------------------------------------------------------
 
     def start_run(self) -> None:
-        """Make this tape's current run the open one: what is appended next numbers on from it."""
-        close_run()
-        self.runs += (self.base + len(self.records), _Open.next_seq, InplaceClock.ticks)
-        self.open = True
-        _Open.me = self.me
+        """Make this tape the thread's open run, numbered from a new block: what is appended
+        next numbers on from it (called by the owner only)."""
+        ident = self.owner
+        close_run(ident)
+        start = self.base + len(self.records)
+        self.runs += (start, next(_blocks) << SHIFT, InplaceClock.ticks)
+        self.starts.append(start)
+        self.open = ident
+        _OPEN[ident] = self.me
 
     def seal(self) -> None:
         """The newest records, CHUNK of them, become a chunk (called as the list fills up)."""
-        self.chunks.append(tuple(self.records))
-        self.records = []
-        self.base += CHUNK
+        with self.lock:
+            self.chunks.append(tuple(self.records))
+            self.records = []
+            self.base += CHUNK
+        if self.open:  # a run ends with its chunk (see _blocks)
+            self.start_run()
 
     # -- the records as one list, and one at a time ----------------------------------------------------
 
@@ -105,16 +138,18 @@ class Tape:
 
     def replace(self, at: int, record: tuple) -> None:
         """Put `record` in place of record `at` (freed saved values, traced ones)."""
-        if at >= self.base:
-            self.records[at - self.base] = record
-            return
-        chunk = self.chunks[at >> SHIFT]
-        if chunk.__class__ is tuple:  # a list until resealed (see `unpack`)
-            chunk = self.chunks[at >> SHIFT] = list(chunk)
-        chunk[at & _MASK] = record
+        with self.lock:
+            if at >= self.base:
+                self.records[at - self.base] = record
+                return
+            chunk = self.chunks[at >> SHIFT]
+            if chunk.__class__ is tuple:  # a list until resealed (see `unpack`)
+                chunk = self.chunks[at >> SHIFT] = list(chunk)
+            chunk[at & _MASK] = record
 
     def unpack(self) -> list:
-        """Every record, as one new list (backward reads and frees them there; see `repack`)."""
+        """Every record, as one new list (backward reads and frees them there; see `repack`).
+        The caller holds the lock from here to `repack`."""
         flat = []
         for chunk in self.chunks:
             flat += chunk
@@ -122,9 +157,11 @@ class Tape:
         return flat
 
     def repack(self, flat: list) -> None:
-        """Take the records back from `unpack`'s list, changed."""
-        self.chunks = [tuple(flat[k:k + CHUNK]) for k in range(0, self.base, CHUNK)]
-        self.records[:] = flat[self.base:]
+        """Take the records back from `unpack`'s list, changed. Records the owner appended since
+        are left as they are (`seal` waited for the lock, so `base` is unchanged)."""
+        base = self.base
+        self.chunks = [tuple(flat[k:k + CHUNK]) for k in range(0, base, CHUNK)]
+        self.records[:len(flat) - base] = flat[base:]
 
     def link(self, node, nr: int, key) -> int:
         """The reference (below 0) to `node`'s output `nr`, outside this tape. `key` names it in
@@ -139,19 +176,18 @@ class Tape:
 
     def seq(self, at: int) -> int:
         """The creation number of record `at`."""
+        k = 3 * (bisect_right(self.starts, at) - 1)
+        if k < 0:
+            raise IndexError(at)
         runs = self.runs
-        for k in range(len(runs) - 3, -1, -3):
-            if runs[k] <= at:
-                return runs[k + 1] + at - runs[k]
-        raise IndexError(at)
+        return runs[k + 1] + at - runs[k]
 
     def clock(self, at: int) -> int:
         """The in-place clock when record `at` was made."""
-        runs = self.runs
-        for k in range(len(runs) - 3, -1, -3):
-            if runs[k] <= at:
-                return runs[k + 2]
-        raise IndexError(at)
+        k = 3 * (bisect_right(self.starts, at) - 1)
+        if k < 0:
+            raise IndexError(at)
+        return self.runs[k + 2]
 
     def node(self, ref, at: int):
         """(node, output_nr) that reference `ref` of record `at` names ((None, 0) for None)."""
@@ -163,69 +199,74 @@ class Tape:
         return node, nr
 
     def proxy(self, at: int):
-        """The node object of record `at`: the same object for as long as one is alive."""
+        """The node object of record `at`: the same object for as long as one is alive, in
+        every thread (one backward must never hold two nodes for one record: each would run
+        with part of its gradient)."""
         cache = self.proxies
-        if cache is None:
-            cache = self.proxies = {}
-        else:
+        if cache is not None:
             ref = cache.get(at)
             if ref is not None:
                 node = ref()
                 if node is not None:
                     return node
-        node = _new(NODE_CLASSES[self.record(at)[0]])
-        node._tape = self
-        node._at = at
-        cache[at] = weakref.ref(node)
-        return node
+        with self.lock:  # made once, whichever thread asks first
+            cache = self.proxies
+            if cache is None:
+                cache = self.proxies = {}
+            ref = cache.get(at)
+            node = ref() if ref is not None else None
+            if node is None:
+                node = _new(NODE_CLASSES[self.record(at)[0]])
+                node._tape = self
+                node._at = at
+                cache[at] = weakref.ref(node)
+            return node
 
     def side(self, table: str, at: int, create: bool = False):
         """Record `at`'s entry in side table `table` (hooks, traces, notes); None if it has none."""
         entries = getattr(self, table)
-        if entries is None:
-            if not create:
-                return None
-            entries = {}
-            setattr(self, table, entries)
-        entry = entries.get(at)
-        if entry is None and create:
-            entry = entries[at] = {}
-        return entry
+        if entries is None and not create:
+            return None
+        if not create:
+            return entries.get(at)
+        with self.lock:  # two threads adding hooks at once keep both
+            entries = getattr(self, table)
+            if entries is None:
+                entries = {}
+                setattr(self, table, entries)
+            entry = entries.get(at)
+            if entry is None:
+                entry = entries[at] = {}
+            return entry
 
 
 _new = object.__new__
 
 
-class _Open:
-    """The open run: the tape that records number on in, and the next creation number otherwise."""
-
-    me = None  # the open tape's `me`
-    next_seq = 0  # the creation number of the next node made when no run is open
+# thread id -> the `me` of the tape whose run is open in that thread
+_OPEN: dict = {}
 
 
-def _close_run(tape: Tape) -> None:
-    runs = tape.runs
-    _Open.next_seq = runs[-2] + tape.base + len(tape.records) - runs[-3]
-    tape.open = False
-    _Open.me = None
-
-
-def close_run() -> None:
-    """End the open run (another tape, a node outside tapes or an in-place change comes next)."""
-    me = _Open.me
+def close_run(ident: int | None = None) -> None:
+    """End the thread's open run (another tape, a node outside tapes or an in-place change
+    comes next)."""
+    me = _OPEN.pop(get_ident() if ident is None else ident, None)
     if me is not None:
         tape = me()
         if tape is not None:
-            _close_run(tape)
-        _Open.me = None
+            tape.open = 0
+
+
+def close_all_runs() -> None:
+    """End every thread's open run: an in-place change, whose time stamps the runs after it."""
+    for ident in list(_OPEN):
+        close_run(ident)
 
 
 def next_seq() -> int:
     """A creation number for a node made outside the tapes (a leaf's, a custom Function's)."""
     close_run()
-    n = _Open.next_seq
-    _Open.next_seq = n + 1
-    return n
+    return next(_blocks) << SHIFT
 
 
 class _Sequence:
@@ -250,4 +291,4 @@ def _oldest_clock():
 
 
 versions.OLDEST = _oldest_clock
-versions.CLOSE = close_run
+versions.CLOSE = close_all_runs

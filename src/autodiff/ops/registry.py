@@ -39,6 +39,7 @@ from __future__ import annotations
 import inspect
 import re
 import traceback
+from _thread import get_ident as _ident
 from operator import itemgetter
 
 from .. import _limits, backend, dtypes
@@ -647,8 +648,9 @@ def _record(op: OpDef, inputs, values, arrays, out) -> Tensor:
     at = len(tape)
     refs = tuple(_reference(tape, t, at) for t in inputs)
     saved = _kept(op, tape, refs, values, arrays, out)
-    if not tape.open:
-        tape.start_run()
+    if tape.open != tape.owner or any(t._node.__class__ is Tape and t._node.owner != tape.owner
+                                      for t in inputs if isinstance(t, Tensor) and t._requires_grad):
+        tape.start_run()  # numbered after what it links to on another thread's tape
     records = tape.records
     records.append((op.code, _meta(out), *((refs,) if op.variadic else refs), *saved))
     if len(records) == CHUNK:
@@ -667,7 +669,7 @@ def _record_one(op: OpDef, input: Tensor, values, arrays, out) -> Tensor:
     """_record for an op of one plain tensor (sum, view, transpose...), where the input is a
     leaf or among the newest records of its tape; anything else goes to _record."""
     tape = input._node
-    if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or
+    if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or tape.owner != _ident() or
                                                 tape.base + len(tape.records) - input._at > WINDOW):
         return _record(op, (input,), values, arrays, out)
     if tape is None:  # a leaf: its AccumulateGrad, linked by a new tape
@@ -680,7 +682,7 @@ def _record_one(op: OpDef, input: Tensor, values, arrays, out) -> Tensor:
     saves = op.saves  # sizes, dtypes and the result are kept as they are; arguments as _kept says
     saved = _kept(op, tape, None, values, arrays, out) if op.arg_slots else () if saves is None else \
         (out,) if saves is _SAVES_RESULT else saves(values, arrays, out)
-    if not tape.open:
+    if tape.open != tape.owner:
         tape.start_run()
     records = tape.records
     records.append((op.code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), ref, *saved))
@@ -732,7 +734,7 @@ def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
     first = input._node if input._requires_grad else None
     second = other._node if other._requires_grad else None
     tape = first if first is not None else second
-    if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or
+    if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or tape.owner != _ident() or
                                                 second is not None and second is not tape):
         return _record(op, (input, other), (input, other), (a, b), out)
     if tape is None:
@@ -753,7 +755,7 @@ def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
         second = tape.link(accumulator_of(other), 0, other._accumulator)
     saved = () if op.saves is None else (a, b) if first is not None and second is not None else \
         _drop_unused(op, (a, b), (first, second))
-    if not tape.open:
+    if tape.open != tape.owner:
         tape.start_run()
     records = tape.records
     records.append((op.code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), first, second,
@@ -786,8 +788,8 @@ def _tape_for(inputs) -> Tape:
                 best_at = t._at
         elif node is not None and node.__class__ is not AccumulateGrad:
             return Tape()  # the output of a node object
-    if best is None or len(best) - best_at > WINDOW:
-        return Tape()
+    if best is None or len(best) - best_at > WINDOW or best.owner != _ident():
+        return Tape()  # (another thread's tape: this thread's records go to one of its own)
     return best
 
 
@@ -976,7 +978,7 @@ def _unary_apply(op: OpDef):
         if not input._requires_grad or not (EVERYWHERE.enabled or GRAD_MODE.enabled):
             return _make(out)
         tape = input._node
-        if result_only and tape.__class__ is Tape and tape.open and not ANOMALY.enabled:
+        if result_only and tape.__class__ is Tape and tape.open == _ident() and not ANOMALY.enabled:
             # tanh, exp, sigmoid... of the newest records: the record appended inline
             records = tape.records
             n = len(records)
@@ -1017,7 +1019,7 @@ def _unary_apply(op: OpDef):
         if not input._requires_grad or not (EVERYWHERE.enabled or GRAD_MODE.enabled):
             return _make(out)
         tape = input._node
-        if result_only and tape.__class__ is Tape and tape.open and not ANOMALY.enabled:
+        if result_only and tape.__class__ is Tape and tape.open == _ident() and not ANOMALY.enabled:
             records = tape.records
             n = len(records)
             at = tape.base + n
@@ -1109,7 +1111,7 @@ def _binary_apply(op: OpDef):
                     first = tape.link_of.get(input._accumulator)
                     if first is not None:
                         first = ~first
-            if first is not None and second is not None and tape.open and not ANOMALY.enabled:
+            if first is not None and second is not None and tape.open == _ident() and not ANOMALY.enabled:
                 records = tape.records
                 n = len(records)
                 at = tape.base + n
