@@ -375,7 +375,7 @@ class Tensor(TensorMethods):
         if when is None:
             when = versions.tick()
         if self._version_log is None:
-            self._version_log = []
+            self._version_log = versions.VersionLog()
         self._version_log.append(when)
         if self.__class__ is not _DataView:  # `.data` has a version of its own (PyTorch's)
             versions.changed_in_place(self, self._data, when)
