@@ -84,6 +84,9 @@ class Tensor(TensorMethods):
         "_backward_hooks",
         "_accumulator",
         "_detached_at",  # the InplaceClock tick of a detach_() that took a grad_fn away (unset otherwise)
+        # What tells the tape that this tensor lives (autograd/tape.py's sweep): its record's own
+        # (shape, dtype) tuple, or the node it was placed at; None for a leaf or a scalar of scalars
+        "_token",
         "__weakref__",
     )
     # NumPy defers to our reflected operators (`ndarray * Tensor` -> Tensor.__rmul__).
@@ -536,6 +539,7 @@ _node.TENSOR = Tensor  # a backward node called on arrays makes tensors of them 
 def _init(t: Tensor, data, requires_grad: bool, grad_fn) -> None:
     t._data = data
     t._requires_grad = requires_grad
+    t._token = None
     if grad_fn is None:
         t._node = t._at = None
     else:
@@ -552,6 +556,7 @@ def _place(t: Tensor, node) -> None:
     tape = getattr(node, "_tape", None)
     if tape is not None:
         t._node, t._at = tape, node._at
+        t._token = node  # the node keeps its record live for as long as the tensor lives
     else:
         t._node, t._at = node, None
 
@@ -562,6 +567,7 @@ def _make(data, requires_grad: bool = False, grad_fn=None) -> Tensor:
     t = _new(Tensor)
     t._data = data
     t._requires_grad = requires_grad
+    t._token = None
     if grad_fn is None:
         t._node = t._at = None
     else:
@@ -603,6 +609,7 @@ def _alias(t: Tensor) -> Tensor:
     """A new tensor object with t's values and graph position, but a version of its own."""
     a = _make(t._data, t._requires_grad)
     a._node, a._at = t._node, t._at
+    a._token = t._token
     a._output_nr = t._output_nr
     if a._node is None and a._requires_grad:
         # Gradients that reach the alias of a leaf must go on to the leaf itself.

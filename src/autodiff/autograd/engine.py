@@ -263,9 +263,10 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
     tapes = _lean_tapes(tensors)
     if tapes is None:
         return False
-    locks = [tapes[serial][0].lock for serial in sorted(tapes)]
-    for lock in locks:
-        lock.acquire()
+    locked = [tapes[serial][0] for serial in sorted(tapes)]
+    for tape in locked:
+        tape.lock.acquire()
+        tape.busy = True  # no sweep while the records are read (a collection may come meanwhile)
     leaves: dict = {}  # AccumulateGrad -> its place in `sums`
     sums: list = []  # each leaf's gradient so far
     try:
@@ -274,8 +275,9 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
         else:
             _run_many_tapes(tapes, tensors, seeds, keep_graph, leaves, sums)
     finally:
-        for lock in reversed(locks):
-            lock.release()
+        for tape in reversed(locked):
+            tape.busy = False
+            tape.lock.release()
     with _ACCUMULATING:
         for leaf, k in leaves.items():
             _accumulate_array(leaf.variable, sums[k])

@@ -38,11 +38,15 @@ back only the records that backward read.
 
 from __future__ import annotations
 
+import gc
 import itertools
+import sys
 import threading
 import weakref
 from _thread import get_ident
 from bisect import bisect_right
+
+import numpy as np
 
 from . import versions
 from .versions import InplaceClock
@@ -56,6 +60,18 @@ WINDOW = 16
 
 # op code -> the node class of that op (ops/registry.py appends one per op)
 NODE_CLASSES: list = []
+
+# The (shape, dtype) of a 0-d float64 record whose inputs are scalars without a token: one tuple
+# shared by all of them, which no tensor holds as its token (see `sweep`).
+SCALAR_META = ((), np.dtype(np.float64))
+
+# A tape takes at most CAP records; the next go to a new tape. Scalar records of scalars are
+# always kept (see `sweep`), so this bounds what one surviving scalar keeps.
+CAP = 8192
+# A tape sweeps when the results appended since its last sweep pass this many bytes (or as many
+# as it kept then), and at each full collection once it has passed BIG_TAPE bytes in all.
+SWEEP_BYTES = 8 << 20
+BIG_TAPE = 1 << 20
 
 # Records are appended to a list, which is sealed into a tuple every CHUNK records.
 SHIFT = 10
@@ -75,7 +91,8 @@ class Tape:
     """One graph's records, the links out of it, and its side tables."""
 
     __slots__ = ("records", "chunks", "base", "links", "link_of", "runs", "starts", "open", "owner", "lock", "me",
-                 "serial", "special", "hooks", "traces", "notes", "proxies", "__weakref__")
+                 "serial", "special", "hooks", "traces", "notes", "proxies", "full", "bytes", "sweep_at", "busy",
+                 "__weakref__")
 
     def __init__(self) -> None:
         self.records: list = []  # the newest records: record `base + i` is records[i]
@@ -95,10 +112,15 @@ class Tape:
         self.traces = None  # index -> forward stack (anomaly mode)
         self.notes = None  # index -> the piece number of a split, chunk or unbind
         self.proxies = None  # index -> weakref of the node object handed out
+        self.full = False  # CAP records: nothing more is appended
+        self.bytes = 0  # results' bytes appended since the last sweep (arrays only)
+        self.sweep_at = BIG_TAPE  # sweep when `bytes` reaches it
+        self.busy = False  # a sweep or a backward of the records runs (under the lock)
         _LIVE[self.serial] = InplaceClock.ticks
 
     def __del__(self) -> None:
         _LIVE.pop(self.serial, None)
+        _BIG.pop(self.serial, None)
         if self.open:
             me = _OPEN.get(self.open)
             if me is self.me:
@@ -123,7 +145,10 @@ class Tape:
             self.chunks.append(tuple(self.records))
             self.records = []
             self.base += CHUNK
-        if self.open:  # a run ends with its chunk (see _blocks)
+        if self.base >= CAP:
+            self.full = True
+            close_run(self.owner)
+        elif self.open:  # a run ends with its chunk (see _blocks)
             self.start_run()
 
     # -- the records as one list, and one at a time ----------------------------------------------------
@@ -171,6 +196,76 @@ class Tape:
             k = self.link_of[key] = len(self.links)
             self.links.append((node, nr, key))
         return ~k
+
+    # -- freeing what nothing live needs ------------------------------------------------------------
+
+    def sweep(self) -> bool:
+        """Free the saved values of every record that nothing live leads to; False where the
+        tape is busy (a backward reads it, or a sweep runs already).
+
+        Live: a record whose result tensor lives (its token, the record's own (shape, dtype)
+        tuple, is held by more than the record: ops make the tensor before they append the
+        record), a record whose node object lives (`grad_fn`, a link from another tape or a
+        node, a tensor placed at it), a record with hooks or a retained gradient, a scalar
+        record of scalars (no token tells), and every record these lead to. A backward from
+        anything that lives reaches only live records, so it never meets one this freed."""
+        if self.busy or not self.lock.acquire(blocking=False):
+            return False
+        try:
+            if self.busy:  # this thread's own backward, interrupted by a collection
+                return False
+            self.busy = True
+            flat = self.unpack()
+            n = len(flat)
+            live = bytearray(n)
+            stack = []
+            count = sys.getrefcount
+            for i in range(n):
+                meta = flat[i][1]
+                # the record, `meta` and getrefcount's argument: 3 where no tensor holds it
+                if meta is SCALAR_META or count(meta) > 3:
+                    live[i] = 1
+                    stack.append(i)
+            marks = []
+            if self.proxies:
+                marks += [at for at, ref in list(self.proxies.items()) if ref() is not None]
+            if self.hooks:
+                marks += list(self.hooks)
+            for i in marks:
+                if i < n and not live[i]:
+                    live[i] = 1
+                    stack.append(i)
+            classes = NODE_CLASSES
+            while stack:
+                i = stack.pop()
+                record = flat[i]
+                op = classes[record[0]].op
+                for ref in (record[2] if op.variadic else record[2:op.head]):
+                    if ref is not None and ref > 0 and not live[i - ref]:
+                        live[i - ref] = 1
+                        stack.append(i - ref)
+            kept = 0
+            freed = False
+            for i in range(n):
+                record = flat[i]
+                head = classes[record[0]].op.head
+                if len(record) > head:
+                    if live[i]:
+                        shape, dtype = record[1]
+                        kept += int(np.prod(shape)) * dtype.itemsize
+                    else:
+                        flat[i] = record[:head]
+                        freed = True
+            if freed:
+                self.repack(flat)
+            self.bytes = 0
+            self.sweep_at = max(SWEEP_BYTES, kept)
+            if self.serial not in _BIG:
+                _BIG[self.serial] = self.me
+            return True
+        finally:
+            self.busy = False
+            self.lock.release()
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -287,8 +382,25 @@ _LIVE: dict = {}
 
 
 def _oldest_clock():
-    return min(_LIVE.values()) if _LIVE else None
+    values = list(_LIVE.values())  # in one step, whatever other threads do to _LIVE
+    return min(values) if values else None
 
 
 versions.OLDEST = _oldest_clock
 versions.CLOSE = close_all_runs
+
+# serial -> `me` of each live tape that has swept once (BIG_TAPE bytes of results): swept again
+# at every full collection where it has grown since (a `del` of a chain frees what it saved).
+_BIG: dict = {}
+
+
+def _sweep_big_tapes(phase: str, info: dict) -> None:
+    if phase != "stop" or info.get("generation") != 2 or not _BIG:
+        return
+    for me in list(_BIG.values()):
+        tape = me()
+        if tape is not None and tape.bytes:
+            tape.sweep()
+
+
+gc.callbacks.append(_sweep_big_tapes)

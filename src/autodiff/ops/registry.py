@@ -48,7 +48,7 @@ from ..autograd.anomaly import ANOMALY
 from ..autograd.grad_mode import EVERYWHERE
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import AccumulateGrad, Node, _sequence, accumulator_of, edge, output_numbers
-from ..autograd.tape import CHUNK, NODE_CLASSES, WINDOW, Tape
+from ..autograd.tape import CHUNK, NODE_CLASSES, SCALAR_META, WINDOW, Tape
 from ..tensor import InplaceClock, Tensor, _make, as_array, legacy_type_name
 from . import surface
 from .batching import INTERCEPTED, Batched, dispatch
@@ -632,12 +632,28 @@ _F64_DTYPE = _np.dtype(_F64)
 _NO_DIMS = ()
 
 
-_SCALAR_META = (_NO_DIMS, _F64_DTYPE)  # the record's (shape, dtype) of every 0-d float64 result
+_SCALAR_META = SCALAR_META  # the record's (shape, dtype) of a 0-d float64 result of scalars
 _LAST = CHUNK - 1  # a tape's newest records before this one append: the list is full after it
 
 
-def _meta(out) -> tuple:
-    return _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype)
+def _meta(out, inputs) -> tuple:
+    """A record's (shape, dtype), which its result tensor holds as its token (tape.py's sweep
+    counts the holders): the one shared tuple for a 0-d float64 result of scalars that have no
+    token themselves (such records are always kept, and cost next to nothing)."""
+    if out.__class__ is _F64:
+        for t in inputs:
+            if t.__class__ is Tensor or isinstance(t, Tensor):
+                if t._token is not None:
+                    return (_NO_DIMS, _F64_DTYPE)
+        return _SCALAR_META
+    return (out.shape, out.dtype)
+
+
+def _grew(tape: Tape, out) -> None:
+    """Count a new result's bytes; past the tape's mark, free what nothing live needs."""
+    tape.bytes += out.nbytes
+    if tape.bytes >= tape.sweep_at:
+        tape.sweep()
 
 
 def _record(op: OpDef, inputs, values, arrays, out) -> Tensor:
@@ -651,17 +667,22 @@ def _record(op: OpDef, inputs, values, arrays, out) -> Tensor:
     if tape.open != tape.owner or any(t._node.__class__ is Tape and t._node.owner != tape.owner
                                       for t in inputs if isinstance(t, Tensor) and t._requires_grad):
         tape.start_run()  # numbered after what it links to on another thread's tape
+    meta = _meta(out, inputs)
+    result = _make(out, True)  # first: the record is never without its token (see Tape.sweep)
+    result._node = tape
+    result._at = at
+    if meta is not _SCALAR_META:
+        result._token = meta
     records = tape.records
-    records.append((op.code, _meta(out), *((refs,) if op.variadic else refs), *saved))
+    records.append((op.code, meta, *((refs,) if op.variadic else refs), *saved))
     if len(records) == CHUNK:
         tape.seal()
     if ANOMALY.enabled:
         if tape.traces is None:
             tape.traces = {}
         tape.traces[at] = traceback.format_stack()[:-2]  # up to the caller of the op
-    result = _make(out, True)
-    result._node = tape
-    result._at = at
+    if out.__class__ is not _F64 and meta is not _SCALAR_META:
+        _grew(tape, out)
     return result
 
 
@@ -670,7 +691,7 @@ def _record_one(op: OpDef, input: Tensor, values, arrays, out) -> Tensor:
     leaf or among the newest records of its tape; anything else goes to _record."""
     tape = input._node
     if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or tape.owner != _ident() or
-                                                tape.base + len(tape.records) - input._at > WINDOW):
+                                                tape.full or tape.base + len(tape.records) - input._at > WINDOW):
         return _record(op, (input,), values, arrays, out)
     if tape is None:  # a leaf: its AccumulateGrad, linked by a new tape
         tape = Tape()
@@ -684,17 +705,21 @@ def _record_one(op: OpDef, input: Tensor, values, arrays, out) -> Tensor:
         (out,) if saves is _SAVES_RESULT else saves(values, arrays, out)
     if tape.open != tape.owner:
         tape.start_run()
-    records = tape.records
-    records.append((op.code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), ref, *saved))
-    if len(records) == CHUNK:
-        tape.seal()
-    result = _new(Tensor)  # _make written out, as in the apply functions
+    meta = _meta(out, (input,))
+    result = _new(Tensor)  # _make written out, as in the apply functions; before the record (Tape.sweep)
     result._data = out
     result._requires_grad = True
     result._node = tape
     result._at = at
     result._output_nr = 0
     result._grad = result._version_log = result._backward_hooks = result._accumulator = None
+    result._token = None if meta is _SCALAR_META else meta
+    records = tape.records
+    records.append((op.code, meta, ref, *saved))
+    if len(records) == CHUNK:
+        tape.seal()
+    if out.__class__ is not _F64:
+        _grew(tape, out)
     return result
 
 
@@ -735,7 +760,7 @@ def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
     second = other._node if other._requires_grad else None
     tape = first if first is not None else second
     if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or tape.owner != _ident() or
-                                                second is not None and second is not tape):
+                                                tape.full or second is not None and second is not tape):
         return _record(op, (input, other), (input, other), (a, b), out)
     if tape is None:
         tape = Tape()
@@ -757,18 +782,21 @@ def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
         _drop_unused(op, (a, b), (first, second))
     if tape.open != tape.owner:
         tape.start_run()
-    records = tape.records
-    records.append((op.code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), first, second,
-                    *saved))
-    if len(records) == CHUNK:
-        tape.seal()
-    result = _new(Tensor)
+    meta = _meta(out, (input, other))
+    result = _new(Tensor)  # before the record (Tape.sweep)
     result._data = out
     result._requires_grad = True
     result._node = tape
     result._at = at
     result._output_nr = 0
     result._grad = result._version_log = result._backward_hooks = result._accumulator = None
+    result._token = None if meta is _SCALAR_META else meta
+    records = tape.records
+    records.append((op.code, meta, first, second, *saved))
+    if len(records) == CHUNK:
+        tape.seal()
+    if out.__class__ is not _F64:
+        _grew(tape, out)
     return result
 
 
@@ -788,7 +816,7 @@ def _tape_for(inputs) -> Tape:
                 best_at = t._at
         elif node is not None and node.__class__ is not AccumulateGrad:
             return Tape()  # the output of a node object
-    if best is None or len(best) - best_at > WINDOW or best.owner != _ident():
+    if best is None or len(best) - best_at > WINDOW or best.owner != _ident() or best.full:
         return Tape()  # (another thread's tape: this thread's records go to one of its own)
     return best
 
@@ -985,16 +1013,22 @@ def _unary_apply(op: OpDef):
             at = tape.base + n
             back = at - input._at
             if back <= WINDOW:
-                records.append((code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), back, out))
-                if n == _LAST:
-                    tape.seal()
-                result = _new(Tensor)
+                big = out.__class__ is not _F64
+                meta = (out.shape, out.dtype) if big else _SCALAR_META if input._token is None else \
+                    (_NO_DIMS, _F64_DTYPE)
+                result = _new(Tensor)  # before the record (Tape.sweep)
                 result._data = out
                 result._requires_grad = True
                 result._node = tape
                 result._at = at
                 result._output_nr = 0
                 result._grad = result._version_log = result._backward_hooks = result._accumulator = None
+                result._token = None if meta is _SCALAR_META else meta
+                records.append((code, meta, back, out))
+                if n == _LAST:
+                    tape.seal()
+                if big:
+                    _grew(tape, out)
                 return result
         return _record_one(op, input, (input, *params), (data, *params), out)
 
@@ -1025,16 +1059,22 @@ def _unary_apply(op: OpDef):
             at = tape.base + n
             back = at - input._at
             if back <= WINDOW:
-                records.append((code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), back, out))
-                if n == _LAST:
-                    tape.seal()
-                result = _new(Tensor)
+                big = out.__class__ is not _F64
+                meta = (out.shape, out.dtype) if big else _SCALAR_META if input._token is None else \
+                    (_NO_DIMS, _F64_DTYPE)
+                result = _new(Tensor)  # before the record (Tape.sweep)
                 result._data = out
                 result._requires_grad = True
                 result._node = tape
                 result._at = at
                 result._output_nr = 0
                 result._grad = result._version_log = result._backward_hooks = result._accumulator = None
+                result._token = None if meta is _SCALAR_META else meta
+                records.append((code, meta, back, out))
+                if n == _LAST:
+                    tape.seal()
+                if big:
+                    _grew(tape, out)
                 return result
         return _record_one(op, input, (input,), (data,), out)
 
@@ -1120,19 +1160,23 @@ def _binary_apply(op: OpDef):
                         first = at - first
                     if second >= 0:
                         second = at - second
-                    records.append((code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), first,
-                                    second, a, b) if saves is not None else
-                                   (code, _SCALAR_META if out.__class__ is _F64 else (out.shape, out.dtype), first,
-                                    second))
-                    if n == _LAST:
-                        tape.seal()
-                    result = _new(Tensor)
+                    big = out.__class__ is not _F64
+                    meta = (out.shape, out.dtype) if big else \
+                        _SCALAR_META if input._token is None and other._token is None else (_NO_DIMS, _F64_DTYPE)
+                    result = _new(Tensor)  # before the record (Tape.sweep)
                     result._data = out
                     result._requires_grad = True
                     result._node = tape
                     result._at = at
                     result._output_nr = 0
                     result._grad = result._version_log = result._backward_hooks = result._accumulator = None
+                    result._token = None if meta is _SCALAR_META else meta
+                    records.append((code, meta, first, second, a, b) if saves is not None else
+                                   (code, meta, first, second))
+                    if n == _LAST:
+                        tape.seal()
+                    if big:
+                        _grew(tape, out)
                     return result
             return _record_pair(op, input, other, a, b, out)
         if input.__class__ is _NDARRAY and other.__class__ is _NDARRAY:  # formulas, without recording

@@ -36,6 +36,7 @@ class Traced(Tensor):
         self._requires_grad = plain._requires_grad
         self._node = plain._node
         self._at = plain._at
+        self._token = plain._token
         self._grad = None
         self._output_nr = plain._output_nr
         self._version_log = plain._version_log
