@@ -1013,9 +1013,12 @@ def _unary_apply(op: OpDef):
             at = tape.base + n
             back = at - input._at
             if back <= WINDOW:
-                big = out.__class__ is not _F64
-                meta = (out.shape, out.dtype) if big else _SCALAR_META if input._token is None else \
-                    (_NO_DIMS, _F64_DTYPE)
+                if out.__class__ is not _F64:
+                    meta = token = (out.shape, out.dtype)
+                elif input._token is None:  # a scalar of scalars: the shared tuple, no token
+                    meta, token = _SCALAR_META, None
+                else:
+                    meta = token = (_NO_DIMS, _F64_DTYPE)
                 result = _new(Tensor)  # before the record (Tape.sweep)
                 result._data = out
                 result._requires_grad = True
@@ -1023,11 +1026,11 @@ def _unary_apply(op: OpDef):
                 result._at = at
                 result._output_nr = 0
                 result._grad = result._version_log = result._backward_hooks = result._accumulator = None
-                result._token = None if meta is _SCALAR_META else meta
+                result._token = token
                 records.append((code, meta, back, out))
                 if n == _LAST:
                     tape.seal()
-                if big:
+                if meta is token and out.__class__ is not _F64:
                     _grew(tape, out)
                 return result
         return _record_one(op, input, (input, *params), (data, *params), out)
@@ -1059,9 +1062,12 @@ def _unary_apply(op: OpDef):
             at = tape.base + n
             back = at - input._at
             if back <= WINDOW:
-                big = out.__class__ is not _F64
-                meta = (out.shape, out.dtype) if big else _SCALAR_META if input._token is None else \
-                    (_NO_DIMS, _F64_DTYPE)
+                if out.__class__ is not _F64:
+                    meta = token = (out.shape, out.dtype)
+                elif input._token is None:  # a scalar of scalars: the shared tuple, no token
+                    meta, token = _SCALAR_META, None
+                else:
+                    meta = token = (_NO_DIMS, _F64_DTYPE)
                 result = _new(Tensor)  # before the record (Tape.sweep)
                 result._data = out
                 result._requires_grad = True
@@ -1069,11 +1075,11 @@ def _unary_apply(op: OpDef):
                 result._at = at
                 result._output_nr = 0
                 result._grad = result._version_log = result._backward_hooks = result._accumulator = None
-                result._token = None if meta is _SCALAR_META else meta
+                result._token = token
                 records.append((code, meta, back, out))
                 if n == _LAST:
                     tape.seal()
-                if big:
+                if meta is token and out.__class__ is not _F64:
                     _grew(tape, out)
                 return result
         return _record_one(op, input, (input,), (data,), out)
@@ -1160,9 +1166,12 @@ def _binary_apply(op: OpDef):
                         first = at - first
                     if second >= 0:
                         second = at - second
-                    big = out.__class__ is not _F64
-                    meta = (out.shape, out.dtype) if big else \
-                        _SCALAR_META if input._token is None and other._token is None else (_NO_DIMS, _F64_DTYPE)
+                    if out.__class__ is not _F64:
+                        meta = token = (out.shape, out.dtype)
+                    elif input._token is None and other._token is None:  # scalars of scalars (see _meta)
+                        meta, token = _SCALAR_META, None
+                    else:
+                        meta = token = (_NO_DIMS, _F64_DTYPE)
                     result = _new(Tensor)  # before the record (Tape.sweep)
                     result._data = out
                     result._requires_grad = True
@@ -1170,12 +1179,12 @@ def _binary_apply(op: OpDef):
                     result._at = at
                     result._output_nr = 0
                     result._grad = result._version_log = result._backward_hooks = result._accumulator = None
-                    result._token = None if meta is _SCALAR_META else meta
+                    result._token = token
                     records.append((code, meta, first, second, a, b) if saves is not None else
                                    (code, meta, first, second))
                     if n == _LAST:
                         tape.seal()
-                    if big:
+                    if meta is token and out.__class__ is not _F64:
                         _grew(tape, out)
                     return result
             return _record_pair(op, input, other, a, b, out)
