@@ -405,9 +405,10 @@ def _lean_tapes(tensors):
             stack.append(tape)
     while stack:
         tape = stack.pop()
-        n = len(tape)  # first: every link and run a record below n uses is there already
-        links = tape.links[:]
-        marks = tape.runs[:]
+        with tape.lock:  # (its owner may seal meanwhile, which changes `records` and `base`)
+            n = len(tape)  # first: every link and run a record below n uses is there already
+            links = tape.links[:]
+            marks = tape.runs[:]
         if tape.special or tape.hooks or marks[2] != ticks:
             return None
         while marks[-3] >= n:  # a run begun since

@@ -157,9 +157,12 @@ class Tape:
         return self.base + len(self.records)
 
     def record(self, at: int) -> tuple:
-        if at >= self.base:
-            return self.records[at - self.base]
-        return self.chunks[at >> SHIFT][at & _MASK]
+        if at < self.base:  # sealed: a chunk is there before `base` counts it
+            return self.chunks[at >> SHIFT][at & _MASK]
+        with self.lock:  # the newest: `records` and `base` change together when the owner seals
+            if at >= self.base:
+                return self.records[at - self.base]
+            return self.chunks[at >> SHIFT][at & _MASK]
 
     def replace(self, at: int, record: tuple) -> None:
         """Put `record` in place of record `at` (freed saved values, traced ones)."""
