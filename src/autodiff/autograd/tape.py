@@ -31,9 +31,13 @@ so nothing shared is read and then written. A record is always numbered after it
 input of the same thread is in this run or an earlier one; an input on another thread's tape
 starts a new run (`start_run`), whose block is taken after that input was made. A thread never
 appends to another's tape: an op on another thread's tensor starts a tape of its own that links
-to it. Backward may read a tape while its owner appends: the owner's `seal` and every
-rewriting of records (`replace`, `unpack`...`repack`) hold the tape's lock, and `repack` writes
-back only the records that backward read.
+to it. Backward may read a tape while its owner appends: the owner's `seal`, every rewriting
+of records (`replace`, `unpack`...`repack`) and every read of the unsealed ones hold the tape's
+lock, and `repack` writes back only the records that backward read.
+
+What a tape keeps. A result tensor holds its record's own (shape, dtype) tuple as its token, so
+that tuple's reference count says whether the tensor lives; `sweep` frees the saved values of
+the records that nothing live leads to, as PyTorch frees the nodes whose outputs died.
 """
 
 from __future__ import annotations
