@@ -109,7 +109,7 @@ def _prune() -> None:
         holder = entry[0]
         # a held scalar that only this entry (and this frame, and getrefcount) refers to
         if holder.__class__ is not weakref.ReferenceType and sys.getrefcount(holder) <= 3:
-            del EVENTS[key]
+            EVENTS.pop(key, None)  # (an array dying meanwhile may have taken it)
             continue
         kept = [e for e in entry[1:] if e[0] > oldest]
         if kept:
@@ -117,7 +117,7 @@ def _prune() -> None:
                 entry[1:] = kept
             count += len(kept)
         else:
-            del EVENTS[key]
+            EVENTS.pop(key, None)  # (an array dying meanwhile may have taken it)
     _state["events"] = count
 
 
