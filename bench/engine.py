@@ -13,15 +13,16 @@
   most 160 B per node).
 - collect: one full `gc.collect()` while a 300,000-node graph is alive, less the same collection
   without it, per node (target at most 20 ns): what every collection of a program pays for
-  keeping a graph.
+  keeping a graph (the objects made before are frozen while it is measured, so that their
+  walk's noise does not drown the difference).
 - mlp: sum(tanh(X @ W1 + b1) @ W2), forward and backward, against the same computation written
   by hand with the array module (NumPy, or CuPy on --device cuda), at three sizes on the CPU:
   64x128x128x16 (target at most 1.3x), 256x512x512x64 and 1024x2048x2048x256 (at most 1.05x).
 - deep: a 100,000-step chain, forward and backward: time per node, peak memory per node,
   and the memory still held once the graph is dropped.
 
-Runs alternate between the two sides and the medians are compared, because these machines
-are noisy. Nothing here is asserted in the test suite.
+Runs alternate between the sides, in an order that turns each round, and the medians are
+compared, because these machines are noisy. Nothing here is asserted in the test suite.
 """
 
 from __future__ import annotations
@@ -51,10 +52,15 @@ def median_ms(samples) -> float:
 
 
 def alternate(repeat: int, **sides) -> dict:
-    """Time each side `repeat` times, interleaved; returns the per-side sample lists."""
+    """Time each side `repeat` times, interleaved; returns the per-side sample lists. The order
+    turns each round, so that no side always runs right after another one (a run just after
+    PyTorch's starts with caches full of PyTorch, some 15% slower here)."""
     times = {name: [] for name in sides}
-    for _ in range(repeat):
-        for name, run in sides.items():
+    names = list(sides)
+    for turn in range(repeat):
+        k = turn % len(names)
+        for name in names[k:] + names[:k]:
+            run = sides[name]
             gc.collect()
             start = time.perf_counter()
             run()
@@ -236,15 +242,21 @@ def _collect_times(repeat: int) -> float:
 
 
 def bench_collect(repeat: int) -> None:
-    """One full collection with the graph alive, less one without it: the graph's share."""
+    """One full collection with the graph alive, less one without it: the graph's share. What
+    the process held before is frozen (gc.freeze) for the measurement, so that the difference is
+    not lost in the noise of walking every module's objects (tens of ms with PyTorch loaded)."""
     nodes = 3 * LIVE_STEPS
     runs = max(5, repeat // 3)
     gc.collect()
-    without = _collect_times(runs)
-    graph = live_chain()
-    gc.collect()  # the first full collection after building: what it untracks stays untracked
-    with_graph = _collect_times(runs)
-    del graph
+    gc.freeze()
+    try:
+        without = _collect_times(runs)
+        graph = live_chain()
+        gc.collect()  # the first full collection after building: what it untracks stays untracked
+        with_graph = _collect_times(runs)
+        del graph
+    finally:
+        gc.unfreeze()
     gc.collect()
     per_node = (with_graph - without) / nodes * 1e9
     print(f"collect one full gc.collect() with a live {nodes:,}-node graph: {with_graph * 1e3:.2f} ms against "

@@ -53,7 +53,7 @@ ENGINE_RANKS = [
     ("base", ("backend.py", "dtypes.py", "_limits.py", "_text.py", "_record.py", "codec.py", "_formatting.py", "_html.py",
               "_version.py")),
     ("grad modes and nodes", ("autograd/__init__.py", "autograd/grad_mode.py", "autograd/anomaly.py",
-                              "autograd/node.py")),
+                              "autograd/versions.py", "autograd/tape.py", "autograd/node.py")),
     ("tensor", ("tensor.py",)),
     ("creation", ("creation.py", "return_types.py")),
     ("ops", ("ops/*.py",)),

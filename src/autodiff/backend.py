@@ -174,6 +174,34 @@ def full_like_array(array, value):
     return array_module(array).full(array.shape, value, dtype=array.dtype)
 
 
+# NumPy's floating-point warnings off for a stretch of code (`token = quiet()` ... `unquiet(token)`):
+# what `np.errstate(all="ignore")` does on entry and exit, without building its Python object,
+# which costs a few microseconds of every backward and every sum. NumPy 1.x keeps the state
+# elsewhere: errstate itself there.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERROR_STATE
+    from numpy._core.umath import _make_extobj
+
+    _ERROR_STATE.reset(_ERROR_STATE.set(_make_extobj(all="ignore")))  # private: tried once, here
+except Exception:  # NumPy 1.x, or a NumPy whose private names moved: errstate itself
+    _ERROR_STATE = None
+
+
+def quiet():
+    if _ERROR_STATE is None:
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+    return _ERROR_STATE.set(_make_extobj(all="ignore"))
+
+
+def unquiet(token) -> None:
+    if _ERROR_STATE is None:
+        token.__exit__(None, None, None)
+    else:
+        _ERROR_STATE.reset(token)
+
+
 def broadcast_to(xp, array, shape):
     """`xp.broadcast_to(array, shape)`: a read-only view. A NumPy scalar or 0-d array (what
     sum and mean pass back in backward) is viewed directly, without NumPy's general routine,

@@ -18,8 +18,11 @@ import numpy as np
 from . import autograd, backend, dtypes
 from ._formatting import tensor_repr
 from .autograd import node as _node
+from .autograd import versions
 from .autograd.grad_mode import STATE as _GRAD_MODE
 from .autograd.node import RemovableHandle, accumulator_of
+from .autograd.tape import Tape
+from .autograd.versions import InplaceClock  # noqa: F401 - the ops read it from here
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -39,7 +42,6 @@ _VIEW_NODES = frozenset({
     "SplitWithSizesBackward0", "UnbindBackward0",
 })
 _MULTIPLE_VIEWS = {"SplitBackward0": "Split", "SplitWithSizesBackward0": "SplitWithSizes", "UnbindBackward0": "Unbind"}
-PIECE_NUMBERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a piece's node -> its place (ops/pieces.py)
 _REQUIRES_GRAD_DTYPE_ERROR = "Only Tensors of floating point and complex dtype can require gradients"
 _NON_LEAF_REQUIRES_GRAD_ERROR = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
@@ -55,12 +57,6 @@ class Size(tuple):
 
     def numel(self) -> int:
         return math.prod(self)
-
-
-class InplaceClock:
-    """Counts in-place operations, so that backward checks saved tensors only after one."""
-
-    ticks = 0
 
 
 class TensorMethods:
@@ -80,13 +76,17 @@ class Tensor(TensorMethods):
     __slots__ = (
         "_data",
         "_requires_grad",
-        "grad_fn",
+        "_node",  # the Tape of the operation that made it (with `_at`), another node, or None: a leaf
+        "_at",  # the operation's index in that tape
         "_grad",
         "_output_nr",
         "_version_log",
         "_backward_hooks",
         "_accumulator",
         "_detached_at",  # the InplaceClock tick of a detach_() that took a grad_fn away (unset otherwise)
+        # What tells the tape that this tensor lives (autograd/tape.py's sweep): its record's own
+        # (shape, dtype) tuple, or the node it was placed at; None for a leaf or a scalar of scalars
+        "_token",
         "__weakref__",
     )
     # NumPy defers to our reflected operators (`ndarray * Tensor` -> Tensor.__rmul__).
@@ -110,7 +110,7 @@ class Tensor(TensorMethods):
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if self.grad_fn is not None:
+        if self._node is not None:
             if requires_grad:
                 return self
             raise RuntimeError(_NON_LEAF_REQUIRES_GRAD_ERROR)
@@ -120,12 +120,24 @@ class Tensor(TensorMethods):
         return self
 
     @property
+    def grad_fn(self):
+        """The node of the operation that made this tensor (None for a leaf)."""
+        node = self._node
+        if node.__class__ is Tape:
+            return node.proxy(self._at)
+        return node
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        _place(self, node)
+
+    @property
     def is_leaf(self) -> bool:
-        return self.grad_fn is None
+        return self._node is None
 
     @property
     def grad(self) -> Tensor | None:
-        if self._grad is None and self.grad_fn is not None and not self.retains_grad:
+        if self._grad is None and self._node is not None and not self.retains_grad:
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
@@ -170,7 +182,7 @@ class Tensor(TensorMethods):
         does not call it."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
+        if self._node is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         node = accumulator_of(self)
         self._accumulator = _Held(node)  # the hooks live on the node: the tensor keeps it alive now
@@ -195,10 +207,10 @@ class Tensor(TensorMethods):
         return _make(self._data)
 
     def detach_(self) -> Tensor:
-        if self.grad_fn is not None:  # a node that saved this tensor may no longer use it (PyTorch's error)
-            InplaceClock.ticks += 1
-            self._detached_at = InplaceClock.ticks
-        self.grad_fn = None
+        if self._node is not None:  # a node that saved this tensor may no longer use it (PyTorch's error)
+            self._detached_at = when = versions.tick()
+            versions.detached(self._data, when)
+        self._node = self._at = None
         self._requires_grad = False
         self._output_nr = 0  # a leaf is always its own output 0 (the ops' edges rely on it)
         return self
@@ -216,7 +228,10 @@ class Tensor(TensorMethods):
             raise RuntimeError(
                 "data set to a tensor that requires gradients must be floating point or complex dtype"
             )
+        old = self._data
         self._set_data(value._data)
+        if self.__class__ is not _DataView:  # a view tells its owner's records itself
+            versions.written(old, self._data, versions.tick())
         self._accumulator = None  # its recorded shape may be stale
 
     def _set_data(self, array) -> None:
@@ -351,22 +366,31 @@ class Tensor(TensorMethods):
 
     def _check_inplace(self) -> None:
         if self._requires_grad and _GRAD_MODE.enabled:
-            if self.grad_fn is None:
+            if self._node is None:
                 raise RuntimeError(_LEAF_INPLACE_ERROR)
-            if self.grad_fn.__class__.__name__ in _VIEW_NODES:
-                _check_view_inplace(self.grad_fn)
+            node = self.grad_fn
+            if node.__class__.__name__ in _VIEW_NODES:
+                _check_view_inplace(node)
 
-    def _bump_version(self) -> None:
-        InplaceClock.ticks += 1
+    def _bump_version(self, when: int | None = None) -> None:
+        """Count a change in place, made at `when` (now by default), before `_data` is rebound:
+        records that saved the current array fail their version check from then on."""
+        if when is None:
+            when = versions.tick()
         if self._version_log is None:
-            self._version_log = []
-        self._version_log.append(InplaceClock.ticks)
+            self._version_log = versions.VersionLog()
+        self._version_log.append(when)
+        if self.__class__ is not _DataView:  # `.data` has a version of its own (PyTorch's)
+            versions.changed_in_place(self, self._data, when)
 
     def _apply_inplace(self, operation, *args, **kwargs) -> Tensor:
         """Compute `operation(self, *args)` out of place and make it this tensor's new value."""
         self._check_inplace()
-        # The operation sees an alias of the current version, so what it saves for backward
-        # is not the tensor rebound below.
+        # The operation sees an alias of the current version, and the clock moves first, so that
+        # its own record is stamped after the change it makes. Unless the tensor itself is also an
+        # operand (`y.mul_(y)`): that saved operand is then out of date, PyTorch's error.
+        late = any(a is self for a in args) or any(a is self for a in kwargs.values())
+        when = None if late else versions.tick()
         result = operation(_alias(self), *args, **kwargs)
         if result.__class__ is not Tensor and self.__class__ is Tensor and getattr(result, "tangent", None) is not None:
             raise RuntimeError("an in-place operation cannot give a forward-mode tangent to a tensor without one: "
@@ -378,7 +402,7 @@ class Tensor(TensorMethods):
         array = result._data
         if array.dtype != self._data.dtype:
             array = array.astype(self._data.dtype)
-        self._bump_version()
+        self._bump_version(when)
         self._set_data(array)
         if result.grad_fn is not None:
             self._rebase(result.grad_fn, result._output_nr)
@@ -472,8 +496,11 @@ class _DataView(Tensor):
 
     def _set_data(self, array) -> None:
         self._data = array
-        if array.shape == self._owner._data.shape:
-            self._owner._data = array
+        owner = self._owner
+        if array.shape == owner._data.shape:
+            # As PyTorch's shared storage: records that saved the owner read the new values.
+            versions.written(owner._data, array, versions.tick())
+            owner._data = array
 
 
 _LEGACY_TYPE_NAMES = {
@@ -512,7 +539,11 @@ _node.TENSOR = Tensor  # a backward node called on arrays makes tensors of them 
 def _init(t: Tensor, data, requires_grad: bool, grad_fn) -> None:
     t._data = data
     t._requires_grad = requires_grad
-    t.grad_fn = grad_fn
+    t._token = None
+    if grad_fn is None:
+        t._node = t._at = None
+    else:
+        _place(t, grad_fn)
     t._grad = None
     t._output_nr = 0
     t._version_log = None
@@ -520,10 +551,29 @@ def _init(t: Tensor, data, requires_grad: bool, grad_fn) -> None:
     t._accumulator = None
 
 
+def _place(t: Tensor, node) -> None:
+    """Make `node` the tensor's grad_fn: a record's node is kept as (tape, index)."""
+    tape = getattr(node, "_tape", None)
+    if tape is not None:
+        t._node, t._at = tape, node._at
+        t._token = node  # the node keeps its record live for as long as the tensor lives
+    else:
+        t._node, t._at = node, None
+
+
 def _make(data, requires_grad: bool = False, grad_fn=None) -> Tensor:
-    """A tensor around `data` (the hot path of every operation: no checks, no copies)."""
+    """A tensor around `data` (the hot path of every operation: no checks, no copies; _init
+    written out)."""
     t = _new(Tensor)
-    _init(t, data, requires_grad, grad_fn)
+    t._data = data
+    t._requires_grad = requires_grad
+    t._token = None
+    if grad_fn is None:
+        t._node = t._at = None
+    else:
+        _place(t, grad_fn)
+    t._output_nr = 0
+    t._grad = t._version_log = t._backward_hooks = t._accumulator = None
     return t
 
 
@@ -532,7 +582,7 @@ def _check_view_inplace(node) -> None:
     (of a view...) of a leaf that requires grad."""
     name = node.__class__.__name__
     if name in _MULTIPLE_VIEWS:
-        raise RuntimeError(f"Output {PIECE_NUMBERS.get(node, 0)} of {_MULTIPLE_VIEWS[name]} is a view and is being "
+        raise RuntimeError(f"Output {piece_number(node)} of {_MULTIPLE_VIEWS[name]} is a view and is being "
                            "modified inplace. This view is the output of a function that returns multiple views. Such "
                            "functions do not allow the output views to be modified inplace. You should replace the "
                            "inplace operation by an out-of-place one.")
@@ -542,13 +592,28 @@ def _check_view_inplace(node) -> None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
+def piece_number(node) -> int:
+    """The place of a piece of split, chunk or unbind among its pieces (ops/pieces.py numbers them)."""
+    notes = node._tape.notes
+    return notes.get(node._at, 0) if notes else 0
+
+
+def number_piece(node, k: int) -> None:
+    tape = node._tape
+    if tape.notes is None:
+        tape.notes = {}
+    tape.notes[node._at] = k
+
+
 def _alias(t: Tensor) -> Tensor:
     """A new tensor object with t's values and graph position, but a version of its own."""
-    a = _make(t._data, t._requires_grad, t.grad_fn)
+    a = _make(t._data, t._requires_grad)
+    a._node, a._at = t._node, t._at
+    a._token = t._token
     a._output_nr = t._output_nr
-    if a.grad_fn is None and a._requires_grad:
+    if a._node is None and a._requires_grad:
         # Gradients that reach the alias of a leaf must go on to the leaf itself.
-        a.grad_fn = accumulator_of(t)
+        a._node = accumulator_of(t)
     return a
 
 

@@ -175,6 +175,19 @@ def test_anomaly_mode_names_the_node_that_produced_nan():
     assert not torch.autograd.is_anomaly_enabled()
 
 
+def test_anomaly_mode_keeps_the_forward_line_of_an_op_of_two_leaves():
+    # the record that starts a new tape (both inputs leaves) takes anomaly mode's path too
+    with torch.autograd.set_detect_anomaly(True):
+        x = torch.tensor(1.0, requires_grad=True)
+        y = torch.tensor(0.0, requires_grad=True)
+        w = x * y  # the line of the product of leaves
+        with pytest.warns(UserWarning, match="Error detected in MulBackward0") as warned:
+            with pytest.raises(RuntimeError, match="MulBackward0"):
+                (w * math.inf).backward()
+    (message,) = [str(w.message) for w in warned if "Error detected" in str(w.message)]
+    assert "w = x * y  # the line of the product of leaves" in message
+
+
 def test_anomaly_mode_is_off_by_default_and_nan_passes_silently():
     z = torch.tensor(0.0, requires_grad=True)
     (torch.sqrt(z) * 0).backward()

@@ -1,5 +1,11 @@
 """The backward engine: one iterative loop over the graph, in a deterministic order.
 
+Most runs (backward() with no hooks, targets, recording or anomaly mode anywhere in the graph)
+take the lean path (`_run_tapes`): the records of each tape (autograd/tape.py) from the newest
+back, their formulas called on the saved arrays, gradients kept in a list per tape and added
+into the leaves' `.grad` at the end; no node objects, no sort. Every other run takes the general
+loop below, over the nodes themselves:
+
 1. Walk the nodes reachable from the roots and sort them newest first: every node is created
    after the nodes it leads to, so that is an order in which each node runs once all its
    gradients have arrived, and PyTorch's order, with no heap and no count per node.
@@ -20,16 +26,19 @@ unless `retain_graph` is set.
 
 from __future__ import annotations
 
-from operator import attrgetter
+import threading
+from operator import attrgetter, itemgetter
 
 from .. import backend
 from ..creation import zeros_like
+from ..ops.registry import _FREED_ERROR, _SCALAR_META, LEAN
 from ..ops.shape import COPY, SUM_TO, TO_DTYPE, sum_to_recorded
 from ..tensor import InplaceClock, Tensor, _alias, _make, as_array
 from .anomaly import ANOMALY, warn_forward_trace
 from .grad_mode import FORWARD_AD
 from .grad_mode import STATE as GRAD_MODE
 from .node import AccumulateGrad, Node, edge
+from .tape import Tape
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
@@ -40,8 +49,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = _as_tuple(inputs)
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    roots = _root_edges(tensors)
     keep_graph = create_graph if retain_graph is None else retain_graph
+    if inputs is None and not create_graph and _run_tapes(tensors, seeds, keep_graph):
+        return
+    roots = _root_edges(tensors)
     targets = None if inputs is None else [(_input_edge(t), t) for t in inputs]
     run_backward(roots, seeds, keep_graph, create_graph, targets=targets, accumulate=True)
 
@@ -186,7 +197,8 @@ def topological(root_nodes, deps=None) -> list:
 
 
 def _schedule(root_nodes) -> tuple:
-    """The nodes reachable from the roots, newest first, and how many edges lead into each leaf.
+    """The nodes reachable from the roots, newest first, how many edges lead into each leaf,
+    and each node's edges.
 
     Every node is created after the nodes it leads to, so newest first is an order in which a
     node runs only once every node that feeds it a gradient has run: PyTorch's order, with no
@@ -196,43 +208,349 @@ def _schedule(root_nodes) -> tuple:
     seen = set(root_nodes)
     order = [n for n in root_nodes if n.__class__ is not AccumulateGrad]
     leaf_edges: dict = {}
+    edges: dict = {}  # node -> (_next, _nrs), read once (a record's node computes them)
     for node in order:  # breadth first: the list grows as it is read
-        for child in node._next:
+        children = edges[node] = node._edges()
+        for child in children[0]:
             if child.__class__ is AccumulateGrad:
                 leaf_edges[child] = leaf_edges.get(child, 0) + 1
             elif child is not None and child not in seen:
                 seen.add(child)
                 order.append(child)
     order.sort(key=_creation, reverse=True)
-    return order, leaf_edges
+    return order, leaf_edges, edges
 
 
 _creation = attrgetter("_seq")
 
 
-def _capture_only(capture_at: dict, needed: set) -> set:
+def _capture_only(capture_at: dict, needed: set, edges: dict) -> set:
     """The targets of autograd.grad that lead to no other target: their gradient is taken as it
     arrives, and their node is not run (nor its hooks, nor is it freed), as in PyTorch."""
     return {node for node in capture_at if node.__class__ is not AccumulateGrad
-            and not any(child in needed for child in node._next)}
+            and not any(child in needed for child in (edges[node][0] if node in edges else node._next))}
 
 
-def _needed_nodes(order, target_nodes) -> set:
+def _needed_nodes(order, target_nodes, edges: dict) -> set:
     """The nodes from which some target can be reached: the only ones worth running."""
     needed = set(target_nodes)
     for node in reversed(order):  # each node after the nodes it leads to
-        for child in node._next:
+        for child in edges[node][0]:
             if child in needed:
                 needed.add(node)
                 break
     return needed
 
 
-# -- the loop ----------------------------------------------------------------------------------------
+# -- the lean path: the tapes' records, newest first ---------------------------------------------------
 
 _F64 = backend.np.float64
 _F64_DTYPE = backend.np.dtype(_F64)
+_NDARRAY = backend.np.ndarray
 _NO_DIMS = ()
+
+
+def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
+    """backward() on the records themselves, where nothing needs more (see the module's
+    docstring); False, having done nothing, where the general loop must run.
+
+    Each tape is read as it was when backward began (its owner may go on appending in another
+    thread), under its lock, taken in the tapes' order. On a failure part-way, the leaves that
+    nothing still pending leads to get their gradient, then the exception goes on (PyTorch's
+    AccumulateGrad has run for them by then)."""
+    if ANOMALY.enabled or FORWARD_AD.token is not None:
+        return False
+    tapes = _lean_tapes(tensors)
+    if tapes is None:
+        return False
+    locked = [tapes[serial][0] for serial in sorted(tapes)]
+    for tape in locked:
+        tape.lock.acquire()
+        tape.busy = True  # no sweep while the records are read (a collection may come meanwhile)
+    leaves: dict = {}  # AccumulateGrad -> its place in `sums`
+    sums: list = []  # each leaf's gradient so far
+    try:
+        if len(tapes) == 1:
+            _run_one_tape(*tapes.values(), tensors, seeds, keep_graph, leaves, sums)
+        else:
+            _run_many_tapes(tapes, tensors, seeds, keep_graph, leaves, sums)
+    finally:
+        for tape in reversed(locked):
+            tape.busy = False
+            tape.lock.release()
+    with _ACCUMULATING:
+        for leaf, k in leaves.items():
+            _accumulate_array(leaf.variable, sums[k])
+    return True
+
+
+def _run_many_tapes(tapes: dict, tensors, seeds, keep_graph: bool, leaves: dict, sums: list) -> None:
+    buffers = {serial: [None] * n for serial, (tape, n, _, _) in tapes.items()}
+    for t, seed in zip(tensors, seeds):
+        buffer, at = buffers[t._node.serial], t._at
+        buffer[at] = seed._data if buffer[at] is None else buffer[at] + seed._data
+    # Every run of records of every tape, newest first: PyTorch's order across graphs too.
+    runs = []
+    for tape, n, _, marks in tapes.values():
+        for k in range(0, len(marks), 3):
+            runs.append((marks[k + 1], tape, marks[k], marks[k + 3] if k + 3 < len(marks) else n))
+    if len(runs) > 1:  # one tape of one run (a small graph) has its order already
+        runs.sort(key=itemgetter(0), reverse=True)
+    targets: dict = {}  # serial -> what each of the tape's links leads to
+    # Each tape's records as one list; a tape with no sealed chunks lends its own list, which
+    # backward frees in place as `repack` would (its owner may append meanwhile; it seals only
+    # once the lock is released).
+    records = {serial: tape.unpack() if tape.base else tape.records for serial, (tape, _, _, _) in tapes.items()}
+    # Grad mode is left as it is: the formulas get arrays only (no tape here keeps a tensor), on
+    # which ops record nothing whatever the mode.
+    quiet = backend.quiet()
+    failed: list = []
+    try:
+        for _, tape, start, end in runs:
+            links = targets.get(tape.serial)
+            if links is None:
+                links = targets[tape.serial] = _link_targets(tapes[tape.serial][2], buffers, records, leaves, sums)
+            _run_records(records[tape.serial], buffers[tape.serial], links, start, end, keep_graph, failed)
+    except BaseException:
+        if failed:
+            _keep_complete_leaves(tapes, records, buffers, (tape.serial, failed[0]), leaves, sums)
+        raise
+    finally:
+        backend.unquiet(quiet)
+        if not keep_graph:  # their saved values were freed
+            for serial, (tape, _, _, _) in tapes.items():
+                if tape.base:
+                    tape.repack(records[serial])
+
+
+def _run_one_tape(entry: tuple, tensors, seeds, keep_graph: bool, leaves: dict, sums: list) -> None:
+    """_run_tapes for a graph of one tape (every small graph): the same, without its tables
+    per tape, and its runs newest first as they were appended, without a sort."""
+    tape, n, links, marks = entry
+    buffer = [None] * n
+    for t, seed in zip(tensors, seeds):
+        at = t._at
+        buffer[at] = seed._data if buffer[at] is None else buffer[at] + seed._data
+    records = tape.unpack() if tape.base else tape.records  # as in _run_many_tapes
+    links = _link_targets(links, {tape.serial: buffer}, {tape.serial: records}, leaves, sums)
+    quiet = backend.quiet()
+    failed: list = []
+    try:
+        end = n
+        for k in range(len(marks) - 3, -1, -3):
+            _run_records(records, buffer, links, marks[k], end, keep_graph, failed)
+            end = marks[k]
+    except BaseException:
+        if failed:
+            serial = tape.serial
+            _keep_complete_leaves({serial: entry}, {serial: records}, {serial: buffer}, (serial, failed[0]), leaves,
+                                  sums)
+        raise
+    finally:
+        backend.unquiet(quiet)
+        if not keep_graph and tape.base:
+            tape.repack(records)
+
+
+def _keep_complete_leaves(tapes: dict, records: dict, buffers: dict, failed: tuple, leaves: dict,
+                          sums: list) -> None:
+    """After a record failed part-way: give every leaf that nothing still pending leads to its
+    gradient now (PyTorch has run its AccumulateGrad already), and forget the others (their
+    gradient is incomplete, and PyTorch's are never run). Pending: the failed record, every
+    record with a gradient waiting, and all they lead to."""
+    stack = [failed] + [(serial, i) for serial, buffer in buffers.items() for i, g in enumerate(buffer)
+                        if g is not None]
+    seen = set(stack)
+    incomplete = set()
+    while stack:
+        serial, i = stack.pop()
+        record = records[serial][i]
+        head, op = LEAN[record[0]][1], LEAN[record[0]][4]
+        for ref in (record[2] if op.variadic else record[2:head]):
+            if ref is None:
+                continue
+            if ref > 0:
+                place = (serial, i - ref)
+            else:
+                node = tapes[serial][2][~ref][0]
+                if node.__class__ is AccumulateGrad:
+                    incomplete.add(node)
+                    continue
+                place = (node._tape.serial, node._at)
+            if place not in seen:
+                seen.add(place)
+                stack.append(place)
+    with _ACCUMULATING:
+        for leaf, k in leaves.items():
+            if leaf not in incomplete:
+                _accumulate_array(leaf.variable, sums[k])
+    leaves.clear()
+
+
+def _lean_tapes(tensors):
+    """{serial: (tape, records, links, runs)} of every tape the roots' records reach, each as it
+    is now (its length, its links and its runs: what its owner appends from now on is not read),
+    or None where the run needs the general loop: a root that is no op's result, a node object
+    (a custom Function's), hooks or retained gradients, a record that keeps tensors, or an
+    in-place change since recording."""
+    ticks = InplaceClock.ticks
+    tapes: dict = {}
+    stack = []
+    for t in tensors:
+        tape = t._node if isinstance(t, Tensor) else None
+        if tape.__class__ is not Tape or not t._requires_grad:
+            return None
+        if tape.serial not in tapes:
+            tapes[tape.serial] = None
+            stack.append(tape)
+    while stack:
+        tape = stack.pop()
+        with tape.lock:  # (its owner may seal meanwhile, which changes `records` and `base`)
+            n = len(tape)  # first: every link and run a record below n uses is there already
+            links = tape.links[:]
+            marks = tape.runs[:]
+        if tape.special or tape.hooks or marks[2] != ticks:
+            return None
+        while marks[-3] >= n:  # a run begun since
+            del marks[-3:]
+        tapes[tape.serial] = (tape, n, links, marks)
+        for node, _, _ in links:
+            if node.__class__ is AccumulateGrad:
+                if node._hooks or node.variable._backward_hooks:
+                    return None
+                continue
+            other = getattr(node, "_tape", None)
+            if other is None:
+                return None
+            if other.serial not in tapes:
+                tapes[other.serial] = None
+                stack.append(other)
+    return tapes
+
+
+def _link_targets(links: list, buffers: dict, records: dict, leaves: dict, sums: list) -> list:
+    """For each of a tape's links, (buffer, index, (shape, dtype)) where a gradient sent through
+    it goes: a record of an older tape, or a leaf (its place in `sums`, one per AccumulateGrad)."""
+    targets = []
+    for node, _, _ in links:
+        if node.__class__ is AccumulateGrad:
+            k = leaves.get(node)
+            if k is None:
+                k = leaves[node] = len(sums)
+                sums.append(None)
+            meta = (node._shape, node._dtype)
+            targets.append((sums, k, _SCALAR_META if meta == _SCALAR_META else meta))
+        else:
+            serial = node._tape.serial
+            targets.append((buffers[serial], node._at, records[serial][node._at][1]))
+    return targets
+
+
+def _run_records(records, buffer, links, start, end, keep_graph, failed: list) -> None:
+    """Records end-1 down to start: each one's formulas on its saved arrays, each gradient added
+    into its input's place; on a failure, the record's index goes into `failed`. (The hot loop
+    of backward: written out, without calls of its own.)"""
+    free = not keep_graph
+    i = end
+    try:
+        for i in range(end - 1, start - 1, -1):
+            g = buffer[i]
+            if g is None:
+                continue
+            buffer[i] = None
+            record = records[i]
+            plan, head, length, frees, op = LEAN[record[0]]
+            if plan is None or frees and len(record) < length:  # three inputs or more, a list of them, or freed
+                _run_record(records, buffer, links, i, record, op, g)
+            else:
+                for f, j, r in plan:
+                    ref = record[r]
+                    if ref is None:
+                        continue
+                    if j > 0:  # one saved value
+                        gi = f(g, record[j])
+                    elif f is None:  # the gradient as it is
+                        gi = g
+                    else:  # none (0), or every one (-1)
+                        gi = f(g) if j == 0 else f(g, record[head:])
+                    if ref > 0:  # a record of this tape, `ref` places back
+                        ref = i - ref
+                        meta = records[ref][1]
+                        if gi.__class__ is _F64:  # a 0-d float64 for a 0-d float64 input needs nothing
+                            if meta is not _SCALAR_META:
+                                gi = _conformed(gi, meta, op, r - 2)
+                        elif gi.__class__ is not _NDARRAY or gi.shape != meta[0] or gi.dtype is not meta[1]:
+                            gi = _conformed(gi, meta, op, r - 2)
+                        previous = buffer[ref]
+                        buffer[ref] = gi if previous is None else previous + gi
+                        continue
+                    into, at, meta = links[~ref]  # a record of an older tape, or a leaf
+                    if gi.__class__ is _F64:
+                        if meta is not _SCALAR_META:
+                            gi = _conformed(gi, meta, op, r - 2)
+                    elif gi.__class__ is not _NDARRAY or gi.shape != meta[0] or gi.dtype is not meta[1]:
+                        gi = _conformed(gi, meta, op, r - 2)
+                    previous = into[at]
+                    into[at] = gi if previous is None else previous + gi
+            if free and frees:
+                records[i] = record[:head]  # free the saved values
+    except BaseException:
+        failed.append(i)
+        raise
+
+
+def _run_record(records, buffer, links, i, record, op, g) -> None:
+    """One record that the loop above does not run itself: the op's general callers."""
+    if len(record) < op.length:
+        raise RuntimeError(_FREED_ERROR)
+    refs = record[2] if op.variadic else record[2:op.head]
+    for position, (ref, gi) in enumerate(zip(refs, _outputs(op, record, g))):
+        if ref is None or gi is None:
+            continue
+        if ref > 0:
+            into, at, meta = buffer, i - ref, records[i - ref][1]
+        else:
+            into, at, meta = links[~ref]
+        gi = _conformed(gi, meta, op, position)
+        previous = into[at]
+        into[at] = gi if previous is None else previous + gi
+
+
+def _outputs(op, record, g) -> list:
+    """The gradients of a record's inputs, through the op's callers (as OpNode._apply on arrays)."""
+    saved = record[op.head:]
+    if op.list_slots:
+        saved = tuple(list(v) if k in op.list_slots and v is not None else v for k, v in enumerate(saved))
+    if op.variadic:
+        call = op.callers[0]
+        return [None if ref is None else call(g, saved, i) for i, ref in enumerate(record[2])]
+    return [None if ref is None else call(g, saved) for ref, call in zip(record[2:op.head], op.callers)]
+
+
+def _conformed(g, meta, op, position: int):
+    """`g` summed back to the input's shape and cast to its dtype, where it is not already."""
+    shape, dtype = meta
+    if g.__class__ is _NDARRAY and g.shape == shape and g.dtype is dtype:
+        return g
+    if not hasattr(g, "shape"):
+        raise TypeError(f"Function {op.grad_fn_name} returned a {type(g).__name__} as gradient {position}; "
+                        "expected a Tensor or None")
+    if g.shape != shape:
+        if g.__class__ is _NDARRAY and g.ndim == len(shape) + 1 and g.shape[1:] == shape:
+            g = g.sum(0)  # a batch's gradient of a bias (the common case): SUM_TO's very sum, sooner
+        elif not _is_expandable(shape, g.shape):
+            raise RuntimeError(
+                f"Function {op.grad_fn_name} returned an invalid gradient at index {position} - got "
+                f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+            )
+        else:
+            g = SUM_TO.forward(None, g, shape)
+    if g.dtype is not dtype and g.dtype != dtype:
+        g = TO_DTYPE.apply(g, dtype)
+    return g
+
+
+# -- the loop ----------------------------------------------------------------------------------------
 
 
 def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=None, accumulate=True):
@@ -243,7 +561,7 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
     gradients are returned in target order.
     """
     root_nodes = list(dict.fromkeys(node for node, _ in roots))
-    order, leaf_edges = _schedule(root_nodes)
+    order, leaf_edges, edges = _schedule(root_nodes)
     # Inside a forward-mode level the formulas run on tensors, so that they carry tangents.
     as_tensors = create_graph or FORWARD_AD.token is not None
 
@@ -255,9 +573,9 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
         captured = [None] * len(targets)
         for i, ((node, nr), _tensor) in enumerate(targets):
             capture_at.setdefault(node, []).append((nr, i))
-        needed = _needed_nodes(order, capture_at)
+        needed = _needed_nodes(order, capture_at, edges)
         if not accumulate:  # autograd.grad takes an input's gradient where it arrives (PyTorch)
-            capture_only = _capture_only(capture_at, needed)
+            capture_only = _capture_only(capture_at, needed, edges)
 
     buffers: dict = {}
     for (node, nr), seed in zip(roots, seeds):
@@ -303,13 +621,10 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
             outputs = _run_node(node, grads, as_tensors)
         else:
             outputs = node._apply(grads, as_tensors)
-        if not keep_graph and node._frees and node._saved:
-            node._saved = None  # free the tensors backward used
+        if not keep_graph and node._frees:
+            node._free_saved()
         return outputs
 
-    # Without targets, recording or anomaly mode, an op's node with no hooks and unchanged saved
-    # values runs its formulas on the saved arrays directly: most nodes of most graphs.
-    lean = targets is None and not as_tensors and not ANOMALY.enabled
     take = buffers.pop
     previous_mode = GRAD_MODE.enabled
     GRAD_MODE.enabled = create_graph
@@ -321,46 +636,12 @@ def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=
                         and (needed is None or n in needed)])
         for node in order:
             grad = take(node, None)
-            plan = node._plan
-            saved = node._saved
-            if lean and plan is not None and grad is not None and node._hooks is None and saved is not None \
-                    and (not saved or node._clock == InplaceClock.ticks):
-                # The lean path: each input's formula on the saved arrays, its gradient straight
-                # into the input's buffer (ops/registry.py's OpDef.plan says how to call it).
-                # It repeats the general loop's few lines of delivery below on purpose: a shared
-                # outputs list, or a call per gradient, costs this loop a third of its time.
-                ready_leaves = None
-                for (f, j), child, nr in zip(plan, node._next, node._nrs):
-                    if child is None:
-                        continue
-                    if j is None:
-                        g = f(grad)
-                    elif j >= 0:  # a saved tensor is read now, as PyTorch reads a saved variable
-                        value = saved[j]
-                        g = f(grad, value._data if value.__class__ is Tensor or isinstance(value, Tensor) else value)
-                    else:
-                        g = f(grad, node._arrays())
-                    if nr or g.__class__ is not _F64 or child._shape is not _NO_DIMS or child._dtype is not _F64_DTYPE:
-                        if nr or g.shape != child._shape or g.dtype is not child._dtype:
-                            g = _conform(g, child, nr, node, [g], False)
-                    key = child if nr == 0 else (child, nr)
-                    previous = buffers.get(key)
-                    buffers[key] = g if previous is None else previous + g
-                    if child.__class__ is AccumulateGrad:
-                        left = leaf_edges[child] - 1
-                        leaf_edges[child] = left
-                        if left == 0:
-                            ready_leaves = [child] if ready_leaves is None else ready_leaves + [child]
-                if not keep_graph and node._frees:
-                    node._saved = None  # free the tensors backward used
-                if ready_leaves is not None:
-                    run_leaves(ready_leaves)
-                continue
             outputs = step(node, grad)
             if outputs is None:
                 continue
             ready_leaves = None
-            for child, nr, g in zip(node._next, node._nrs, outputs):
+            children, nrs = edges[node]
+            for child, nr, g in zip(children, nrs, outputs):
                 if child is None:
                     continue
                 if g is not None:
@@ -526,18 +807,31 @@ def _run_leaf_hooks(variable: Tensor, g: Tensor) -> Tensor:
     return g
 
 
+# Held while `.grad` is read, added to and written back, as PyTorch's AccumulateGrad holds its
+# mutex: two threads' backward into one leaf lose no contribution (hooks run outside it).
+_ACCUMULATING = threading.RLock()
+
+
 def _accumulate(variable: Tensor, g, as_tensors: bool) -> None:
     """AccumulateGrad: run the leaf's hooks, then add the gradient into `variable.grad`."""
     if g is None:
         return
     if not as_tensors and not variable._backward_hooks:  # no hook to show it to: the array goes in
-        current = variable._grad
-        if current is None:
-            variable._grad = _make(g)
-        else:
-            current._data = current._data + g  # in place, as _store_grad explains
+        with _ACCUMULATING:
+            _accumulate_array(variable, g)
         return
     _store_grad(variable, _run_leaf_hooks(variable, _as_tensor(g, as_tensors)), as_tensors)
+
+
+def _accumulate_array(variable: Tensor, g) -> None:
+    """Add the array `g` into `variable.grad` (the caller holds _ACCUMULATING)."""
+    if g is None:
+        return
+    current = variable._grad
+    if current is None:
+        variable._grad = _make(g)
+    else:
+        current._data = current._data + g  # in place, as _store_grad explains
 
 
 def _accumulate_with_node_hooks(leaf: AccumulateGrad, g, as_tensors: bool) -> None:
@@ -566,15 +860,16 @@ def _accumulate_with_node_hooks(leaf: AccumulateGrad, g, as_tensors: bool) -> No
 
 def _store_grad(tensor: Tensor, g: Tensor, create_graph: bool) -> None:
     """Set or add into `tensor.grad`. Arrays are never written in place, so no copy is needed."""
-    current = tensor._grad
-    if current is None and create_graph and g.requires_grad:
-        # PyTorch's AccumulateGrad copies a gradient that is itself recorded into a new tensor of the
-        # leaf's layout (copy_), so `.grad`'s node is CopyBackwards(None, the gradient's node).
-        tensor._grad = COPY.apply(_make(backend.array_module(g._data).empty_like(g._data)), g)
-    elif current is None:
-        tensor._grad = _alias(g) if create_graph else _make(g._data)
-    elif create_graph:
-        tensor._grad = current + g
-    else:
-        # In place, as PyTorch does: whoever holds `tensor.grad` sees the new sum.
-        current._data = current._data + g._data
+    with _ACCUMULATING:
+        current = tensor._grad
+        if current is None and create_graph and g.requires_grad:
+            # PyTorch's AccumulateGrad copies a gradient that is itself recorded into a new tensor of the
+            # leaf's layout (copy_), so `.grad`'s node is CopyBackwards(None, the gradient's node).
+            tensor._grad = COPY.apply(_make(backend.array_module(g._data).empty_like(g._data)), g)
+        elif current is None:
+            tensor._grad = _alias(g) if create_graph else _make(g._data)
+        elif create_graph:
+            tensor._grad = current + g
+        else:
+            # In place, as PyTorch does: whoever holds `tensor.grad` sees the new sum.
+            current._data = current._data + g._data

@@ -25,6 +25,7 @@ from ..tensor import Tensor, _make
 from .grad_mode import FORWARD_AD
 from .grad_mode import STATE as GRAD_MODE
 from .grad_mode import no_grad
+from . import versions
 from .node import Node, _sequence, edge
 
 _FREED_ERROR = (
@@ -222,7 +223,7 @@ class Function(metaclass=FunctionMeta):
                 made[id(out)] = _make(out._data)
                 if id(out) in inputs:  # an input returned: a detached alias, changed in place with it (PyTorch)
                     if out._version_log is None:
-                        out._version_log = []
+                        out._version_log = versions.VersionLog()
                     made[id(out)]._version_log = out._version_log
                 wrapped.append(made[id(out)])
                 continue

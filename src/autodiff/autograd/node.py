@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
+
+from .tape import sequence as _sequence  # creation order: backward runs nodes newest first, as PyTorch
 
 # The Tensor class, set by tensor.py, which imports this module: a node called on arrays (`Node.__call__`)
 # makes tensors of them.
 TENSOR = None
-
-# Creation order: the engine runs ready nodes newest first, as PyTorch does.
-_sequence = itertools.count()
 _ACCUMULATE_PRIORITY = 1 << 62  # leaves accumulate as soon as they are ready
+# Leaves number apart (above every other node's number, in their own order), so that making a
+# leaf's node does not end the open run of records (autograd/tape.py) the next op appends to.
+_leaf_numbers = itertools.count()
 
 
 class RemovableHandle:
@@ -53,6 +56,10 @@ class _HookDict(dict):
 class Node:
     """A recorded operation's backward function.
 
+    A registry op's node is a view of its tape's record (ops/registry.py's OpNode, whose fields
+    below are properties); the others (a leaf's AccumulateGrad, a custom Function's, PyTorch's
+    Error and NotImplemented nodes) are objects that keep their fields themselves.
+
     `next_functions` holds one `(node, output_nr)` pair per differentiable input: the node that
     produced that input, an `AccumulateGrad` for a leaf that requires grad, or `None`. It is
     kept as two tuples, the nodes (`_next`) and their output numbers (`_nrs`, one shared tuple
@@ -86,6 +93,15 @@ class Node:
     def next_functions(self, edges) -> None:
         self._next = tuple(node for node, _ in edges)
         self._nrs = output_numbers(tuple(nr for _, nr in edges))
+
+    def _edges(self) -> tuple:
+        """(`_next`, `_nrs`) read together: the engine's general loop reads them once a backward."""
+        return self._next, self._nrs
+
+    def _free_saved(self) -> None:
+        """Free what backward used (a second backward is then PyTorch's error)."""
+        if self._saved:
+            self._saved = None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
@@ -152,7 +168,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable) -> None:
         self.variable = variable
         self._next = self._nrs = ()
-        self._seq = _ACCUMULATE_PRIORITY + next(_sequence)
+        self._seq = _ACCUMULATE_PRIORITY + next(_leaf_numbers)
         self._shape = variable._data.shape
         self._dtype = variable._data.dtype
         self._hooks = None
@@ -175,9 +191,16 @@ def accumulator_of(tensor) -> AccumulateGrad:
     ref = tensor._accumulator
     node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(tensor)
-        tensor._accumulator = weakref.ref(node)
+        with _MAKING:  # one node per leaf, whichever thread asks first (PyTorch's mutex)
+            ref = tensor._accumulator
+            node = ref() if ref is not None else None
+            if node is None:
+                node = AccumulateGrad(tensor)
+                tensor._accumulator = weakref.ref(node)
     return node
+
+
+_MAKING = threading.Lock()
 
 
 def input_node(tensor):

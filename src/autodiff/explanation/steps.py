@@ -16,7 +16,7 @@ def _replay(graph: _Graph, leaf_names: dict, scalar: bool) -> tuple:
 
     Returns (steps, {leaf node: total gradient}, {node: gradient arriving})."""
     root = graph.root
-    order, leaf_edges = _schedule([root])
+    order, leaf_edges, _ = _schedule([root])
     buffers = {root: np.asarray(graph.seed)}
     arrivals = {root: 1}
     steps, totals, arriving = [], {}, {}

@@ -1047,7 +1047,7 @@ class _Runner:
     def _recorded(self, result, node, operands):
         """Remember where a recorded node came from, and warn where nan or inf first appears."""
         if isinstance(result, Tensor):
-            fn = result.grad_fn
+            fn = result.grad_fn  # a record's node is made when asked for: asked once
             if fn is not None and fn not in self.result.origins:
                 self.result.origins[fn] = node
                 if self.options.keep_tensors:

@@ -7,6 +7,7 @@ shape of each input.
 from __future__ import annotations
 
 import math
+import operator
 
 from .. import backend
 from ..backend import np  # the host module: its own shortcuts need no help
@@ -21,7 +22,7 @@ from .selection import WHERE
 
 ADD = defop(  # the public add(), with alpha, is below
     "add",
-    lambda xp, input, other: input + other, operators=("__add__", "__radd__"),
+    lambda xp, input, other: input + other, operators=("__add__", "__radd__"), scalar=operator.add,
     input=lambda grad: grad,
     other=lambda grad: grad,
     batch=ELEMENTWISE,
@@ -29,7 +30,7 @@ ADD = defop(  # the public add(), with alpha, is below
 )
 SUB = defop(
     "sub",
-    lambda xp, input, other: input - other, operators=("__sub__",),
+    lambda xp, input, other: input - other, operators=("__sub__",), scalar=operator.sub,
     input=lambda grad: grad,
     other=lambda grad: -grad,
     batch=ELEMENTWISE,
@@ -46,7 +47,7 @@ RSUB = defop(  # `10 - x`: the number is a constant, so only x has an edge
 MUL = defop(
     "mul",
     lambda xp, input, other: input * other, doc="input * other", method=True, inplace=True,
-    operators=("__mul__", "__rmul__"), aliases=("multiply",),
+    operators=("__mul__", "__rmul__"), aliases=("multiply",), scalar=operator.mul,
     input=lambda grad, other: grad * other,
     other=lambda grad, input: grad * input,
     batch=ELEMENTWISE,

@@ -49,6 +49,8 @@ class Batched(Tensor):
         self.physical = physical
         self._data = physical._data  # for the code that only reads dtypes and devices
         self._requires_grad = physical._requires_grad
+        self._node, self._at = physical._node, physical._at  # its place in the graph is physical's
+        self._token = physical._token
         self._grad = None
         self._output_nr = 0
         self._version_log = None

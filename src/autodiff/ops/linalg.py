@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 
+from .. import backend
 from ..tensor import Tensor
 from .batching import matrix_product
-from .registry import ShapeError, defop
+from .registry import ShapeError, defop, on_arrays
 from .spelling import PRODUCT, SUM, Spelling, infix
 from .surface import bind_operators, public
 from .shape import (
@@ -17,6 +18,7 @@ from .shape import (
     unsqueeze,
 )
 
+_NDARRAY = backend.np.ndarray
 _PRODUCT = infix("@", PRODUCT, latex="")  # NumPy's @ is the same product; LaTeX writes A B
 
 
@@ -30,6 +32,22 @@ MM = defop(
     mat2=lambda grad, input: MM.apply(T.apply(input), grad),
     spelling=_PRODUCT,
 )
+
+
+# MM's formulas on NumPy arrays, as a plain backward() calls them: the products themselves.
+def _mm_input(grad, mat2):
+    if grad.__class__ is _NDARRAY and mat2.__class__ is _NDARRAY:
+        return grad @ mat2.T
+    return MM.apply(grad, T.apply(mat2))
+
+
+def _mm_mat2(grad, input):
+    if grad.__class__ is _NDARRAY and input.__class__ is _NDARRAY:
+        return input.T @ grad
+    return MM.apply(T.apply(input), grad)
+
+
+on_arrays(MM, input=_mm_input, mat2=_mm_mat2)
 MV = defop(
     "mv", lambda xp, input, vec: input @ vec,
     input=lambda grad, vec: UNSQUEEZE.apply(grad, 1) * vec,
@@ -69,7 +87,11 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
         raise RuntimeError("self must be a matrix")
     if mat2._data.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    a, b = input._data.shape, mat2._data.shape
+    return _mm(input, mat2, input._data.shape, mat2._data.shape)
+
+
+def _mm(input: Tensor, mat2: Tensor, a: tuple, b: tuple) -> Tensor:
+    """mm of two matrices of shapes `a` and `b` (matmul calls it without mm's wrapper)."""
     if a[1] != b[0]:
         raise ShapeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_shape_text(a)} and {_shape_text(b)})", (a, b)
@@ -124,6 +146,10 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError("matmul(): argument 'input' and 'other' must be Tensors")
     a, b = input._data.shape, other._data.shape
+    if len(a) == 2 and len(b) == 2:  # the most common product first
+        if a[1] == b[0]:
+            return MM.apply(input, other)
+        return _mm(input, other, a, b)  # its error
     if not a or not b:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {len(a)}D and {len(b)}D"
@@ -134,8 +160,6 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return mv(input, other)
     if len(a) == 1 and len(b) == 2:
         return SQUEEZE_MATMUL.apply(mm(unsqueeze(input, 0), other), 0)
-    if len(a) == 2 and len(b) == 2:
-        return mm(input, other)
     if len(a) >= 3 and len(b) <= 2:
         # Fold the batch into the rows: one mm (or mv) instead of a batched product.
         rows = reshape(input, (-1, a[-1]))

@@ -10,7 +10,7 @@ of its own (output number 0), with the same name, values and gradients.
 
 from __future__ import annotations
 
-from ..tensor import PIECE_NUMBERS, Tensor
+from ..tensor import Tensor, number_piece
 from .batching import dims
 from .dims import normalize_dim
 from .indexing import SELECT_BACKWARD, SLICE_BACKWARD, _select_key, _slice_key
@@ -83,8 +83,9 @@ def _pieces(op, input: Tensor, dim: int, sizes) -> tuple:
 def _numbered(pieces: tuple) -> tuple:
     """Each recorded piece's place, which PyTorch's error for changing it in place names."""
     for k, piece in enumerate(pieces):
-        if piece.grad_fn is not None:
-            PIECE_NUMBERS[piece.grad_fn] = k
+        node = piece.grad_fn
+        if node is not None:
+            number_piece(node, k)
     return pieces
 
 

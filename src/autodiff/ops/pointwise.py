@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from ..backend import np  # the host module, for the 0-d float64 path (scalar=)
 from ..tensor import Tensor
 from .batching import ELEMENTWISE
 from .registry import defop, zeros_as
@@ -59,7 +60,7 @@ TAN = defop(
     floats=True,
 )
 TANH = defop(
-    "tanh", lambda xp, input: xp.tanh(input), doc="Hyperbolic tangent.", method=True, inplace=True,
+    "tanh", lambda xp, input: xp.tanh(input), doc="Hyperbolic tangent.", method=True, inplace=True, scalar=np.tanh,
     input=lambda grad, result: grad * (1 - result * result),
     batch=ELEMENTWISE,
     spelling=elementwise("np.tanh", latex=r"\tanh"),

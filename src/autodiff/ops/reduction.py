@@ -16,7 +16,7 @@ from .comparison import isnan, nondiff_argmax, nondiff_argmin
 from .dims import kept_shape, normalize_dim, normalize_dims
 from .pointwise import EXP
 from .batching import ELEMENTWISE, dims
-from .registry import array_of, defop, like
+from .registry import array_of, defop, like, on_arrays
 from .spelling import Spelling, helped
 from .surface import public
 from .selection import MAXIMUM, MINIMUM, WHERE
@@ -60,6 +60,15 @@ SUM = defop(
     input=lambda grad, input_shape: EXPAND.apply(grad, input_shape),
     spelling=Spelling(numpy="np.sum", latex=r"\sum {0}", build=lambda s, x: s.summed(x)),
 )
+
+
+def _sum_input(grad, input_shape):  # SUM's formula on NumPy data, as a plain backward() calls it
+    if grad.__class__ in backend.NUMPY_CLASSES:
+        return backend.broadcast_to(backend.np, grad, input_shape)
+    return EXPAND.apply(grad, input_shape)
+
+
+on_arrays(SUM, input=_sum_input)
 SUM_DIM = defop(
     "sum_dim", lambda xp, input, dim, keepdim: contiguous(xp, xp.sum(input, axis=dim, keepdims=keepdim)),
     grad_fn="SumBackward1", domain=True,

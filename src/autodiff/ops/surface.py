@@ -118,6 +118,9 @@ def bind_operators(function, operators, *, batch=None, batches_itself: bool = Fa
         setattr(TensorMethods, operator, function)
 
 
+_MAY_BATCH = frozenset((Batched, list, tuple))  # an argument that is, or may hold, a batched tensor
+
+
 def following_batches(function, rule):
     """`function`, or `rule` when a batched tensor is among its arguments (see ops/batching.py).
 
@@ -125,8 +128,7 @@ def following_batches(function, rule):
 
     def public(*args, **kwargs):
         for value in args:
-            kind = value.__class__
-            if kind is Batched or kind is list or kind is tuple:
+            if value.__class__ in _MAY_BATCH:
                 if has_batched(args, kwargs):
                     return dispatch(rule, function, args, kwargs)
                 break

@@ -90,7 +90,9 @@ def _namer(evaluation):
             return None
         return [evaluation.source.snippet(o.start, o.end) for o in operands]
 
-    namer.tensors = leaves  # constants a formula names
+    # constants a formula names: by tensor, and by the array a record saved of it
+    namer.tensors = {**leaves, **{id(t._data): name for name, t in {**evaluation.constants, **evaluation.inputs}.items()
+                                  if hasattr(t, "_data")}}
     namer.operand_texts = operand_texts
     return namer
 

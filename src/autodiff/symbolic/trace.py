@@ -34,7 +34,9 @@ class Traced(Tensor):
         self.expr = expression
         self._data = plain._data
         self._requires_grad = plain._requires_grad
-        self.grad_fn = plain.grad_fn
+        self._node = plain._node
+        self._at = plain._at
+        self._token = plain._token
         self._grad = None
         self._output_nr = plain._output_nr
         self._version_log = plain._version_log
@@ -198,7 +200,7 @@ class Tracer:
         under_no_grad = self.detach_no_grad and symbolic and not GRAD_MODE.enabled
         if under_no_grad:
             exprs = [_undetached(e) for e in exprs]
-        if self.recording:
+        if self.recording or not GRAD_MODE.enabled:  # backward's formulas run with it off already
             result = function(*plain_args, **plain_kwargs)
         else:
             previous, GRAD_MODE.enabled = GRAD_MODE.enabled, False
@@ -223,30 +225,32 @@ class Tracer:
         return traced
 
     def _keep_traced(self, node, args, plain_args) -> None:
-        """Make the node's saved values the traced tensors, so its formulas build expressions
-        (and its saved shapes the traced shapes, by their sizes' names)."""
-        saved = node._saved
+        """Make the node's saved values the traced tensors, so its formulas build expressions:
+        each saved argument (its array in the record) by the traced tensor given in its place (and
+        a saved shape by the traced shape, by its sizes' names)."""
+        saved = node._slots()
         if not saved:
             return
-        if self.by_prime:
-            shapes = [(k, args[i]) for k, (kind, i) in enumerate(node.op.save_plan)
-                      if kind == "_shape" and i < len(args) and args[i].__class__ is Traced]
-            if shapes:
-                saved = list(saved)
-                for k, a in shapes:
-                    saved[k] = a.shape
-                node._saved = saved = tuple(saved)
-        swap = {}
-        for a, p in zip(args, plain_args):
+        op = node.op
+        swapped = list(saved)
+        changed = False
+        for k, (kind, i) in enumerate(op.save_plan):
+            if saved[k] is None or kind not in ("arg", "_shape") or i >= len(args):
+                continue
+            a = args[i]
+            if kind == "_shape":
+                if self.by_prime and a.__class__ is Traced:
+                    swapped[k], changed = a.shape, True
+                continue
+            if kind != "arg":
+                continue
             if a.__class__ is Traced:
-                swap[id(p)] = a
-            elif isinstance(a, list):
-                for x, y in zip(a, p):
-                    if isinstance(x, Traced):
-                        swap[id(y)] = x
-        if swap:
-            node._saved = tuple([[swap.get(id(x), x) for x in v] if v.__class__ is list else swap.get(id(v), v)
-                                 for v in saved])
+                swapped[k], changed = a, True
+            elif isinstance(a, list) and any(isinstance(x, Traced) for x in a):
+                swapped[k] = [x if isinstance(x, Traced) else y for x, y in zip(a, saved[k])]
+                changed = True
+        if changed:
+            node._saved = tuple(swapped)
 
     def _reattach(self, node, result: Tensor) -> Tensor:
         """The saved result a formula reads, as the traced tensor it stands for."""
