@@ -183,3 +183,1073 @@ def test_the_same_graphs_and_hooks_as_pytorch():
                                                  create_graph=True)
         descs.append((graph_desc(x.grad.grad_fn), graph_desc(y.grad.grad_fn)))
     assert descs[0] == descs[1]
+
+
+# --- test_autograd.py's TestAutograd, ported: the test's name in PyTorch is the name here, the
+# logic PyTorch's, its TestCase helpers plain asserts.
+
+def _eq(a, b):
+    return torch.allclose(torch.as_tensor(a) if not isinstance(a, torch.Tensor) else a,
+                          torch.as_tensor(b) if not isinstance(b, torch.Tensor) else b)
+
+
+def test_function_returns_input():
+    class MyFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    for shape in [(1,), ()]:
+        v = torch.ones(shape, requires_grad=True)
+        MyFunction.apply(v).backward()
+        assert _eq(v.grad, torch.full(shape, 2.0))
+        with torch.no_grad():
+            v.grad.zero_()
+        MyFunction.apply(v.clone()).backward()
+        assert _eq(v.grad, torch.full(shape, 2.0))
+
+
+def test_function_returns_undefined_tensor():
+    class MyFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return None
+
+    x = torch.ones(1, requires_grad=True)
+    MyFunction.apply(x).backward()
+    assert x.grad is None
+    MyFunction.apply(x ** 2).backward()
+    assert x.grad is None
+    MyFunction.apply(x).sum().backward()
+    assert x.grad is None
+    assert torch.autograd.grad(MyFunction.apply(x), x, allow_unused=True)[0] is None
+
+
+def test_unused_grad_requires_grad_with_materialize():
+    x = torch.ones(10, requires_grad=True)
+    y = torch.ones(10, requires_grad=True)
+    z = (x ** 2).sum()
+    g = torch.autograd.grad(z, (x, y), allow_unused=True, materialize_grads=True, create_graph=False)
+    assert not g[0].requires_grad and not g[1].requires_grad
+    assert g[1].tolist() == [0.0] * 10
+
+
+def test_grad_materialize_grads():
+    x = torch.tensor(0.5, requires_grad=True)
+    a = torch.tensor(1.0, requires_grad=True)
+    y = x * a
+    dydx = torch.autograd.grad(y, x, create_graph=True)
+    d2ydx2_none = torch.autograd.grad(dydx, x, create_graph=True, allow_unused=True)
+    d2ydx2 = torch.autograd.grad(dydx, x, create_graph=True, allow_unused=True, materialize_grads=True)
+    d3ydx3 = torch.autograd.grad(d2ydx2, x, materialize_grads=True)
+    assert d2ydx2_none[0] is None
+    assert d2ydx2[0].item() == 0 and d3ydx3[0].item() == 0
+    with pytest.raises(ValueError, match="Expected allow_unused to be True or not passed when"):
+        torch.autograd.grad(y, x, allow_unused=False, materialize_grads=True)
+
+
+class _SimulateBackwardError(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input):
+        return input.clone()
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, input):
+        raise Exception("Simulate error on backward pass")
+
+
+def test_custom_function_exception():
+    t1 = torch.rand((3, 3), requires_grad=True)
+    t2 = torch.rand((3, 3), requires_grad=True)
+    tmp = (t1 + t2) * (t1 + t2)
+    t3 = _SimulateBackwardError.apply(tmp)
+    with pytest.raises(Exception, match="Simulate error on backward pass"):
+        t3.sum().backward()
+
+
+def test_custom_function_non_tensor_inputs_outputs():
+    class MyFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t1, t2, scale, t3):
+            t4 = t1 + t2 * t3
+            t5 = t1 * t2 + t3
+            t4 *= scale
+            t5 *= scale
+            ctx.scale = scale
+            ctx.save_for_backward(t1, t2, t3)
+            return scale, t4, None, True, t5, "bar", t1
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, *grads):
+            assert len(grads) == 7
+            assert grads[0] is None and grads[2] is None and grads[3] is None and grads[5] is None
+            scale = ctx.scale
+            var1, var2, var3 = ctx.saved_tensors
+            return (grads[1] * scale + grads[4] * var2 * scale + grads[6],
+                    grads[1] * var3 * scale + grads[4] * var1 * scale,
+                    None,
+                    grads[1] * var2 * scale + grads[4] * scale)
+
+    t1 = torch.rand(10, dtype=torch.double, requires_grad=True)
+    t2 = torch.rand(10, dtype=torch.double, requires_grad=True)
+    t3 = torch.rand(10, dtype=torch.double)
+    scale = 7
+    res = MyFunction.apply(t1, t2, scale, t3)
+    assert res[0] == scale and res[2] is None and res[3] is True and res[5] == "bar"
+    assert _eq((t1 + t2 * t3) * scale, res[1]) and _eq((t1 * t2 + t3) * scale, res[4])
+    assert _eq(t1, res[6])
+    torch.autograd.backward([res[1].sum(), res[4].sum(), res[6].sum()])
+    assert t1.grad is not None and t2.grad is not None and t3.grad is None
+
+    def foo(t1, t2, t3):
+        res = MyFunction.apply(t1, t2, scale, t3)
+        return res[1], res[4], res[6]
+
+    assert torch.autograd.gradcheck(foo, (t1, t2, t3))
+
+
+def test_custom_function_no_tensors():
+    class MyFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t1, t2, scale, t3):
+            t4 = t1 + t2 * t3
+            t5 = t1 * t2 + t3
+            t4 *= scale
+            t5 *= scale
+            return scale, t4, None, True, t5, "bar", t1
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, *args):
+            return (args[0], args[1], None, args[2])
+
+    t1, t2, t3, scale = 0.25, 0.5, 0.75, 3
+    res = MyFunction.apply(t1, t2, scale, t3)
+    assert res == (scale, (t1 + t2 * t3) * scale, None, True, (t1 * t2 + t3) * scale, "bar", t1)
+
+
+def test_invalid_gradients():
+    class MyFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return torch.randn(10, dtype=torch.float)
+
+    with pytest.raises(RuntimeError, match="expected shape"):
+        input = torch.randn(5, 5, dtype=torch.float, requires_grad=True)
+        MyFunction.apply(input).sum().backward()
+
+
+def test_unrelated_inputs():
+    def my_function(x, y):
+        return x * x
+
+    x = torch.rand(10, dtype=torch.double, requires_grad=True)
+    y = torch.rand(10, dtype=torch.double, requires_grad=True)
+    assert torch.autograd.gradcheck(my_function, (x, y))
+    assert torch.autograd.gradgradcheck(my_function, (x, y))
+
+
+def test_custom_function_setup_context_simple():
+    class MySquare(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x ** 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            return gO * 2 * x
+
+    x = torch.randn([], requires_grad=True)
+    (gx,) = torch.autograd.grad(MySquare.apply(x), x)
+    assert _eq(gx, 2 * x)
+
+
+def test_custom_function_setup_context_multi_output():
+    class MySquare(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            two_x = x.item() * 2
+            return x ** 2, two_x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            _, two_x = output
+            ctx.two_x = two_x
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, gO, _):
+            return gO * ctx.two_x
+
+    x = torch.randn([], requires_grad=True)
+    y, _ = MySquare.apply(x)
+    (gx,) = torch.autograd.grad(y, x)
+    assert _eq(gx, 2 * x)
+
+
+def test_custom_function_setup_context_multi_input():
+    class MyReshape(torch.autograd.Function):
+        @staticmethod
+        def forward(x, shape, scale_forward, scale_backward):
+            return x.reshape(shape) * scale_forward
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, shape, scale_forward, scale_backward = inputs
+            ctx.scale_backward = scale_backward
+            ctx.x_shape = x.shape
+
+        @staticmethod
+        def backward(ctx, gO):
+            return gO.reshape(ctx.x_shape) * ctx.scale_backward, None, None, None
+
+    class MyReshapeRef(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, shape, scale_forward, scale_backward):
+            ctx.scale_backward = scale_backward
+            ctx.x_shape = x.shape
+            return x.reshape(shape) * scale_forward
+
+        @staticmethod
+        def backward(ctx, gO):
+            return gO.reshape(ctx.x_shape) * ctx.scale_backward, None, None, None
+
+    def check(x, shape, scale_forward, scale_backward):
+        y = MyReshape.apply(x, shape, scale_forward, scale_backward).sum()
+        (gx,) = torch.autograd.grad(y, x)
+        y_expected = MyReshapeRef.apply(x, shape, scale_forward, scale_backward).sum()
+        (gx_expected,) = torch.autograd.grad(y_expected, x)
+        assert _eq(y_expected, y) and _eq(gx_expected, gx)
+
+    check(torch.randn(24, requires_grad=True), (3, 8), 7, 11)
+    check(torch.randn(2, 3, 4, requires_grad=True), (6, 4), -1, 2)
+
+
+def test_accumulate_grad():
+    grad_output = torch.ones(5, 5)
+
+    def compute_grad(create_graph):
+        x = torch.randn(5, 5, requires_grad=True)
+        y = x + 2
+        y.backward(grad_output, retain_graph=True)
+        x_grad = x.grad
+        x_grad_clone = x.grad.clone()
+        y.backward(grad_output, create_graph=create_graph)
+        return x_grad, x_grad_clone
+
+    x_grad, x_grad_clone = compute_grad(create_graph=False)
+    assert _eq(x_grad, x_grad_clone * 2)  # in place
+    x_grad, x_grad_clone = compute_grad(create_graph=True)
+    assert _eq(x_grad, x_grad_clone)  # out of place
+
+
+def test_accumulate_grad_tensor_reference():
+    """The dense half of PyTorch's test (autodiff has no sparse tensors)."""
+    for create_graph in (False, True):
+        params = torch.tensor([1.5, 1.5]).requires_grad_()
+        params.grad = torch.tensor([1.5, 1.5])
+        grad_saved = params.grad
+        params.backward(torch.tensor([1.5, 1.5]), create_graph=create_graph)
+        assert (id(grad_saved) == id(params.grad)) == (not create_graph)
+
+
+def test_accumulate_grad_with_zero_numel_grad():
+    a = torch.rand(4, 0, requires_grad=True)
+    b = torch.rand(4, 1, requires_grad=True)
+    c = a + b
+    assert c.shape == (4, 0)
+    c.sum().backward()
+    assert _eq(b.grad, torch.zeros(4, 1)) and a.grad.shape == (4, 0)
+
+
+def test_hessian_vector():
+    x = torch.randn(2, 2, requires_grad=True)
+    y = torch.randn(2, 2, requires_grad=True)
+    z = x ** 2 + y * x + y ** 2
+    z.backward(torch.ones(2, 2), create_graph=True)
+    with torch.no_grad():
+        x_grad = 2 * x + y
+        y_grad = x + 2 * y
+    assert _eq(x.grad, x_grad) and _eq(y.grad, y_grad)
+    grad_sum = 2 * x.grad + y.grad
+    grad_sum.backward(torch.ones(2, 2))
+    assert _eq(x.grad, x_grad + torch.ones(2, 2) * 5) and _eq(y.grad, y_grad + torch.ones(2, 2) * 4)
+
+
+def test_grad():
+    x = torch.randn(2, 2, requires_grad=True)
+    y = torch.randn(2, 2, requires_grad=True)
+    z = x ** 2 + y * x + y ** 2
+    z.backward(torch.ones(2, 2), create_graph=True)
+    x_grad = 2 * x + y
+    y_grad = x + 2 * y
+    assert _eq(x.grad, x_grad) and _eq(y.grad, y_grad)
+    grad_sum = 2 * x.grad + y.grad
+    x_hv = torch.autograd.grad(outputs=[grad_sum], grad_outputs=[torch.ones(2, 2)], inputs=[x],
+                               create_graph=True)
+    assert _eq(x_hv[0], torch.ones(2, 2) * 5)
+    assert _eq(x.grad, x_grad) and _eq(y.grad, y_grad)
+    grad_out = torch.ones(2)
+    with pytest.raises(RuntimeError) as error:
+        torch.autograd.grad(outputs=[grad_sum], grad_outputs=[grad_out], inputs=[x], create_graph=True)
+    assert str(error.value) == ("Mismatch in shape: grad_output[0] has a shape of " + str(grad_out.shape)
+                                + " and output[0] has a shape of " + str(grad_sum.shape) + ".")
+
+
+def test_grad_nonleaf():
+    x_init = torch.randn(2, 2, requires_grad=True)
+    x = x_init
+    y = torch.randn(2, 2, requires_grad=True)
+    grad_output = torch.ones(2, 2)
+
+    def fn(x):
+        return x ** 2 + y * x + y ** 2
+
+    for _ in range(5):
+        (grad_x,) = torch.autograd.grad(fn(x), x, grad_outputs=grad_output, create_graph=True)
+        assert y.grad is None and x.grad is None
+        assert _eq(grad_x, 2 * x + y)
+        x = x + 0.05 * grad_x
+    assert fn(x).sum().item() > fn(x_init).sum().item()
+    x.backward(grad_output)
+    assert y.grad is not None and x_init.grad is not None
+
+
+def test_grad_nonleaf_many_outputs():
+    x = torch.randn(4, 2, requires_grad=True)
+    a, b = x.chunk(2)
+    hook_called = [False]
+
+    def hook(*grads):
+        hook_called[0] = True
+
+    x.register_hook(hook)
+    go = torch.randn(2, 2)
+    grad_a, grad_b = torch.autograd.grad((a + 2 * b), [a, b], grad_outputs=go, create_graph=True)
+    assert _eq(grad_a, go) and _eq(grad_b, go * 2)
+    assert not hook_called[0] and x.grad is None
+
+
+def test_grad_nonleaf_register_hook():
+    """PyTorch's test, but for one line: `unbind`'s pieces have a node each here (PyTorch: one
+    UnbindBackward0 with an output per piece, the guide), so a hook on piece 0 is not called
+    when backward runs from another piece, where PyTorch calls it with None."""
+    x = torch.randn(5, requires_grad=True)
+    x_list = x.unbind()
+    x0 = x_list[0]
+    hook_results = [None]
+    calls = []
+
+    def hook(grad):
+        hook_results[0] = grad
+        calls.append(grad)
+
+    x0.register_hook(hook)
+    x_list[0].backward()
+    assert _eq(hook_results[0], torch.tensor(1.0))
+    expected_grad = [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert x.grad.tolist() == expected_grad and x_list[0].grad is None
+    for i in range(1, 5):
+        x_list[i].backward()
+        assert len(calls) == 1  # PyTorch: called again, with None
+        expected_grad[i] = 1.0
+        assert x.grad.tolist() == expected_grad and x_list[i].grad is None
+    assert x_list[0].grad_fn is not x_list[1].grad_fn  # PyTorch: the same node
+    assert [type(p.grad_fn).__name__ for p in x_list] == ["UnbindBackward0"] * 5
+
+
+def test_post_accumulate_grad_hook_on_non_leaf():
+    leaf = torch.rand(3, requires_grad=True)
+    non_leaf = 2.0 * leaf
+    with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on non-leaf tensors"):
+        non_leaf.register_post_accumulate_grad_hook(lambda tensor: tensor.sub_(1.0))
+
+
+def test_post_accumulate_grad_hook_multiple_hooks():
+    def hook1(tensor):
+        tensor.sub_(tensor.grad)
+
+    def hook2(tensor):
+        tensor.mul_(4.0)
+
+    tensor = torch.rand(3, requires_grad=True)
+    tensor_ref = tensor.detach().clone()
+    tensor.register_post_accumulate_grad_hook(hook1)
+    tensor.register_post_accumulate_grad_hook(hook2)
+    tensor.sum().backward()
+    assert _eq(4.0 * (tensor_ref - 1.0), tensor)
+
+
+def test_post_accumulate_grad_hook_multiple_tensors():
+    def hook(tensor):
+        tensor.sub_(tensor.grad)
+
+    tensor1 = torch.rand(3, requires_grad=True)
+    tensor1_ref = tensor1.detach().clone()
+    tensor2 = torch.rand(5, requires_grad=True)
+    tensor2_ref = tensor2.detach().clone()
+    tensor1.register_post_accumulate_grad_hook(hook)
+    tensor2.register_post_accumulate_grad_hook(hook)
+    tensor1.sum().backward()
+    tensor2.sum().backward()
+    assert _eq(tensor1_ref - 1.0, tensor1) and _eq(tensor2_ref - 1.0, tensor2)
+
+
+def test_post_accumulate_grad_hook_returns_not_None():
+    tensor = torch.rand(2, 3, requires_grad=True)
+    tensor.register_post_accumulate_grad_hook(lambda tensor: tensor.grad)
+    with pytest.raises(RuntimeError, match="hooks should return None."):
+        tensor.sum().backward()
+
+
+def test_tensor_grad_warnings():
+    import warnings
+
+    dummy = torch.ones(1)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        dummy.requires_grad_()
+        _ = dummy.grad
+        assert len(w) == 0
+        dummy = dummy.clone()
+        _ = dummy.grad
+        assert len(w) == 1
+        dummy.retain_grad()
+        _ = dummy.grad
+        assert len(w) == 1
+
+
+def test_grad_mode_class_decoration():
+    import warnings
+
+    with pytest.warns(FutureWarning, match="Decorating classes is deprecated"):
+        @torch.no_grad()
+        class Foo:
+            def __init__(self):
+                assert not torch.is_grad_enabled()
+
+            def foo(self):
+                assert torch.is_grad_enabled()
+
+        Foo().foo()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+
+        @torch.no_grad()
+        def foo():
+            assert not torch.is_grad_enabled()
+
+        foo()
+
+        class Foo2:
+            @torch.no_grad()
+            def __init__(self):
+                assert not torch.is_grad_enabled()
+
+            @torch.no_grad()
+            def foo(self):
+                assert not torch.is_grad_enabled()
+
+        Foo2().foo()
+    assert len(w) == 0
+
+
+def test_post_accumulate_grad_hook_ordering_on_a_vector():
+    """test_post_accumulate_grad_hook_ordering as PyTorch wrote it: a vector, then sum()."""
+    tensor = torch.rand(3, requires_grad=True)
+
+    def acc_grad_node_post_hook(grad_in, grad_out):
+        tensor.grad = grad_out[0].mul(10)
+
+    acc_grad = tensor.view_as(tensor).grad_fn.next_functions[0][0]
+    tensor.register_hook(lambda grad: grad.sub(2.0))
+    acc_grad.register_prehook(lambda grad_out: (grad_out[0].div(5.0),))
+    def post_acc_grad_hook(t):
+        t.grad.add_(0.5)
+
+    tensor.register_post_accumulate_grad_hook(post_acc_grad_hook)
+    acc_grad.register_hook(acc_grad_node_post_hook)
+    tensor.sum().backward()
+    assert _eq(torch.tensor([3.0, 3.0, 3.0]), tensor.grad)
+
+
+def test_hook_with_no_name():
+    class MyHookClass:
+        def __call__(self, grad):
+            return grad.clone()
+
+    x = torch.randn(5, requires_grad=True).clone()
+    x.register_hook(MyHookClass())
+    x.sum().backward()
+
+
+def test_prehook_ordering():
+    log = []
+
+    def hook1(g):
+        log.append(1)
+        return g * 3
+
+    def hook2(gs):
+        log.append(2)
+        return tuple(g * 2 for g in gs)
+
+    a = torch.tensor(1.0, requires_grad=True)
+    b = a.clone()
+    b.grad_fn.register_prehook(hook2)
+    b.register_hook(hook1)
+    b.grad_fn.register_prehook(hook2)
+    acc = b.grad_fn.next_functions[0][0]
+    a.register_hook(hook1)
+    acc.register_prehook(hook2)
+    a.register_hook(hook1)
+    b.sum().backward(retain_graph=True)
+    assert log == [1, 2, 2, 1, 1, 2]
+    log.clear()
+    torch.autograd.grad(b.sum(), inputs=(a,), retain_graph=True)
+    assert log == [1, 2, 2, 1, 1]
+    log.clear()
+    b.sum().backward(inputs=(b,))
+    assert log == [1, 2, 2]
+    assert b.grad.item() == 3
+
+
+def test_retains_grad_can_always_observe_tensor_prehook():
+    def tensor_prehook(g):
+        return g * 2
+
+    a = torch.tensor(1.0, requires_grad=True)
+    b = a.clone()
+    b.register_hook(tensor_prehook)
+    b.retain_grad()
+    b.register_hook(tensor_prehook)
+    b.clone().backward()
+    assert b.grad.item() == 4
+    a = torch.tensor(1.0, requires_grad=True)
+    b = a.clone()
+    b.retain_grad()
+    b.register_hook(tensor_prehook)
+    b.clone().backward()
+    assert b.grad.item() == 2
+
+
+def test_accumulate_grad_posthooks_can_observe_tensor_prehook():
+    a = torch.tensor(1.0, requires_grad=True)
+    seen = []
+
+    def posthook(gO, gI):
+        assert torch.allclose(gI[0], a * 2) and len(gO) == 0
+        seen.append("post")
+
+    def prehook(gI):
+        assert torch.allclose(gI[0], a * 2) and len(gI) == 1
+        seen.append("pre")
+
+    b = a.clone()
+    acc = b.grad_fn.next_functions[0][0]
+    acc.register_hook(posthook)
+    acc.register_prehook(prehook)
+    a.register_hook(lambda g: g * 2)
+    b.backward()
+    assert seen == ["pre", "post"]
+
+
+def test_accumulate_grad_posthooks_should_not_execute():
+    def tensor_prehook(g):
+        raise RuntimeError
+
+    def posthook(gO, gI):
+        raise RuntimeError
+
+    a = torch.tensor(1.0, requires_grad=True)
+    a.register_hook(tensor_prehook)
+    b = torch.tensor(1.0, requires_grad=True)
+    c = a.clone()
+    acc = c.grad_fn.next_functions[0][0]
+    acc.register_hook(posthook)
+    out = a + b + c
+    out.sum().backward(inputs=[b])
+    assert b.grad.item() == 1.0
+
+
+def test_hook_edge_case_when_called_with_grad():
+    a = torch.tensor(1.0, requires_grad=True)
+    b = a * 2
+    c = b * 2
+    counts = {"tensor": 0, "pre": 0, "post": 0}
+
+    def tensor_prehook(g):
+        counts["tensor"] += 1
+
+    def prehook(g):
+        counts["pre"] += 1
+
+    def posthook(gI, gO):
+        counts["post"] += 1
+
+    a.register_hook(tensor_prehook)
+    b.register_hook(tensor_prehook)
+    acc = b.grad_fn.next_functions[0][0]
+    acc.register_hook(posthook)
+    acc.register_prehook(prehook)
+    b.grad_fn.register_hook(posthook)
+    b.grad_fn.register_prehook(prehook)
+
+    def run_and_count(fn):
+        for key in counts:
+            counts[key] = 0
+        fn()
+        return counts["tensor"], counts["post"], counts["pre"]
+
+    assert run_and_count(lambda: torch.autograd.grad(c, inputs=(b), retain_graph=True)) == (1, 0, 0)
+    assert run_and_count(lambda: torch.autograd.grad(c, inputs=(a, b), retain_graph=True)) == (2, 1, 1)
+    assert run_and_count(lambda: c.backward(retain_graph=True)) == (2, 2, 2)
+    assert run_and_count(lambda: c.backward(inputs=(a, b), retain_graph=True)) == (2, 2, 2)
+
+
+def test_sharded_grad():
+    leaves = [torch.zeros(5, 5, requires_grad=True) for _ in range(10)]
+    intermediates = [l * i + l * l for i, l in enumerate(leaves)]
+    loss = sum(v * i for i, v in enumerate(intermediates)).sum()
+    d_intermediates = [d_i for start in range(0, len(intermediates), 2)
+                       for d_i in torch.autograd.grad(loss, intermediates[start:start + 2])]
+    torch.autograd.backward(intermediates, d_intermediates)
+    for i, l in enumerate(leaves):
+        assert _eq(l.grad, i * i * (1 + l))
+
+
+def test_backward_badcalls():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        torch.ones(1).backward()
+
+
+def test_grad_badcalls():
+    x = torch.ones(1)
+    y = x ** 2
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        torch.autograd.grad(x, y)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        torch.autograd.grad(y, x)
+    x = torch.ones(1, requires_grad=True)
+    torch.autograd.grad(x ** 2, x)
+
+
+def test_grad_empty_inputs():
+    """PyTorch 2.13's text; older tests read ValueError "grad requires non-empty inputs."."""
+    x = torch.tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"^`inputs` argument to `grad\(\)` cannot be empty\.$"):
+        torch.autograd.grad(2 * x, [], grad_outputs=torch.tensor([1.0]))
+
+
+def test_grad_fn_badcalls():
+    error_regex = "expected .* arguments, got .* instead"
+    x = torch.ones(1, requires_grad=True)
+    y = x ** 2
+    with pytest.raises(TypeError, match=error_regex):
+        y.grad_fn(x.detach(), x.detach())
+    with pytest.raises(TypeError, match=error_regex):
+        y.grad_fn()
+    y.grad_fn(x.detach())
+
+
+def test_grad_unreachable():
+    x = torch.ones(1, requires_grad=True)
+    y = torch.ones(1, requires_grad=True)
+    z = x * 2
+    w = y * 2
+    grad_x, grad_y = torch.autograd.grad(x * 2, [x, y], allow_unused=True)
+    assert _eq(grad_x, x * 2) and grad_y is None
+    z = torch.ones(1, requires_grad=True)
+    grad_x, grad_z = torch.autograd.grad(x * 2, [x, z], allow_unused=True)
+    assert _eq(grad_x, x * 2) and grad_z is None
+    with pytest.raises(RuntimeError, match="Set allow_unused=True"):
+        torch.autograd.grad(x * 2, [x, y], allow_unused=False)
+    del w
+
+
+def test_grad_unreachable_discovery():
+    class MyFunc(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, x):
+            raise AssertionError("This node should not be executed!")
+
+    x = MyFunc.apply(torch.randn(1, requires_grad=True) * 2)
+    y = torch.randn(1, requires_grad=True)
+    (gY,) = torch.autograd.grad(x, (y,), allow_unused=True)
+    assert gY is None
+    x = MyFunc.apply(torch.randn(1, requires_grad=True) * 2)
+    y = torch.randn(1, requires_grad=True)
+    z = torch.randn(1, requires_grad=True)
+    (gY, gZ) = torch.autograd.grad(x + z, (y, z), allow_unused=True)
+    assert gY is None and gZ is not None
+    x = MyFunc.apply(torch.randn(1, requires_grad=True) * 2)
+    y = torch.randn(1, requires_grad=True)
+    torch.autograd.backward(x, inputs=(y,))
+    assert y.grad is None
+
+
+def test_hooks():
+    x = torch.ones(5, 5, requires_grad=True)
+    y = torch.ones(5, 5) * 4
+    y.requires_grad_(True)
+    counter = [0]
+
+    def bw_hook(inc, grad):
+        assert isinstance(grad, torch.Tensor)
+        counter[0] += inc
+
+    z = x ** 2 + x * 2 + x * y + y
+    x.register_hook(lambda *args: bw_hook(0, *args))
+    test = z.register_hook(lambda *args: bw_hook(1, *args))
+    z.backward(torch.ones(5, 5), retain_graph=True)
+    assert counter[0] == 1
+    test2 = z.register_hook(lambda *args: bw_hook(2, *args))
+    z.backward(torch.ones(5, 5), retain_graph=True)
+    assert counter[0] == 4
+    test2.remove()
+    z.backward(torch.ones(5, 5), retain_graph=True)
+    assert counter[0] == 5
+    test.remove()
+    z.register_hook(lambda grad: grad.mul(2))
+    with torch.no_grad():
+        y.grad.zero_()
+    z.backward(torch.ones(5, 5), retain_graph=True)
+    assert _eq(y.grad, (x + 1) * 2)
+    y.register_hook(lambda grad: grad.mul(2))
+    with torch.no_grad():
+        y.grad.zero_()
+    z.backward(torch.ones(5, 5))
+    assert _eq(y.grad, (x + 1) * 4)
+
+
+def _get_mul2(use_custom_function):
+    if use_custom_function:
+        class Mul2(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, gO):
+                return gO * 2
+
+        return Mul2.apply
+    return lambda x: x * 2
+
+
+@pytest.mark.parametrize("use_custom_function", [True, False])
+def test_grad_fn_prehooks(use_custom_function):
+    mul2 = _get_mul2(use_custom_function)
+    a = torch.tensor([1.0], requires_grad=True)
+    b = mul2(a)
+    post_counter = [0]
+    pre_counter = [0]
+
+    def posthook(grad_input, grad_output):
+        assert pre_counter[0] == 3
+        assert torch.allclose(grad_output[0], torch.ones(1) * 8)
+        assert torch.allclose(grad_input[0], torch.ones(1) * 16)
+        post_counter[0] += 1
+        return grad_input
+
+    def prehook(grad_output):
+        pre_counter[0] += 1
+        return (grad_output[0] * 2,)
+
+    b.grad_fn.register_hook(posthook)
+    b.grad_fn.register_hook(posthook)
+    b.grad_fn.register_prehook(prehook)
+    b.grad_fn.register_prehook(lambda x: None)
+    b.grad_fn.register_prehook(prehook)
+    b.grad_fn.register_prehook(prehook)
+    b.grad_fn.register_prehook(lambda x: x)
+    b.grad_fn.register_prehook(lambda x: None)
+    b.sum().backward()
+    assert post_counter[0] == 2 and pre_counter[0] == 3
+
+    a = torch.rand(3, 3, requires_grad=True)
+    b = mul2(a)
+
+    def prehook_none(grad_output):
+        pre_counter[0] += 1
+        return None
+
+    b.grad_fn.register_prehook(prehook_none)
+    b.sum().backward()
+    assert pre_counter[0] == 4 and torch.allclose(a.grad, torch.ones(3, 3) * 2)
+
+
+def test_grad_fn_prehooks_multiple_outputs():
+    """The custom Function half (var_mean is outside the claimed functions)."""
+    class DoubleMul2(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, a, y):
+            ctx.a = a
+            return a * x * 2, a, a * y * 2
+
+        @staticmethod
+        def backward(ctx, g1, _a, g2):
+            return ctx.a * g1 * 2, None, ctx.a * g2 * 2
+
+    counter = [0]
+
+    def prehook(grad_output):
+        g1, ga, g2 = grad_output
+        assert ga is None
+        counter[0] += 1
+        return (g1 * 2, None, g2 * 2)
+
+    a = torch.randn(3, 3, requires_grad=True)
+    b = torch.randn(3, 3, requires_grad=True)
+    k = 3
+    c, _, d = DoubleMul2.apply(a, k, b)
+    c.grad_fn.register_prehook(prehook)
+    (c + d).sum().backward()
+    assert counter[0] == 1
+    assert torch.allclose(a.grad, torch.ones(1) * 4 * k) and torch.allclose(b.grad, torch.ones(1) * 4 * k)
+
+
+@pytest.mark.parametrize("use_custom_function", [True, False])
+def test_grad_fn_prehooks_remove_hooks(use_custom_function):
+    mul2 = _get_mul2(use_custom_function)
+    a = torch.rand(3, 3, requires_grad=True)
+    b = mul2(a)
+    counter = [0]
+
+    def prehook(grad_output):
+        counter[0] += 1
+        return None
+
+    handle = b.grad_fn.register_prehook(prehook)
+    b.grad_fn.register_prehook(prehook)
+    handle.remove()
+    b.sum().backward()
+    assert torch.allclose(a.grad, torch.ones(3, 3) * 2) and counter[0] == 1
+
+    a = torch.rand(3, 3, requires_grad=True)
+    b = mul2(a)
+    counter = [0]
+
+    def prehook1(grad_output):
+        handle2.remove()
+        handle3.remove()
+        return None
+
+    def prehook2(grad_output):
+        counter[0] += 1
+        return None
+
+    b.grad_fn.register_prehook(prehook1)
+    handle2 = b.grad_fn.register_prehook(prehook2)
+    handle3 = b.grad_fn.register_prehook(prehook2)
+    handle3.remove()
+    b.sum().backward()
+    assert torch.allclose(a.grad, torch.ones(3, 3) * 2) and counter[0] == 1
+
+
+def test_hook_none():
+    class NoneGradientFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            assert ctx.needs_input_grad[0] and not ctx.needs_input_grad[1]
+            return x, y
+
+        @staticmethod
+        def backward(ctx, grad_x, grad_y):
+            return grad_x, None
+
+    was_called = [False]
+
+    def hook(grad):
+        assert grad is not None
+        was_called[0] = True
+
+    x = torch.randn(5, 5, requires_grad=True)
+    y = torch.randn(5, 5)
+    rx, ry = NoneGradientFunction.apply(x, y)
+    rx.register_hook(hook)
+    ry.register_hook(hook)
+    sum(rx, ry).sum().backward()
+    assert was_called[0]
+
+
+def test_retain_grad():
+    input = torch.rand(1, 3, requires_grad=True)
+    h1 = input * 3
+    out = (h1 * h1).sum()
+    h1.retain_grad()
+    h1.retain_grad()
+    out.backward(retain_graph=True)
+    assert _eq(h1 * 2, h1.grad)
+    out.backward(retain_graph=True)
+    assert _eq(h1 * 4, h1.grad)
+    with torch.no_grad():
+        input.grad.zero_()
+    input.retain_grad()
+    input.retain_grad()
+    out.backward()
+    assert _eq(input * 18, input.grad)
+
+
+def test_retain_grad_inplace():
+    a = torch.tensor([1.0], requires_grad=True).clone()
+    a.retain_grad()
+    a.mul_(2)
+    a.sum().backward()
+    assert a.grad.tolist() == [1.0]
+    a = torch.tensor([1.0], requires_grad=True).clone()
+    a.retain_grad()
+    a.mul_(2)
+    a.mul_(2)
+    a.sum().backward()
+    assert a.grad.tolist() == [1.0]
+    x = torch.tensor([1.0], requires_grad=True).clone()
+    x.retain_grad()
+    x_view = x[:]
+    x_view *= 2
+    x *= 2
+    x.sum().backward()
+    assert x.grad.tolist() == [1.0]
+    x = torch.zeros(4)
+    y = x.view(2, 2)
+    y.add_(torch.randn(2, 2, requires_grad=True))
+
+
+def test_retains_grad_inplace_multiple_outputs():
+    """The custom Function half (var_mean is outside the claimed functions)."""
+    class DoubleMul(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    b = torch.rand(3, 3, requires_grad=True)
+    var, mean = DoubleMul.apply(b)
+    var.retain_grad()
+    mean.retain_grad()
+    var.mul_(2)
+    (var + mean).sum().backward()
+    gvar, gmean = var.grad, mean.grad
+    a = b.detach().requires_grad_(True)
+    var, mean = DoubleMul.apply(a)
+    var.mul_(2)
+    gvar_expected, gmean_expected = torch.autograd.grad((var + mean).sum(), inputs=(var, mean))
+    assert torch.allclose(gvar, gvar_expected) and torch.allclose(gmean, gmean_expected)
+
+
+def test_tensor_hooks_inplace():
+    count1 = [0]
+    count2 = [0]
+
+    def fn1(grad):
+        count1[0] += 1
+        assert grad.tolist() == [4.0]
+        return grad * 2
+
+    def fn2(grad):
+        count2[0] += 1
+        assert grad.tolist() == [1.0]
+        return grad * 2
+
+    a = torch.tensor([1.0], requires_grad=True)
+    b = a.clone()
+    b.register_hook(fn1)
+    b.mul_(2)
+    b.register_hook(fn2)
+    b.sum().backward()
+    assert count1[0] == 1 and count2[0] == 1 and a.grad.tolist() == [8.0]
+
+    count3 = [0]
+
+    def fn3(grad):
+        count3[0] += 1
+        assert grad.tolist() == [4.0]
+        return grad * 2
+
+    a = torch.tensor([1.0], requires_grad=True)
+    b = a.clone()
+    b.register_hook(fn3)
+    b.mul_(2)
+    b.mul_(2)
+    b.sum().backward()
+    assert count3[0] == 1 and a.grad.tolist() == [8.0]
+
+
+def test_tensor_hooks_inplace_multiple_outputs():
+    """The custom Function half (var_mean is outside the claimed functions)."""
+    class DoubleMul(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    counts = [0, 0, 0]
+    b = torch.rand(3, 3, requires_grad=True)
+    out1, out2 = DoubleMul.apply(b)
+
+    def fn0(grad):
+        counts[0] += 1
+        assert _eq(grad, torch.ones_like(out1) * 2)
+
+    def fn1(grad):
+        counts[1] += 1
+        assert _eq(grad, torch.ones_like(out1) * 3)
+
+    def fn2(grad):
+        counts[2] += 1
+        assert _eq(grad, torch.ones_like(out1))
+
+    out1.register_hook(fn0)
+    out2.register_hook(fn1)
+    out1.mul_(2)
+    out1.register_hook(fn2)
+    (out1 + out2 * 3).sum().backward()
+    assert counts == [1, 1, 1]
+
+
+def test_backward():
+    v = torch.randn(5, 5, requires_grad=True)
+    x = torch.randn(5, 5, requires_grad=True)
+    y = (torch.rand(5, 5) + 0.1).requires_grad_(True)
+    z = torch.randn(5, 5, requires_grad=True)
+    grad_output = torch.randn(5, 5)
+    v.backward(grad_output)
+    assert _eq(v.grad, grad_output)
+    a = x + (y * z) + 4 * z ** 2 * x / y
+    a.backward(grad_output)
+    x_grad = 4 * z.pow(2) / y + 1
+    y_grad = z - 4 * x * z.pow(2) / y.pow(2)
+    z_grad = 8 * x * z / y + y
+    assert _eq(x.grad, x_grad * grad_output)
+    assert _eq(y.grad, y_grad * grad_output)
+    assert _eq(z.grad, z_grad * grad_output)

@@ -79,7 +79,8 @@ def grad(
     for i, (g, t) in enumerate(zip(captured, inputs)):
         if g is None:
             if materialize_grads:
-                g = zeros_like(t)
+                # PyTorch's zeros_like(input, requires_grad=create_graph): a leaf of the new graph
+                g = zeros_like(t).requires_grad_(bool(create_graph))
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in the graph. "

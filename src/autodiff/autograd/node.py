@@ -139,6 +139,8 @@ class Node:
         raise NotImplementedError
 
     def __call__(self, *grads):
+        if len(grads) != self.n_outputs:
+            raise TypeError(f"expected {self.n_outputs} arguments, got {len(grads)} instead")
         grads = [g if g is None or isinstance(g, TENSOR) else TENSOR(g) for g in grads]
         result = self._apply(grads, True)
         return result[0] if len(result) == 1 else tuple(result)
