@@ -1253,3 +1253,262 @@ def test_backward():
     assert _eq(x.grad, x_grad * grad_output)
     assert _eq(y.grad, y_grad * grad_output)
     assert _eq(z.grad, z_grad * grad_output)
+
+
+def test_multi_backward():
+    x = torch.randn(5, 5, requires_grad=True)
+    y = torch.randn(5, 5, requires_grad=True)
+    q = torch.randn(5, 5, requires_grad=True)
+    a = torch.randn(5, 5, requires_grad=True)
+    b = torch.randn(5, 5, requires_grad=True)
+    q2 = q * 2
+    z = x + y + q2
+    c = a * b + q2
+    grad_z = torch.randn(5, 5)
+    grad_c = torch.randn(5, 5)
+    torch.autograd.backward([z, c], [grad_z, grad_c])
+    assert _eq(x.grad, grad_z) and _eq(y.grad, grad_z)
+    assert _eq(a.grad, grad_c * b) and _eq(b.grad, grad_c * a)
+    assert _eq(q.grad, (grad_c + grad_z) * 2)
+
+
+def test_multi_backward_no_grad():
+    x = torch.randn(5, 5, requires_grad=True)
+    y = torch.randn(5, 5, requires_grad=False)
+    z = x + y
+    q = y * 2
+    with pytest.raises(RuntimeError):
+        torch.autograd.backward([z, q], [torch.ones(5, 5), torch.ones(5, 5)])
+
+
+def test_backward_with_inputs():
+    x = torch.randn(2, 2, dtype=torch.double, requires_grad=True)
+    y = torch.randn(2, 2, dtype=torch.double, requires_grad=True)
+
+    def fn():
+        return x ** 2 + y * x + y ** 2
+
+    gradient = torch.ones(2, 2)
+    x_grad_expected = 2 * x + y
+    y_grad_expected = x + 2 * y
+
+    @torch.no_grad()
+    def reset_grad():
+        x.grad.zero_()
+        y.grad.zero_()
+
+    torch.autograd.backward(fn(), gradient, inputs=[x, y])
+    assert _eq(x.grad, x_grad_expected) and _eq(y.grad, y_grad_expected)
+    reset_grad()
+    torch.autograd.backward(fn(), gradient, inputs=[x])
+    assert _eq(x.grad, x_grad_expected) and _eq(y.grad, torch.zeros(2, 2))
+    reset_grad()
+    torch.autograd.backward(fn(), gradient, inputs=[y])
+    assert _eq(y.grad, y_grad_expected) and _eq(x.grad, torch.zeros(2, 2))
+    reset_grad()
+    torch.autograd.backward(fn(), gradient, inputs=y)
+    assert _eq(y.grad, y_grad_expected) and _eq(x.grad, torch.zeros(2, 2))
+    reset_grad()
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        torch.autograd.backward(fn(), gradient, inputs=[])
+
+
+def test_backward_with_scalar_input():
+    x = torch.randn([], dtype=torch.double, requires_grad=True)
+    out = x ** 2
+    out.backward(inputs=x)
+    assert _eq(x.grad, 2 * x)
+
+
+def test_backward_with_nonleaf_inputs():
+    x = torch.randn(2, 2, dtype=torch.double, requires_grad=True)
+    x_nonleaf = x * 1
+    y = torch.randn(2, 2, dtype=torch.double, requires_grad=True)
+    z = torch.randn(2, 2, dtype=torch.double, requires_grad=True)
+    out = x_nonleaf ** 2 + y * x_nonleaf + y ** 2
+    out.backward(torch.ones(2, 2, dtype=torch.double), create_graph=True, inputs=[x, y, x_nonleaf])
+    assert _eq(y.grad, x + 2 * y) and _eq(x.grad, 2 * x + y)
+    assert _eq(x_nonleaf.grad, 2 * x_nonleaf + y)
+    out.backward(torch.ones(2, 2, dtype=torch.double), create_graph=True, inputs=[z])
+    assert z.grad is None
+
+
+def test_dependent_backward():
+    x = torch.randn(10, requires_grad=True)
+    y = x ** 2
+    z = y ** 3
+    go_y = torch.randn(10)
+    go_z = torch.randn(10)
+    torch.autograd.backward([y, z], [go_y, go_z])
+    assert _eq(x.grad, 2 * x * go_y + 6 * x.pow(5) * go_z)
+
+
+def test_save_output_nr():
+    x = torch.randn(10, requires_grad=True)
+    seen = []
+
+    class MultiOutputFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[:5], x[5:]
+
+        @staticmethod
+        def backward(ctx, *grad):
+            return torch.cat(grad)
+
+    a, b = MultiOutputFn.apply(x)
+    assert b.output_nr == 1
+
+    class TestFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, b):
+            ctx.save_for_backward(b)
+            return b * 2
+
+        @staticmethod
+        def backward(ctx, grad_b):
+            (b,) = ctx.saved_tensors
+            seen.append(b.output_nr)
+
+    TestFn.apply(b).sum().backward()
+    assert seen == [1]
+
+
+def test_free_deep_graph_pyfunction():
+    """PyTorch's depth is 150000; 10000 already overflows a recursive teardown."""
+    class MyOp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, tensor1, tensor2):
+            return tensor1 + tensor2
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output, grad_output
+
+    def scope():
+        x = torch.randn(1, requires_grad=True)
+        y = x.clone()
+        for _ in range(10000):
+            y = MyOp.apply(y, y)
+
+    scope()
+
+
+def test_free_deep_graph():
+    def scope():
+        x = torch.randn(1, requires_grad=True)
+        y = x.clone()
+        for _ in range(10000):
+            y = y + y * 0.000001
+
+    scope()
+
+
+def test_no_unnecessary_save():
+    mu = torch.ones(1, requires_grad=True)
+    x = torch.zeros(1)
+    loss = 0
+    for i in range(3):
+        x.detach_()
+        x.copy_(mu + i)
+        ft = torch.tensor([float(i)])
+        multiplied = x * ft
+        s = multiplied.sum()
+        loss += s
+    loss.backward()
+    assert mu.grad.tolist() == [3.0]
+
+
+def test_no_grad():
+    x = torch.ones(5, 5, requires_grad=True)
+    y = torch.ones(5, 5) * 4
+    with torch.no_grad():
+        w = x + y
+
+    def adder(x, y):
+        return x + y
+
+    for adder in [torch.no_grad()(adder), torch.no_grad(adder)]:
+        z = adder(x, y)
+        assert not w.requires_grad and w.grad_fn is None
+        with pytest.raises(RuntimeError):
+            w.backward(torch.ones(5, 5))
+        assert not z.requires_grad and z.grad_fn is None
+        with pytest.raises(RuntimeError):
+            z.backward(torch.ones(5, 5))
+    with torch.no_grad():
+        assert not torch.is_grad_enabled()
+        w = adder(x, y)
+        assert not torch.is_grad_enabled()
+
+
+def test_enable_grad_decorator_no_paren():
+    x = torch.ones(1, requires_grad=True)
+
+    @torch.enable_grad
+    def doubler(x):
+        return x * 2
+
+    with torch.no_grad():
+        z = doubler(x)
+    assert z.requires_grad
+
+
+def test_set_grad_generator_functions():
+    @torch.no_grad()
+    def gen_no_grad():
+        for i in range(10):
+            assert torch.is_grad_enabled() is False
+            yield i
+
+    with torch.enable_grad():
+        for _ in gen_no_grad():
+            assert torch.is_grad_enabled() is True
+
+    @torch.enable_grad()
+    def gen_enable_grad():
+        for i in range(10):
+            assert torch.is_grad_enabled() is True
+            yield i
+
+    with torch.no_grad():
+        for _ in gen_enable_grad():
+            assert torch.is_grad_enabled() is False
+
+
+def test_set_grad_generator_functions_recursive():
+    @torch.enable_grad()
+    def enable_grad_decorator_recursive(depth):
+        assert torch.is_grad_enabled()
+        if depth > 0:
+            no_grad_decorator_recursive(depth - 1)
+            assert torch.is_grad_enabled()
+
+    @torch.no_grad()
+    def no_grad_decorator_recursive(depth):
+        assert not torch.is_grad_enabled()
+        if depth > 0:
+            enable_grad_decorator_recursive(depth - 1)
+            assert not torch.is_grad_enabled()
+
+    def enable_grad_context_manager_recursive(depth):
+        with torch.enable_grad():
+            assert torch.is_grad_enabled()
+            if depth > 0:
+                no_grad_context_manager_recursive(depth - 1)
+                assert torch.is_grad_enabled()
+
+    def no_grad_context_manager_recursive(depth):
+        with torch.no_grad():
+            assert not torch.is_grad_enabled()
+            if depth > 0:
+                enable_grad_context_manager_recursive(depth - 1)
+                assert not torch.is_grad_enabled()
+
+    for mode, expected in ((torch.enable_grad, True), (torch.no_grad, False)):
+        with mode():
+            assert torch.is_grad_enabled() is expected
+            enable_grad_decorator_recursive(10)
+            assert torch.is_grad_enabled() is expected
+            enable_grad_context_manager_recursive(10)
+            assert torch.is_grad_enabled() is expected
