@@ -1512,3 +1512,263 @@ def test_set_grad_generator_functions_recursive():
             assert torch.is_grad_enabled() is expected
             enable_grad_context_manager_recursive(10)
             assert torch.is_grad_enabled() is expected
+
+
+def test_set_grad_coroutines():
+    @torch.no_grad()
+    def coro_no_grad(n=10):
+        assert not torch.is_grad_enabled()
+        for i in range(n):
+            assert not torch.is_grad_enabled()
+            r = yield i
+            assert not torch.is_grad_enabled() and i == r
+        assert not torch.is_grad_enabled()
+
+    @torch.enable_grad()
+    def coro_enable_grad(n=10):
+        assert torch.is_grad_enabled()
+        for i in range(n):
+            assert torch.is_grad_enabled()
+            r = yield i
+            assert torch.is_grad_enabled() and i == r
+        assert torch.is_grad_enabled()
+
+    for mode, coro_fn, outside in ((torch.enable_grad, coro_no_grad, True),
+                                   (torch.no_grad, coro_enable_grad, False)):
+        with mode():
+            coro, r = coro_fn(), None
+            with pytest.raises(StopIteration):
+                while True:
+                    assert torch.is_grad_enabled() is outside
+                    r = coro.send(r)
+                    assert torch.is_grad_enabled() is outside
+
+
+def test_set_grad_coroutines_benign_exceptions():
+    class RecoverableException(Exception):
+        pass
+
+    def make(mode, expected):
+        @mode()
+        def coro(n=10):
+            has_raised = False
+            for i in range(n):
+                try:
+                    assert torch.is_grad_enabled() is expected
+                    yield (-i if has_raised else i)
+                except RecoverableException:
+                    assert torch.is_grad_enabled() is expected
+                    has_raised = True
+        return coro
+
+    for outer, inner, expected in ((torch.enable_grad, torch.no_grad, False),
+                                   (torch.no_grad, torch.enable_grad, True)):
+        with outer():
+            coro = make(inner, expected)()
+            assert next(coro) == 0
+            with pytest.raises(StopIteration):
+                while True:
+                    assert coro.throw(RecoverableException) < 0
+
+
+def test_set_grad_coroutines_critical_exceptions():
+    class UnrecoverableException(Exception):
+        pass
+
+    class SecondaryException(Exception):
+        pass
+
+    def make(mode, expected):
+        @mode()
+        def coro(n=10):
+            for i in range(n):
+                try:
+                    assert torch.is_grad_enabled() is expected
+                    yield i
+                except UnrecoverableException:
+                    assert torch.is_grad_enabled() is expected
+                    raise SecondaryException from None
+        return coro
+
+    for outer, inner, expected in ((torch.enable_grad, torch.no_grad, False),
+                                   (torch.no_grad, torch.enable_grad, True)):
+        with outer():
+            coro = make(inner, expected)()
+            assert next(coro) == 0
+            with pytest.raises(SecondaryException):
+                coro.throw(UnrecoverableException)
+
+
+def test_set_grad_coroutines_exit():
+    def make(mode, expected):
+        @mode()
+        def coro(state):
+            for i in range(10):
+                try:
+                    assert torch.is_grad_enabled() is expected
+                    yield i
+                except GeneratorExit:
+                    assert torch.is_grad_enabled() is expected
+                    state.add("GeneratorExit")
+                    raise
+        return coro
+
+    for outer, inner, expected in ((torch.enable_grad, torch.no_grad, False),
+                                   (torch.no_grad, torch.enable_grad, True)):
+        state = set()
+        with outer():
+            coro = make(inner, expected)(state)
+            for _ in range(5):
+                next(coro)
+            coro.close()
+        assert "GeneratorExit" in state
+
+
+def test_no_grad_python_function():
+    x = torch.ones(5, 5, requires_grad=True)
+
+    class MyOp(torch.autograd.Function):
+        @staticmethod
+        def forward(self, x):
+            return x + 1
+
+        @staticmethod
+        def backward(self, dy):
+            return dy
+
+    with torch.no_grad():
+        y = MyOp.apply(x)
+    assert not y.requires_grad
+
+
+def _check_index(x, y, idx):
+    if y.grad is not None:
+        with torch.no_grad():
+            y.grad.zero_()
+    indexed_tensor = x[idx]
+    indexed_var = y[idx]
+    assert _eq(indexed_tensor, indexed_var.data)
+    indexed_var.sum().backward()
+    expected_grad = torch.zeros(x.size())
+    expected_grad[idx] = 1
+    assert _eq(y.grad, expected_grad), idx
+
+
+def test_indexing():
+    x = torch.arange(1.0, 17).view(4, 4)
+    y = x.clone().requires_grad_(True)
+    for idx in [1, (1, 1), slice(1, None), slice(None, 2), (slice(None, 2), 2), (slice(1, 2), 2),
+                (1, slice(2, None)), (slice(None, None), slice(2, None)), torch.tensor([0, 2]),
+                torch.rand(4, 4) > 0.5, (Ellipsis, slice(2, None)), ([0], [0]), ([1, 2, 3], [0]),
+                ([1, 2], [2, 1]), ([[1, 2], [3, 0]], [[0, 1], [2, 3]]), (slice(None), [2, 3]),
+                ([2, 3], slice(None)), [0], ([0],)]:
+        _check_index(x, y, idx)
+    x = torch.arange(1.0, 49).view(4, 3, 4)
+    y = x.clone().requires_grad_(True)
+    for idx in [(slice(None), [0], [0]), ([0], [0], slice(None)), (slice(None), [0, 1, 2], [0]),
+                ([0, 1, 2], [0], slice(None)), (slice(None), [1, 2], [2, 1]), ([1, 2], [2, 1], slice(None)),
+                (slice(None), [[1, 2], [2, 0]], [[0, 1], [2, 3]]), ([[1, 2], [3, 0]], [[0, 1], [2, 2]], slice(None)),
+                (slice(None), slice(None), [2, 1]), (slice(None), [2, 1], slice(None)),
+                ([2, 1], slice(None), slice(None)), ([0],), ([0], slice(None)), ([0], Ellipsis),
+                ([1, 2], [0, 1]), ([1, 2], [0, 1], Ellipsis), (Ellipsis, [1, 2], [0, 1]),
+                (torch.tensor([0, 1]), Ellipsis)]:
+        _check_index(x, y, idx)
+
+
+def test_indexing_duplicates():
+    y = torch.arange(1.0, 17).view(4, 4).requires_grad_(True)
+    idx = torch.tensor([1, 1, 3, 2, 1, 2])
+    y[idx].sum().backward()
+    expected_grad = torch.zeros(4, 4)
+    for i in idx.tolist():
+        expected_grad[i] += 1
+    assert _eq(y.grad, expected_grad)
+
+    y = torch.arange(1.0, 17).view(4, 4).requires_grad_(True)
+    y[[1, 1, 3, 2, 1, 2], [0]].sum().backward()
+    expected_grad = torch.zeros(4, 4)
+    for i in [1, 1, 3, 2, 1, 2]:
+        expected_grad[i, 0] += 1  # PyTorch's `expected_grad[i][0] += 1` writes into a copy here (the guide)
+    assert _eq(y.grad, expected_grad)
+
+    y = torch.arange(1.0, 17).view(4, 4).requires_grad_(True)
+    y[[[1, 2], [0, 0]], [[0, 1], [1, 1]]].sum().backward()
+    assert y.grad.tolist() == [[0.0, 2.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0],
+                               [0.0, 0.0, 0.0, 0.0]]
+
+    y = torch.arange(1.0, 65).view(4, 4, 4).requires_grad_(True)
+    y[[1, 1, 1], slice(None), slice(None)].sum().backward()
+    expected_grad = torch.zeros(4, 4, 4)
+    expected_grad[1].fill_(3)
+    assert _eq(y.grad, expected_grad)
+
+
+def test_index_backward_does_not_save_tensor():
+    a = torch.tensor([1.0, 0, 0])
+    b = torch.zeros(3, requires_grad=True)
+    tensor = b + 0
+    tensor[a != 0] = tensor[a != 0]
+    tensor.backward(torch.zeros_like(tensor))
+
+
+def test_requires_grad():
+    x = torch.randn(5, 5)
+    y = torch.randn(5, 5)
+    z = torch.randn(5, 5, requires_grad=True)
+    a = x + y
+    assert not a.requires_grad
+    b = a + z
+    assert b.requires_grad
+    b.backward(torch.ones(5, 5))
+    assert x.grad is None and y.grad is None and a.grad is None
+
+
+def test_requires_grad_():
+    x = torch.randn(5, 5)
+    y = torch.randn(5, 5, requires_grad=True)
+    assert x is x.requires_grad_() and x.requires_grad
+    assert y is y.requires_grad_() and y.requires_grad
+    assert x is x.requires_grad_(True) and x.requires_grad
+    assert y is y.requires_grad_(True) and y.requires_grad
+    z = x * y
+    with pytest.raises(RuntimeError):
+        z.requires_grad_(False)
+    assert z is z.requires_grad_() and z.requires_grad
+    assert z is z.requires_grad_(True) and z.requires_grad
+    assert x is x.requires_grad_(False) and not x.requires_grad
+    assert y is y.requires_grad_(False) and not y.requires_grad
+
+
+def test_requires_grad_inplace():
+    a = torch.randn(5, 5)
+    b = torch.randn(5, 5, requires_grad=True)
+    a += b
+    assert a.requires_grad
+    a = torch.randn(5, 5) + 0
+    b = torch.randn(5, 5, requires_grad=True)
+    a += b
+    assert a.requires_grad
+
+
+def test_no_requires_grad_inplace():
+    """PyTorch's test; its last check (`b = a[:]` made before `a` requires grad, then
+    `b.add_(5)` refused) does not hold here: `b` is a tensor of its own (the guide)."""
+    a = torch.randn(2, 3)
+    a.add_(5)
+    a.requires_grad = True
+    a.sum().backward()
+    assert _eq(a.grad, torch.ones(2, 3))
+    a = torch.randn(2, 3)
+    b = a[:]
+    b.add_(5)
+    a.requires_grad = True
+    a.sum().backward()
+    assert _eq(a.grad, torch.ones(2, 3))
+    a = torch.randn(2, 3)
+    b = a[:]
+    a.requires_grad = True
+    with pytest.raises(RuntimeError):
+        a.add_(5)
+    before = a.tolist()
+    b.add_(5)  # PyTorch: RuntimeError (a view of a leaf that requires grad)
+    assert a.tolist() == before
