@@ -1772,3 +1772,343 @@ def test_no_requires_grad_inplace():
     before = a.tolist()
     b.add_(5)  # PyTorch: RuntimeError (a view of a leaf that requires grad)
     assert a.tolist() == before
+
+
+def test_duplicate_backward_root():
+    a = torch.randn(5, 5, requires_grad=True)
+    b = torch.randn(5, 5, requires_grad=True)
+    x = a * b
+    grad_output = torch.randn_like(x)
+    torch.autograd.backward([x, x], [grad_output, grad_output])
+    assert _eq(a.grad, b * grad_output * 2) and _eq(b.grad, a * grad_output * 2)
+
+
+def test_backward_no_grad():
+    a = torch.randn(5, 5, requires_grad=True)
+    b = a + 2
+    with pytest.raises(RuntimeError):
+        torch.autograd.backward([b], [None])
+
+
+def test_backward_twice_with_saved_values():
+    b = torch.randn(3, requires_grad=True, dtype=torch.double)
+    c = torch.zeros(3, dtype=torch.double)
+    c[[1, 2]] = b[[1, 1]]
+    c.backward(torch.tensor([1, 1, 1], dtype=torch.double))
+    with pytest.raises(RuntimeError, match="Specify retain_graph=True"):
+        c.backward(torch.tensor([1, 1, 1], dtype=torch.double))
+
+
+def test_backward_twice_retained_graph_with_saved_values():
+    b = torch.randn(3, requires_grad=True, dtype=torch.double)
+    c = torch.zeros(3, dtype=torch.double)
+    c[[1, 2]] = b[[1, 1]]
+    c.backward(torch.tensor([1, 1, 1], dtype=torch.double), retain_graph=True)
+    c.backward(torch.tensor([1, 1, 1], dtype=torch.double))
+    assert b.grad.tolist() == [0.0, 4.0, 0.0]
+
+
+def test_backward_twice_without_saved_values():
+    b = torch.randn(3, requires_grad=True, dtype=torch.double)
+    c = b + 1
+    c.backward(torch.tensor([1, 1, 1], dtype=torch.double))
+    c.backward(torch.tensor([1, 1, 1], dtype=torch.double))
+    assert b.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_backward_create_graph_does_not_warn_the_cycle_is_collected():
+    """test_backward_create_graph_warns expects "Using backward() with create_graph=True will
+    create a reference cycle ... memory leak": here the cycle between a tensor and its `.grad`
+    is Python objects, which the garbage collector frees, so there is no leak to warn of."""
+    import gc
+    import warnings
+    import weakref
+
+    b = torch.randn(3, requires_grad=True, dtype=torch.double)
+    c = b * b
+    with warnings.catch_warnings(record=True) as ws:
+        warnings.simplefilter("always")
+        c.backward(torch.ones_like(c), create_graph=True)
+        torch.autograd.grad(c, b, torch.ones_like(c), create_graph=True)
+    assert not any("create_graph=True" in str(w.message) for w in ws)
+    assert b.grad.grad_fn is not None
+    ref = weakref.ref(b)
+    del b, c
+    gc.collect()
+    assert ref() is None
+
+
+def test_next_functions():
+    x = torch.randn(5, 5, requires_grad=True)
+    y = torch.randn(5, 5, requires_grad=True)
+    a = x + y
+    assert a.grad_fn is not None
+    next_functions = a.grad_fn.next_functions
+    assert len(next_functions) == 2
+    assert type(next_functions[0][0]).__name__ == "AccumulateGrad" and next_functions[0][1] == 0
+    assert type(next_functions[1][0]).__name__ == "AccumulateGrad" and next_functions[1][1] == 0
+    b = a + 5
+    next_functions = b.grad_fn.next_functions
+    assert len(next_functions) == 2
+    assert next_functions[0][0] is a.grad_fn and next_functions[1][0] is None
+
+
+def test_inplace():
+    x = torch.ones(5, 5, requires_grad=True)
+    y = (torch.ones(5, 5) * 4).requires_grad_(True)
+    z = x * y
+    q = z + y
+    w = z * y
+    z.add_(2)
+    q.backward(torch.ones(5, 5), retain_graph=True)
+    with pytest.raises(RuntimeError):
+        w.backward(torch.ones(5, 5))
+
+    z = x * y
+    q = z * y
+    r = z + y
+    w = z.add_(y)
+    w.backward(torch.ones(5, 5), retain_graph=True)
+    r.backward(torch.ones(5, 5), retain_graph=True)
+    with pytest.raises(RuntimeError):
+        q.backward(torch.ones(5, 5))
+
+    with torch.no_grad():
+        x.grad.zero_()
+    m = x / 2
+    z = m + y / 8
+    q = z * y
+    r = z + y
+    prev_version = z._version
+    w = z.exp_()
+    assert z._version != prev_version
+    r.backward(torch.ones(5, 5), retain_graph=True)
+    assert _eq(x.grad, torch.ones(5, 5) / 2)
+    w.backward(torch.ones(5, 5), retain_graph=True)
+    assert _eq(x.grad, torch.full((5, 5), (1 + 2.718281828459045) / 2))
+    with pytest.raises(RuntimeError):
+        q.backward(torch.ones(5, 5))
+
+    leaf = torch.ones(5, 5, requires_grad=True)
+    x = leaf.clone()
+    x.add_(10)
+    assert _eq(x, torch.ones(5, 5) * 11)
+    y = x + 2
+    y.backward(torch.ones(5, 5))
+    assert _eq(leaf.grad, torch.ones(5, 5))
+    z = x * y
+    x.add_(2)
+    with pytest.raises(RuntimeError):
+        z.backward(torch.ones(5, 5))
+
+
+def test_mark_non_differentiable():
+    class MyFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            output = input > 0
+            ctx.mark_non_differentiable(output)
+            return output
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return (grad_output * 0).to(torch.double)
+
+    x = torch.randn(5, 5, requires_grad=True)
+    mask = MyFunction.apply(x)
+    assert not mask.requires_grad
+    y = x.masked_fill(mask, 0)
+    y.sum().backward()
+    assert _eq(x.grad, (~mask).double())
+
+
+def test_mark_non_differentiable_mixed():
+    class MyFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            a = input + 1
+            b = input + 2
+            ctx.mark_non_differentiable(a)
+            return a, b
+
+        @staticmethod
+        def backward(ctx, grad_a, grad_b):
+            assert (grad_a == 0).all() and (grad_b == 1).all()
+            return grad_b
+
+    x = torch.randn(5, 5, requires_grad=True)
+    a, b = MyFunction.apply(x)
+    assert not a.requires_grad and b.requires_grad
+    b.sum().backward()
+    assert _eq(x.grad, torch.ones(5, 5))
+
+
+def test_mark_non_differentiable_none():
+    class MyFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            output = input.clone()
+            ctx.mark_non_differentiable(output)
+            return output
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return None
+
+    x = torch.randn(5, 5, requires_grad=True)
+    r = MyFunction.apply(x * x)
+    (r * x).sum().backward()
+    assert _eq(x.grad, r)
+
+
+def test_return_duplicate():
+    class DoubleDuplicate(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            output = x * 2
+            return output, output
+
+        @staticmethod
+        def backward(ctx, grad1, grad2):
+            return grad1 * 2 + grad2 * 2
+
+    def fn(x):
+        a, b = DoubleDuplicate.apply(x)
+        assert a is b
+        return a + b
+
+    x = torch.randn(5, 5, dtype=torch.double, requires_grad=True)
+    assert torch.autograd.gradcheck(fn, [x]) and torch.autograd.gradgradcheck(fn, [x])
+
+
+def test_return_duplicate_inplace():
+    class DoubleInplace(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x, x
+
+        @staticmethod
+        def backward(ctx, grad1, grad2):
+            return grad1 * 2 + grad2 * 2
+
+    def inplace_fn(x):
+        a, b = DoubleInplace.apply(x.clone())
+        assert a is b
+        return a + b
+
+    x = torch.randn(5, 5, dtype=torch.double, requires_grad=True)
+    assert torch.autograd.gradcheck(inplace_fn, [x]) and torch.autograd.gradgradcheck(inplace_fn, [x])
+    with pytest.raises(RuntimeError):  # a leaf that requires grad, changed in place
+        DoubleInplace.apply(x)
+
+
+def _setitem(size, index):
+    x = torch.ones(*size, requires_grad=True)
+    y = x + 2
+    y_version = y._version
+    y[index] = 2
+    assert y._version != y_version
+    y.backward(torch.ones(*size))
+    expected_grad = torch.ones(*size)
+    expected_grad[index] = 0
+    assert _eq(x.grad, expected_grad), index
+
+
+def _setitem_tensor(size, index):
+    x = torch.ones(*size, requires_grad=True)
+    y = x + 2
+    y_version = y._version
+    value = torch.full(x[index].size(), 7.0)
+    value.requires_grad = True
+    y[index] = value
+    assert y._version != y_version
+    y.backward(torch.ones(*size))
+    expected_grad_input = torch.ones(*size)
+    expected_grad_input[index] = 0
+    assert _eq(x.grad, expected_grad_input) and _eq(value.grad, torch.ones_like(value)), index
+    x = torch.randn(4, requires_grad=True)
+    y = torch.zeros(2, 3, 4)
+    y[1] = x
+    y.backward(torch.randn(2, 3, 4))
+    assert x.size() == x.grad.size()
+
+
+def test_setitem():
+    for size, index in [((5, 5), 1), ((5,), 1), ((1,), 0), ((10,), [0, 4, 2]), ((5, 5), ([0, 4], [2, 2])),
+                        ((5, 5, 5), (slice(None), slice(None), [1, 3])),
+                        ((5, 5, 5), (slice(None), [1, 3], slice(None))),
+                        ((5, 5, 5), ([1, 3], slice(None), slice(None))),
+                        ((5, 5, 5), (slice(None), [2, 4], [1, 3])), ((5, 5, 5), ([1, 3], [2, 4], slice(None)))]:
+        _setitem(size, index)
+    for size, index in [((5, 5), 3), ((5, 5), ([0, 1], [1, 0])), ((5,), 3), ((5,), torch.tensor([3]).sum()),
+                        ((5,), [[0, 1, 2, 3]]), ((5, 5, 5), (slice(None), slice(None), [1, 3])),
+                        ((5, 5, 5), (slice(None), [1, 3], slice(None))),
+                        ((5, 5, 5), ([1, 3], slice(None), slice(None))),
+                        ((5, 5, 5), (slice(None), [2, 4], [1, 3])), ((5, 5, 5), ([1, 3], [2, 4], slice(None))),
+                        ((5, 5, 5), (torch.tensor([1, 3]), [2, 4], slice(None)))]:
+        _setitem_tensor(size, index)
+
+
+def test_setitem_mask():
+    mask = torch.rand(5, 5) > 0.5
+    _setitem((5, 5), mask)
+    _setitem((5,), mask[0])
+    _setitem((1,), mask[0, 0:1])
+    _setitem_tensor((5, 5), mask)
+    _setitem_tensor((5,), mask[0])
+
+
+def test_select_sum():
+    x = torch.randn(10, dtype=torch.double, requires_grad=True)
+
+    def func(x):
+        return x.select(0, 1).sum()
+
+    assert torch.autograd.gradcheck(func, [x]) and torch.autograd.gradgradcheck(func, [x])
+
+
+def test_diagonal_expanded_v():
+    value = torch.rand([])
+    v_expanded = value.clone().expand(10)
+    a = torch.rand(10, 10, dtype=torch.double, requires_grad=True)
+    (result,) = torch.autograd.grad(a.diagonal(), a, v_expanded)
+    assert _eq(result, torch.eye(10, dtype=torch.double) * value)
+
+
+def test_select_expanded_v():
+    v_expanded = torch.rand(10).expand(10, 10)
+    a = torch.rand(10, 10, 10, requires_grad=True)
+    (result,) = torch.autograd.grad(a[0], a, v_expanded)
+    expected = torch.zeros(10, 10, 10)
+    expected[0] = v_expanded
+    assert _eq(result, expected)
+
+
+def test_slice_expanded_v():
+    v_expanded = torch.rand(10, 1).expand(2, 10, 10)
+    a = torch.rand(10, 10, 10, requires_grad=True)
+    (result,) = torch.autograd.grad(a[3:5], a, v_expanded)
+    expected = torch.zeros(10, 10, 10)
+    expected[3:5] = v_expanded
+    assert _eq(result, expected)
+
+
+def test_unused_output():
+    x = torch.randn(10, 10, requires_grad=True)
+    outputs = x.chunk(5)
+    o = outputs[2]
+    o = o * 4 + 2
+    o.sum().backward()
+    expected_grad = torch.zeros(10, 10)
+    expected_grad[4:6] = 4
+    assert _eq(x.grad, expected_grad)
+    with torch.no_grad():
+        x.grad.zero_()
+    grad_output = torch.randn(2, 10)
+    outputs = x.chunk(5)
+    outputs[0].backward(grad_output)
+    expected_grad = torch.zeros(10, 10)
+    expected_grad[:2] = grad_output
+    assert _eq(x.grad, expected_grad)
