@@ -2112,3 +2112,388 @@ def test_unused_output():
     expected_grad = torch.zeros(10, 10)
     expected_grad[:2] = grad_output
     assert _eq(x.grad, expected_grad)
+
+
+def test_naughty_autograd_function_attribute_access():
+    """The part about the Function's own surface (THPFunction's accessors are CPython internals)."""
+    class Id(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, grad_x):
+            return grad_x
+
+    with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+        f = Id()
+    assert isinstance(f, Id)
+    x = torch.zeros(1, requires_grad=True)
+    with pytest.raises(RuntimeError, match="non-static forward method is deprecated"):
+        f(x)
+    assert Id.apply(x).grad_fn.name() == "IdBackward"
+
+
+def test_naughty_autograd_function_stashing_ctx():
+    """PyTorch's test expects `saved_tensors` of a ctx kept past its graph (`del loss` after a
+    retained backward) to raise: the C++ node died with the last tensor. Here the ctx is the
+    node, and a Python reference keeps it and what it saved alive (the guide); a backward
+    without retain_graph frees them, and then the ctx raises PyTorch's error."""
+    saved_ctx = []
+
+    class Id(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad_x):
+            saved_ctx.append(ctx)
+            return ctx.saved_tensors
+
+    p = torch.zeros(1, requires_grad=True)
+    loss = Id.apply(p)
+    loss.backward(retain_graph=True)
+    del loss
+    assert saved_ctx[0].saved_tensors[0].tolist() == [0.0]  # PyTorch: RuntimeError
+    Id.apply(p).backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        saved_ctx[1].saved_tensors
+
+
+def test_custom_autograd_repeated_grad_grad():
+    def mult1(x):
+        return x.prod(dim=-1).prod(dim=-1)
+
+    class Mult(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = mult1(x)
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            return (grad_output * y)[:, None, None] / x
+
+    def check_gradgrad_repeated(x, y):
+        (gy,) = torch.autograd.grad(y[0], x, create_graph=True)
+        (ggy_1,) = torch.autograd.grad(gy[0, 0, 0], x, retain_graph=True)
+        (gy,) = torch.autograd.grad(y[0], x, create_graph=True)
+        (ggy_2,) = torch.autograd.grad(gy[0, 0, 0], x, retain_graph=True)
+        assert _eq(ggy_1[0, 0, 1], ggy_2[0, 0, 1])
+
+    x = torch.ones(2, 4, 4).requires_grad_()
+    check_gradgrad_repeated(x, mult1(x))
+    check_gradgrad_repeated(x, Mult.apply(x))
+
+
+def test_custom_autograd_no_early_free():
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x ** 2
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, _ = ctx.saved_tensors
+            return grad_output * 2 * x
+
+    class Double2(Double):
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            return grad_output * 2 * y / x
+
+    x = torch.tensor(2).double().requires_grad_()
+    for fn in (Double.apply, Double2.apply):
+        assert torch.autograd.gradcheck(fn, x) and torch.autograd.gradgradcheck(fn, x)
+        y = fn(x)
+        torch.autograd.grad(y, x, create_graph=True)
+        torch.autograd.grad(y, x)
+
+
+def test_detach():
+    """All but its last line, `view.detach_()` refused: see
+    test_detach_of_a_view_shares_no_memory_and_detach_in_place_is_allowed."""
+    x = torch.randn(10, 10, requires_grad=True)
+    y = (x + 2).detach()
+    z = y * 4 + 2
+    assert not y.requires_grad and not z.requires_grad
+    x = torch.randn(10, 10, requires_grad=True)
+    y = (x * 2).detach()
+    assert not y.requires_grad and y.grad_fn is None
+    z = x + y
+    z.sum().backward()
+    assert _eq(x.grad, torch.ones(10, 10))
+    x = torch.randn(10, 10, requires_grad=True)
+    y = torch.randn(10, 10, requires_grad=True)
+    a = x * 2
+    (y + a).sum().backward(retain_graph=True)
+    a.detach_()
+    assert not a.requires_grad
+    (y + a).sum().backward()
+    assert _eq(x.grad, torch.ones(10, 10) * 2) and _eq(y.grad, torch.ones(10, 10) * 2)
+
+
+def test_detach_then_inplace_raises_in_autograd():
+    """PyTorch's `x.detach()` shares memory and a version counter with `x`, so zeroing it makes
+    backward raise "has been modified by an inplace operation". Here `detach()` is a tensor of
+    its own (the guide): `x` and what its graph saved keep their values, and backward is right."""
+    x = torch.tensor(3.0, requires_grad=True)
+    y = x ** 2
+    z = x.detach()
+    z.zero_()
+    y.backward()  # PyTorch: RuntimeError
+    assert x.item() == 3.0 and x.grad.item() == 6.0 and z.item() == 0.0
+
+
+def test_isolated_node():
+    x = torch.randn(5, 5, requires_grad=True)
+    y = torch.randn(5, 5, requires_grad=True)
+    a = x + y
+    b = torch.max(a, 1, True)[1].repeat(1, 5).double()
+    o = (b + a).sum()
+    o.backward()
+    assert _eq(x.grad, torch.ones(5, 5))
+
+
+def test_shape():
+    x = torch.randn(3, 4)
+    assert len(x.shape) == 2 and x.shape[0] == 3 and x.shape[1] == 4
+
+
+def test_numpy_requires_grad():
+    x = torch.randn(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad. "
+                                           r"Use tensor.detach\(\).numpy\(\) instead."):
+        x.numpy()
+    with torch.no_grad():
+        x.numpy()
+    x = torch.randn(2, 2)
+    x.numpy()
+    with torch.no_grad():
+        x.numpy()
+
+
+def test_return_leaf():
+    class Identity(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a, a + b
+
+        @staticmethod
+        def backward(ctx, grad_a, grad_b):
+            return grad_a + grad_b, grad_b
+
+    hook_called = [False]
+    x = torch.randn(5, 5, requires_grad=True)
+    y = torch.randn(5, 5, requires_grad=True)
+    q, p = Identity.apply(x, y)
+
+    def hook(grad):
+        hook_called[0] = True
+        assert _eq(grad, torch.ones(5, 5))
+
+    q.register_hook(hook)
+    (q + p + x).sum().backward()
+    assert _eq(x.grad, torch.ones(5, 5) * 3) and _eq(y.grad, torch.ones(5, 5)) and hook_called[0]
+
+
+def test_leaf_assignment():
+    x = torch.randn(5, 5)
+    y = torch.randn(5, requires_grad=True)
+    z = torch.randn(5, requires_grad=True)
+    x[0] = y
+    x[1] = 2 * z
+    assert x.requires_grad and x.grad_fn is not None
+    x.sum().backward()
+    assert _eq(y.grad, torch.ones(5)) and _eq(z.grad, torch.ones(5) * 2)
+
+
+def test_no_grad_assignment():
+    x = torch.randn(5, 5, requires_grad=True)
+    y = torch.randn(5)
+    with torch.no_grad():
+        x[0] = y
+    assert x.requires_grad and x.grad_fn is None
+
+
+def test_no_grad_modifies_version():
+    x = torch.randn(5, requires_grad=True)
+    y = torch.randn(5, requires_grad=True)
+    z = (x * y).sum()
+    with torch.no_grad():
+        x *= 2
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()
+
+
+def test_no_grad_input():
+    class MyFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(self, x):
+            return x
+
+        @staticmethod
+        def backward(self, grad_output):
+            return grad_output
+
+    x = torch.randn(5, requires_grad=True)
+    with torch.no_grad():
+        y = MyFunction.apply(x)
+    assert x.requires_grad and y.grad_fn is None
+
+
+def test_backward_copy():
+    x = torch.ones(5, 5, requires_grad=True)
+    y = torch.ones(5, 5, requires_grad=True)
+    a = x + 2
+    b = y + 2
+    c = x + 2
+    add1 = a + b
+    add2 = add1 + c
+    for _ in range(4):
+        a = a * 2
+        b = b * 2
+        c = c * 2
+    branch = a + b + c
+    out = add2 + branch
+    out.backward(torch.ones(5, 5))
+    assert _eq(x.grad, torch.ones(5, 5) * 34) and _eq(y.grad, torch.ones(5, 5) * 17)
+
+
+def test_save_none_for_backward():
+    class MyFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(None, input, None)
+            return input * input
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            n1, input, n2 = ctx.saved_tensors
+            assert n1 is None and n2 is None
+            return 2 * input * grad_output
+
+    x = torch.randn(5, 5, requires_grad=True)
+    MyFn.apply(x).sum().backward()
+    assert _eq(x.grad, 2 * x)
+
+
+def test_too_many_grads():
+    class MyFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            return input
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output, None, None
+
+    x = torch.randn(5, 5, requires_grad=True)
+    MyFn.apply(x).sum().backward()
+    assert _eq(x.grad, torch.ones_like(x))
+
+
+def test_pickle():
+    import pickle
+
+    x = torch.randn(10, 10, requires_grad=True)
+    y = torch.randn(10, 10, requires_grad=False)
+    for dump in [pickle.dumps([x, y], protocol=p) for p in range(3)]:
+        xc, yc = pickle.loads(dump)
+        assert _eq(xc, x) and xc.requires_grad == x.requires_grad
+        assert _eq(yc, y) and yc.requires_grad == y.requires_grad
+
+
+def test_dep_nograd():
+    class F1(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            out = torch.randn(input.size())
+            ctx.mark_non_differentiable(out)
+            return input, out
+
+        @staticmethod
+        def backward(ctx, grad_output, ignored):
+            return grad_output
+
+    class F2(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input, ignored):
+            return input
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output, None
+
+    x = torch.randn(5, requires_grad=True)
+    a, b = F1.apply(x)
+    b = b + 1
+    assert a.requires_grad and not b.requires_grad
+    c = F2.apply(a, b)
+    c.backward(torch.ones(c.size()))
+    assert _eq(x.grad, torch.ones(x.size()))
+
+
+def test_set_grad_enabled():
+    x = torch.tensor([1.0], requires_grad=True)
+    with torch.set_grad_enabled(False):
+        y = x * 2
+    assert not y.requires_grad
+    with torch.set_grad_enabled(True):
+        y = x * 2
+    assert y.requires_grad
+    with torch.set_grad_enabled(False):
+        torch.set_grad_enabled(True)
+        y = x * 2
+    assert y.requires_grad
+
+
+def test_set_grad_enabled_wraps():
+    for decorator in [True, False]:
+        with torch.enable_grad():
+            assert torch.is_grad_enabled()
+            if decorator:
+                @torch.set_grad_enabled(False)
+                def inner_func(x):
+                    return x.sin()
+            else:
+                def inner_func(x):
+                    return x.sin()
+
+                obj = torch.set_grad_enabled(False)
+                assert not torch.is_grad_enabled()
+                inner_func = obj(inner_func)
+                assert torch.is_grad_enabled()
+            assert torch.is_grad_enabled()
+            x = torch.zeros(1, requires_grad=True)
+            assert not inner_func(x).requires_grad
+
+
+def test_simple_reentrant():
+    y_data = torch.randn(2, 2)
+
+    class Reenter(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            with torch.enable_grad():
+                ctx.x = x.detach().requires_grad_(True)
+                ctx.y = y_data.detach().requires_grad_(True)
+                ctx.output_var = ctx.x * ctx.y
+            return ctx.output_var.detach()
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            with torch.enable_grad():
+                ctx.output_var.sum().backward()
+            return ctx.x.grad * grad_output
+
+    x = torch.randn(2, 2, requires_grad=True)
+    Reenter.apply(x).sum().backward()
+    assert _eq(x.grad, y_data)

@@ -19,6 +19,7 @@ style (a forward without ctx) works too.
 from __future__ import annotations
 
 import functools
+import warnings
 
 from ..creation import zeros
 from ..tensor import Tensor, _make
@@ -144,6 +145,15 @@ class Function(metaclass=FunctionMeta):
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are all static, so you "
+            "should invoke them on the class itself. Instantiating an autograd function will raise an error in a "
+            "future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
