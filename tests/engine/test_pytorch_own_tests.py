@@ -2497,3 +2497,104 @@ def test_simple_reentrant():
     x = torch.randn(2, 2, requires_grad=True)
     Reenter.apply(x).sum().backward()
     assert _eq(x.grad, y_data)
+
+
+def test_reentrant_child_error():
+    a = torch.rand(3, 3, requires_grad=True)
+    c = a * a
+    b = torch.rand(3, 3, requires_grad=True)
+    e = b * b
+    f = _SimulateBackwardError.apply(e)
+    reentrant_root = f.sum()
+
+    class ReentrantFunc(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            return inp.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            reentrant_root.backward()
+            return grad
+
+    d = ReentrantFunc.apply(c)
+    with pytest.raises(Exception, match="Simulate error"):
+        d.sum().backward()
+
+
+def test_variable_traverse():
+    import gc
+
+    def get_out_and_unrefed_cycle():
+        inp = torch.randn(10, requires_grad=True)
+        tmp = inp.view(10, 1)
+        out = tmp.view(10)
+        my_list = [tmp]
+        my_list.append(my_list)
+        return out
+
+    out = get_out_and_unrefed_cycle()
+    gc.collect()
+    out.backward(torch.randn(out.size()))
+
+
+def test_pow_zero_tensor_gradient():
+    def run_test(input_size, exponent):
+        input = torch.zeros(*input_size, requires_grad=True)
+        input.pow(exponent).sum().backward()
+        assert input.grad.abs().sum().item() == 0
+
+    run_test((10,), torch.zeros(10))
+    run_test((10, 10), torch.zeros(10, 10))
+    run_test((10,), 0)
+
+
+def _hook_order(lib):
+    """test_backward_hook_relative_ordering's graph without its nn.Module (and so without the
+    module's BackwardHookFunction nodes): F.linear, every node's pre and post hooks, and the
+    leaves' tensor and post-accumulate hooks."""
+    order = []
+    x = lib.randn(10, 10, requires_grad=True)
+    weight = lib.randn(10, 10, requires_grad=True)
+    bias = lib.randn(10, requires_grad=True)
+    count = 0
+
+    def register_hooks_on_all_nodes(nodes):
+        nonlocal count
+        for node, _ in nodes:
+            if node is None:
+                continue
+            count += 1
+            id = f"{node.name()}_{count}"
+            node.register_prehook(lambda _, id=id: order.append(f"pre_hook_{id}"))
+            node.register_hook(lambda _1, _2, id=id: order.append(f"post_hook_{id}"))
+            register_hooks_on_all_nodes(node.next_functions)
+
+    loss = lib.nn.functional.linear(x, weight, bias).sum()
+    register_hooks_on_all_nodes(((loss.grad_fn, None),))
+    for name, t in (("x", x), ("weight", weight), ("bias", bias)):
+        t.register_hook(lambda _, name=name: order.append(f"tensor_pre_hook_{name}"))
+    for name, t in (("x", x), ("weight", weight), ("bias", bias)):
+        t.register_post_accumulate_grad_hook(lambda _, name=name: order.append(f"post_acc_grad_hook_{name}"))
+    loss.backward()
+    return order
+
+
+def test_backward_hook_relative_ordering():
+    assert _hook_order(torch) == [
+        "pre_hook_SumBackward0_1", "post_hook_SumBackward0_1",
+        "pre_hook_AddmmBackward0_2", "post_hook_AddmmBackward0_2",
+        "tensor_pre_hook_bias", "pre_hook_torch::autograd::AccumulateGrad_3", "post_acc_grad_hook_bias",
+        "post_hook_torch::autograd::AccumulateGrad_3",
+        "tensor_pre_hook_x", "pre_hook_torch::autograd::AccumulateGrad_4", "post_acc_grad_hook_x",
+        "post_hook_torch::autograd::AccumulateGrad_4",
+        "pre_hook_TBackward0_5", "post_hook_TBackward0_5",
+        "tensor_pre_hook_weight", "pre_hook_torch::autograd::AccumulateGrad_6", "post_acc_grad_hook_weight",
+        "post_hook_torch::autograd::AccumulateGrad_6",
+    ]
+
+
+@pytest.mark.torch
+def test_backward_hook_relative_ordering_as_pytorch():
+    real = pytest.importorskip("torch")
+    assert _hook_order(torch) == _hook_order(real)

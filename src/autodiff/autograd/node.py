@@ -13,6 +13,9 @@ TENSOR = None
 _sequence = itertools.count()
 _ACCUMULATE_PRIORITY = 1 << 62  # leaves accumulate as soon as they are ready
 
+# The nodes whose `name()` PyTorch gives with their C++ namespace (their class names are bare).
+_NAMESPACED = {name: f"torch::autograd::{name}" for name in ("AccumulateGrad", "CopyBackwards", "CopySlices", "Error")}
+
 
 class RemovableHandle:
     """Returned by `register_hook`; `remove()` unregisters the hook."""
@@ -76,7 +79,10 @@ class Node:
     _plan = None  # an op's formulas, for the engine's lean path (ops/registry.py's OpNode)
 
     def name(self) -> str:
-        return type(self).__name__
+        """PyTorch's name for the node: the class name, namespaced for the nodes PyTorch
+        writes in C++ by hand (`torch::autograd::AccumulateGrad`); displays use the class name."""
+        name = type(self).__name__
+        return _NAMESPACED.get(name, name)
 
     @property
     def next_functions(self) -> tuple:

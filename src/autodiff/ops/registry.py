@@ -145,7 +145,7 @@ def _check_versions(node: OpNode, saved) -> None:
                 origin = ""
                 if producer is not None and not hasattr(producer, "variable"):
                     # PyTorch names the forward operation: "Mul" for MulBackward0.
-                    operation = re.sub(r"Backward\d*$", "", producer.name())
+                    operation = re.sub(r"Backward\d*$", "", type(producer).__name__)
                     origin = f", which is output {value._output_nr} of {operation},"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an "
