@@ -2598,3 +2598,224 @@ def test_backward_hook_relative_ordering():
 def test_backward_hook_relative_ordering_as_pytorch():
     real = pytest.importorskip("torch")
     assert _hook_order(torch) == _hook_order(real)
+
+
+# --- test/autograd/test_functional.py's TestAutogradFunctional, ported (its base_tensor cases;
+# the LoggingTensor ones test a tensor subclass). `v has invalid size: should be torch.Size`
+# reads autodiff.Size here: test_vjp_and_jvp_size_errors_name_autodiffs_size above.
+
+autogradF = torch.autograd.functional
+
+
+def _assert_same_struct(res, base):
+    if isinstance(base, torch.Tensor):
+        assert isinstance(res, torch.Tensor) and base.size() == res.size()
+    else:
+        assert isinstance(base, tuple) and isinstance(res, tuple) and len(base) == len(res)
+        for el_base, el_res in zip(base, res):
+            assert isinstance(el_res, torch.Tensor) and el_base.size() == el_res.size()
+
+
+def _assert_interleaved_struct(res, base1, base2):
+    t = torch.Tensor
+    if isinstance(base1, t) and isinstance(base2, t):
+        assert isinstance(res, t) and res.size() == base1.size() + base2.size()
+    elif isinstance(base1, tuple) and isinstance(base2, t):
+        assert isinstance(res, tuple) and len(res) == len(base1)
+        for el_res, el_base1 in zip(res, base1):
+            assert isinstance(el_res, t) and el_res.size() == el_base1.size() + base2.size()
+    elif isinstance(base1, t) and isinstance(base2, tuple):
+        assert isinstance(res, tuple) and len(res) == len(base2)
+        for el_res, el_base2 in zip(res, base2):
+            assert isinstance(el_res, t) and el_res.size() == base1.size() + el_base2.size()
+    else:
+        assert isinstance(res, tuple) and len(res) == len(base1)
+        for el_res, el_base1 in zip(res, base1):
+            assert isinstance(el_res, tuple) and len(el_res) == len(base2)
+            for el_el_res, el_base2 in zip(el_res, base2):
+                assert el_el_res.size() == el_base1.size() + el_base2.size()
+
+
+def test_vjp_err_check():
+    def foo(a):
+        return 3 * a.narrow(0, 0, 3)
+
+    def bar(a):
+        return 3 * a.narrow(0, 0, 3), "bar"
+
+    inp = torch.rand(4)
+    v = torch.ones(3)
+    with pytest.raises(TypeError, match="The inputs given to vjp must be either a Tensor"):
+        autogradF.vjp(foo, (inp, 2), v)
+    with pytest.raises(TypeError, match="The outputs of the user-provided function given to vjp must"):
+        autogradF.vjp(bar, inp, v)
+    with pytest.raises(RuntimeError, match="The vector v can only be None if the user-provided function returns"):
+        autogradF.vjp(foo, inp)
+    with pytest.raises(RuntimeError, match="The given v should contain a single Tensor."):
+        autogradF.vjp(foo, inp, (torch.ones_like(inp), torch.ones_like(inp)))
+    with pytest.raises(RuntimeError, match=r"v has invalid size: should be autodiff\.Size"):
+        autogradF.vjp(foo, inp, v[:2])
+    _assert_same_struct(autogradF.vjp(foo, inp, v)[1], inp)
+
+
+@pytest.mark.parametrize("call", ["vjp", "jvp"])
+def test_vjp_err_check_strict(call):
+    """test_vjp_err_check_strict and test_jvp_err_check_strict."""
+    fn = getattr(autogradF, call)
+
+    def foo(a):
+        return a.detach()
+
+    def bar(a):
+        return a.long().float().requires_grad_().clone()
+
+    inp = torch.rand(4)
+    v = torch.rand(4)
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function does not require gradients."):
+        fn(foo, inp, v, strict=True)
+    res = fn(foo, inp, v, strict=False)
+    _assert_same_struct(res[1], inp)
+    assert res[1].abs().sum().item() == 0.0
+    with pytest.raises(RuntimeError, match="The output of the user-provided function is independent of input 0"):
+        fn(bar, inp, v, strict=True)
+    res = fn(bar, inp, v, strict=False)
+    _assert_same_struct(res[1], inp)
+    assert res[1].abs().sum().item() == 0.0
+
+    def foo(a):
+        return a.clone()
+
+    inp.requires_grad_()
+    with pytest.raises(RuntimeError, match="jacobian of the user-provided function is independent of input 0."):
+        fn(foo, inp, v, create_graph=True, strict=True)
+    res = fn(foo, inp, v, create_graph=True, strict=False)
+    _assert_same_struct(res[1], inp)
+    assert _eq(res[1], v)
+
+
+def test_vjp_no_grad():
+    def reducer(x):
+        return x.sum(dim=1)
+
+    inputs = torch.rand(4, 4)
+    v = torch.ones(4)
+    with torch.no_grad():
+        res = autogradF.vjp(reducer, inputs, v)
+    assert res[0].grad_fn is None and res[1].grad_fn is None
+    assert not _eq(res[1], torch.zeros(4, 4))
+    inputs.requires_grad_()
+    v.requires_grad_()
+    with torch.no_grad():
+        res = autogradF.vjp(reducer, inputs, v, create_graph=True)
+    assert res[0].grad_fn is not None and res[1].grad_fn is not None
+    assert not _eq(res[1], torch.zeros(4, 4))
+
+
+def test_vjp_output():
+    def reducer(x):
+        return x.sum(dim=1)
+
+    inputs = torch.rand(4, 4)
+    res = autogradF.vjp(reducer, inputs, torch.ones(4))
+    _assert_same_struct(res[1], inputs)
+    assert res[0].grad_fn is None and res[1].grad_fn is None
+
+    def adder(x, y):
+        return 2 * x + 3 * y
+
+    inputs = (torch.rand(2), torch.rand(2))
+    out, vjp_val = autogradF.vjp(adder, inputs, torch.ones(2))
+    _assert_same_struct(vjp_val, inputs)
+    assert out.grad_fn is None and vjp_val[0].grad_fn is None and vjp_val[1].grad_fn is None
+
+    def adder2(x, y):
+        return 2 * x + 3 * y, x + y
+
+    inputs = (torch.rand(2), torch.rand(2))
+    v = (torch.tensor([1.0, 0.0]), torch.tensor([1.0, 0.0]))
+    out, vjp_val = autogradF.vjp(adder2, inputs, v)
+    _assert_same_struct(vjp_val, inputs)
+    assert out[0].grad_fn is None and out[1].grad_fn is None
+    assert vjp_val[0].grad_fn is None and vjp_val[1].grad_fn is None
+
+
+def test_vjp_scalar():
+    def reducer(x):
+        return x.sum()
+
+    inputs = torch.rand(4, 4)
+    v = torch.ones([])
+    res = autogradF.vjp(reducer, inputs, v)
+    _assert_same_struct(res[0], v)
+    _assert_same_struct(res[1], inputs)
+    res = autogradF.vjp(reducer, inputs)
+    _assert_same_struct(res[0], v)
+    _assert_same_struct(res[1], inputs)
+
+    def expander(x):
+        return x.unsqueeze(0).repeat(4)
+
+    inputs = torch.rand([])
+    v = torch.ones(4)
+    res = autogradF.vjp(expander, inputs, v)
+    _assert_same_struct(res[0], v)
+    _assert_same_struct(res[1], inputs)
+
+
+def test_vjp_create_graph():
+    def reducer(x):
+        return x.sum(dim=1)
+
+    inputs = torch.rand(2, 2, dtype=torch.double)
+    v = torch.ones(2, dtype=torch.double)
+    inputs.requires_grad_()
+    v.requires_grad_()
+    res = autogradF.vjp(reducer, inputs, v, create_graph=True)
+    _assert_same_struct(res[1], inputs)
+    assert res[0].grad_fn is not None and res[1].grad_fn is not None
+    assert torch.autograd.gradcheck(lambda inp, v: autogradF.vjp(reducer, inputs, v, create_graph=True), (inputs, v))
+    assert torch.autograd.gradgradcheck(lambda inp, v: autogradF.vjp(reducer, inputs, v, create_graph=True),
+                                        (inputs, v))
+
+    def adder(x, y):
+        return 2 * x + 3 * y, x * y
+
+    inputs = (torch.rand(2, dtype=torch.double, requires_grad=True),
+              torch.rand(2, dtype=torch.double, requires_grad=True))
+    v = (torch.tensor([1.0, 0.0], dtype=torch.double, requires_grad=True),
+         torch.tensor([1.0, 0.0], dtype=torch.double, requires_grad=True))
+    assert torch.autograd.gradcheck(
+        lambda *args: autogradF.vjp(adder, args[:2], args[2:], create_graph=True)[1], inputs + v)
+    assert torch.autograd.gradgradcheck(
+        lambda *args: autogradF.vjp(adder, args[:2], args[2:], create_graph=True)[1], inputs + v)
+
+    def foo(*args):
+        x, y = args[:2]
+        v = args[2:]
+        x = x.cos()
+        val, grad = autogradF.vjp(adder, (x, y), v, create_graph=True)
+        return val[0].exp() + val[1].exp() + grad[0].exp() + grad[1].exp() + x.exp() + y.exp()
+
+    assert torch.autograd.gradcheck(foo, inputs + v) and torch.autograd.gradgradcheck(foo, inputs + v)
+
+
+def test_jvp_err_check():
+    def foo(a):
+        return 3 * a.narrow(0, 0, 3)
+
+    def bar(a):
+        return 3 * a.narrow(0, 0, 3), "bar"
+
+    inp = torch.rand(4)
+    v = torch.rand(4)
+    with pytest.raises(TypeError, match="The inputs given to jvp must be either a Tensor"):
+        autogradF.jvp(foo, (inp, 2), v)
+    with pytest.raises(TypeError, match="The outputs of the user-provided function given to jvp must"):
+        autogradF.jvp(bar, inp, v)
+    with pytest.raises(RuntimeError, match="The vector v can only be None if the input to the user-provided function"):
+        autogradF.jvp(foo, inp)
+    with pytest.raises(RuntimeError, match="The given v should contain a single Tensor."):
+        autogradF.jvp(foo, inp, (v, v))
+    with pytest.raises(RuntimeError, match=r"v has invalid size: should be autodiff\.Size"):
+        autogradF.jvp(foo, inp, v[:2])
+    _assert_same_struct(autogradF.jvp(foo, inp, v)[1], foo(inp))
