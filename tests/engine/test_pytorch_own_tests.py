@@ -2819,3 +2819,248 @@ def test_jvp_err_check():
     with pytest.raises(RuntimeError, match=r"v has invalid size: should be autodiff\.Size"):
         autogradF.jvp(foo, inp, v[:2])
     _assert_same_struct(autogradF.jvp(foo, inp, v)[1], foo(inp))
+
+
+def test_jvp_no_grad():
+    def reducer(x):
+        return x.sum(dim=1)
+
+    inputs = torch.rand(4, 4)
+    v = torch.ones(4, 4)
+    with torch.no_grad():
+        res = autogradF.jvp(reducer, inputs, v)
+    assert res[0].grad_fn is None and res[1].grad_fn is None
+    assert res[1].abs().sum().item() > 0
+    inputs.requires_grad_()
+    v.requires_grad_()
+    with torch.no_grad():
+        res = autogradF.jvp(reducer, inputs, v, create_graph=True)
+    assert res[0].grad_fn is not None and res[1].grad_fn is not None
+    assert res[1].abs().sum().item() > 0
+
+
+def test_jvp_output():
+    def reducer(x):
+        return x.sum(dim=1)
+
+    res = autogradF.jvp(reducer, torch.rand(4, 4), torch.ones(4, 4))
+    _assert_same_struct(res[1], res[0])
+    assert res[0].grad_fn is None and res[1].grad_fn is None
+
+    def adder(x, y):
+        return 2 * x + 3 * y
+
+    out, jvp_val = autogradF.jvp(adder, (torch.rand(2), torch.rand(2)), (torch.ones(2), torch.ones(2)))
+    _assert_same_struct(jvp_val, out)
+    assert out.grad_fn is None and jvp_val.grad_fn is None
+
+    def adder2(x, y):
+        return 2 * x + 3 * y, x + y
+
+    v = (torch.tensor([1.0, 0.0]), torch.tensor([1.0, 0.0]))
+    out, jvp_val = autogradF.jvp(adder2, (torch.rand(2), torch.rand(2)), v)
+    _assert_same_struct(jvp_val, out)
+    assert out[0].grad_fn is None and out[1].grad_fn is None
+    assert jvp_val[0].grad_fn is None and jvp_val[1].grad_fn is None
+
+
+def test_jvp_scalar():
+    def reducer(x):
+        return x.sum()
+
+    res = autogradF.jvp(reducer, torch.rand(4, 4), torch.ones(4, 4))
+    _assert_same_struct(res[0], torch.zeros([]))
+    _assert_same_struct(res[1], res[0])
+
+    def expander(x):
+        return x.unsqueeze(0).repeat(4)
+
+    inputs = torch.rand([])
+    for res in (autogradF.jvp(expander, inputs, torch.ones([])), autogradF.jvp(expander, inputs)):
+        _assert_same_struct(res[0], torch.zeros(4))
+        _assert_same_struct(res[1], res[0])
+
+
+def test_jvp_create_graph():
+    def reducer(x):
+        return x.sum(dim=1)
+
+    inputs = torch.rand(2, 2, dtype=torch.double)
+    v = torch.ones(2, 2, dtype=torch.double)
+    inputs.requires_grad_()
+    v.requires_grad_()
+    res = autogradF.jvp(reducer, inputs, v, create_graph=True)
+    _assert_same_struct(res[1], res[0])
+    assert res[0].grad_fn is not None and res[1].grad_fn is not None
+    assert torch.autograd.gradcheck(lambda inp, v: autogradF.jvp(reducer, inp, v, create_graph=True), (inputs, v))
+    assert torch.autograd.gradgradcheck(lambda inp, v: autogradF.jvp(reducer, inp, v, create_graph=True),
+                                        (inputs, v))
+
+    def adder(x, y):
+        return 2 * x + 3 * y, x * y
+
+    inputs = (torch.rand(2, dtype=torch.double, requires_grad=True),
+              torch.rand(2, dtype=torch.double, requires_grad=True))
+    v = (torch.tensor([1.0, 0.0], dtype=torch.double, requires_grad=True),
+         torch.tensor([1.0, 0.0], dtype=torch.double, requires_grad=True))
+    assert torch.autograd.gradcheck(
+        lambda *args: autogradF.jvp(adder, args[:2], args[2:], create_graph=True)[1], inputs + v)
+    assert torch.autograd.gradgradcheck(
+        lambda *args: autogradF.jvp(adder, args[:2], args[2:], create_graph=True)[1], inputs + v)
+
+    def foo(*args):
+        x, y = args[:2]
+        v = args[2:]
+        x = x.cos()
+        val, grad = autogradF.jvp(adder, (x, y), v, create_graph=True)
+        return val[0].exp() + val[1].exp() + grad[0].exp() + grad[1].exp() + x.exp() + y.exp()
+
+    assert torch.autograd.gradcheck(foo, inputs + v) and torch.autograd.gradgradcheck(foo, inputs + v)
+
+
+@pytest.mark.parametrize("api", ["jacobian", "hessian"])
+def test_jacobian_vectorize_raises_no_warnings(api):
+    """test_jacobian_vectorize_raises_no_warnings and test_hessian_vectorize_raises_no_warnings."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as wa:
+        warnings.simplefilter("always")
+        getattr(autogradF, api)(lambda a: (a ** 2).sum(), torch.randn(3), vectorize=True)
+    assert len(wa) == 0
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_jacobian_err_check(vectorize):
+    def foo(a):
+        return 3 * a.narrow(0, 0, 3)
+
+    def bar(a):
+        return 3 * a.narrow(0, 0, 3), "bar"
+
+    inp = torch.rand(4)
+    with pytest.raises(TypeError, match="The inputs given to jacobian must be either a Tensor"):
+        autogradF.jacobian(foo, (inp, 2), vectorize=vectorize)
+    with pytest.raises(TypeError, match="The outputs of the user-provided function given to jacobian must"):
+        autogradF.jacobian(bar, inp, vectorize=vectorize)
+    _assert_interleaved_struct(autogradF.jacobian(foo, inp, vectorize=vectorize), foo(inp), inp)
+
+    def foo2(a, b):
+        return b, 3 * a.narrow(0, 0, 3)
+
+    inp = (torch.rand(4), torch.rand(5))
+    _assert_interleaved_struct(autogradF.jacobian(foo2, inp, vectorize=vectorize), foo2(*inp), inp)
+
+
+def test_jacobian_err_check_strict():
+    def foo(a):
+        return a.detach()
+
+    def bar(a):
+        return a.long().float().requires_grad_().clone()
+
+    inp = torch.rand(4)
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function does not require gradients."):
+        autogradF.jacobian(foo, inp, strict=True)
+    res = autogradF.jacobian(foo, inp, strict=False)
+    _assert_interleaved_struct(res, foo(inp), inp)
+    assert res.abs().sum().item() == 0.0
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function is independent of input 0."):
+        autogradF.jacobian(bar, inp, strict=True)
+    res = autogradF.jacobian(bar, inp, strict=False)
+    _assert_interleaved_struct(res, foo(inp), inp)
+    assert res.abs().sum().item() == 0.0
+
+    def foo2(a):
+        return a.clone()
+
+    inp.requires_grad_()
+    with pytest.raises(RuntimeError, match="jacobian of the user-provided function is independent of input 0."):
+        autogradF.jacobian(foo2, inp, create_graph=True, strict=True)
+    res = autogradF.jacobian(foo2, inp, create_graph=True, strict=False)
+    _assert_interleaved_struct(res, inp, inp)
+    assert _eq(res, torch.eye(4))
+
+
+def test_jacobian_err_check_strict_vectorize():
+    with pytest.raises(RuntimeError, match="not supported together"):
+        autogradF.jacobian(lambda x: x, torch.rand(4), strict=True, vectorize=True)
+
+
+def test_jacobian_no_grad():
+    def exp_reducer(x):
+        return x.exp().sum(dim=1)
+
+    inputs = torch.rand(4, 4)
+    with torch.no_grad():
+        res = autogradF.jacobian(exp_reducer, inputs)
+    assert res.grad_fn is None and res.abs().sum().item() > 0
+    with torch.no_grad():
+        res = autogradF.jacobian(exp_reducer, inputs, create_graph=True)
+    assert res.grad_fn is not None and res.abs().sum().item() > 0
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_jacobian_output(vectorize):
+    def exp_reducer(x):
+        return x.exp().sum(dim=1)
+
+    inputs = torch.rand(4, 4)
+    res = autogradF.jacobian(exp_reducer, inputs, vectorize=vectorize)
+    _assert_interleaved_struct(res, exp_reducer(inputs), inputs)
+    assert res.grad_fn is None
+
+    def identity(x):
+        return x.clone()
+
+    inputs = torch.rand(4)
+    res = autogradF.jacobian(identity, inputs, vectorize=vectorize)
+    _assert_interleaved_struct(res, identity(inputs), inputs)
+    assert res.grad_fn is None and _eq(res, torch.eye(4))
+
+    def add_exp_reducer(x, y):
+        return (x + y.exp()).sum(dim=1)
+
+    inputs = (torch.rand(4, 4), torch.rand(4, 4))
+    res = autogradF.jacobian(add_exp_reducer, inputs, vectorize=vectorize)
+    _assert_interleaved_struct(res, add_exp_reducer(*inputs), inputs)
+    assert res[0].grad_fn is None and res[1].grad_fn is None
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_jacobian_scalar(vectorize):
+    inputs = torch.rand(4, 4)
+    _assert_same_struct(autogradF.jacobian(lambda x: x.sum(), inputs, vectorize=vectorize), inputs)
+    res = autogradF.jacobian(lambda x: x.unsqueeze(0).repeat(4), torch.rand([]), vectorize=vectorize)
+    _assert_same_struct(res, torch.zeros(4))
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_jacobian_create_graph(vectorize):
+    def exp_reducer(x):
+        return x.exp().sum(dim=1)
+
+    inputs = torch.rand(4, 4, dtype=torch.double, requires_grad=True)
+    res = autogradF.jacobian(exp_reducer, inputs, create_graph=True, vectorize=vectorize)
+    _assert_interleaved_struct(res, exp_reducer(inputs), inputs)
+    assert res.grad_fn is not None
+    jac = lambda inp: autogradF.jacobian(exp_reducer, inp, create_graph=True, vectorize=vectorize)  # noqa: E731
+    assert torch.autograd.gradcheck(jac, inputs) and torch.autograd.gradgradcheck(jac, inputs)
+
+    def add_exp_reducer(x, y):
+        return (x + y).exp().sum(dim=1)
+
+    inputs = (torch.rand(4, 4, dtype=torch.double, requires_grad=True),
+              torch.rand(4, 4, dtype=torch.double, requires_grad=True))
+    res = autogradF.jacobian(add_exp_reducer, inputs, create_graph=True, vectorize=vectorize)
+    _assert_interleaved_struct(res, add_exp_reducer(*inputs), inputs)
+    assert res[0].grad_fn is not None and res[1].grad_fn is not None
+    jac2 = lambda *inp: autogradF.jacobian(add_exp_reducer, inp, create_graph=True, vectorize=vectorize)  # noqa: E731
+    assert torch.autograd.gradcheck(jac2, inputs) and torch.autograd.gradgradcheck(jac2, inputs)
+
+    def foo(x, y):
+        x = x.cos()
+        val, jac = autogradF.jacobian(add_exp_reducer, (x, y), create_graph=True, vectorize=vectorize)
+        res = val[0].exp().sum() + val[1].exp().sum() + jac[0].exp().sum()
+        return res + jac[1].exp().sum() + x.exp().sum() + y.exp().sum()
+
+    assert torch.autograd.gradcheck(foo, inputs) and torch.autograd.gradgradcheck(foo, inputs)
