@@ -3036,10 +3036,11 @@ def test_jacobian_scalar(vectorize):
 
 @pytest.mark.parametrize("vectorize", [True, False])
 def test_jacobian_create_graph(vectorize):
+    """PyTorch's inputs are 4 x 4; 2 x 3 keeps the file fast, and stays non-square."""
     def exp_reducer(x):
         return x.exp().sum(dim=1)
 
-    inputs = torch.rand(4, 4, dtype=torch.double, requires_grad=True)
+    inputs = torch.rand(2, 3, dtype=torch.double, requires_grad=True)
     res = autogradF.jacobian(exp_reducer, inputs, create_graph=True, vectorize=vectorize)
     _assert_interleaved_struct(res, exp_reducer(inputs), inputs)
     assert res.grad_fn is not None
@@ -3049,8 +3050,8 @@ def test_jacobian_create_graph(vectorize):
     def add_exp_reducer(x, y):
         return (x + y).exp().sum(dim=1)
 
-    inputs = (torch.rand(4, 4, dtype=torch.double, requires_grad=True),
-              torch.rand(4, 4, dtype=torch.double, requires_grad=True))
+    inputs = (torch.rand(2, 3, dtype=torch.double, requires_grad=True),
+              torch.rand(2, 3, dtype=torch.double, requires_grad=True))
     res = autogradF.jacobian(add_exp_reducer, inputs, create_graph=True, vectorize=vectorize)
     _assert_interleaved_struct(res, add_exp_reducer(*inputs), inputs)
     assert res[0].grad_fn is not None and res[1].grad_fn is not None
@@ -3064,3 +3065,252 @@ def test_jacobian_create_graph(vectorize):
         return res + jac[1].exp().sum() + x.exp().sum() + y.exp().sum()
 
     assert torch.autograd.gradcheck(foo, inputs) and torch.autograd.gradgradcheck(foo, inputs)
+
+
+def _check_jacobian_vectorize_correctness(f, inputs, test_forward_ad=True):
+    expected = autogradF.jacobian(f, inputs, vectorize=False)
+    _assert_close_structs(autogradF.jacobian(f, inputs, vectorize=True), expected)
+    if test_forward_ad:
+        _assert_close_structs(autogradF.jacobian(f, inputs, strategy="forward-mode", vectorize=True), expected)
+
+
+def _assert_close_structs(a, b):
+    if isinstance(b, torch.Tensor):
+        assert isinstance(a, torch.Tensor) and a.shape == b.shape and torch.allclose(a, b.to(a.dtype))
+    else:
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _assert_close_structs(x, y)
+
+
+def test_jacobian_vectorize_correctness():
+    """test_jacobian_vectorize_correctness_simple, _multi_input, _multi_input_multi_output,
+    _unrelated_outputs, _zero_dim and _different_dtype."""
+    _check_jacobian_vectorize_correctness(lambda x: 3 * x ** 2, torch.randn(2, 3, 5))
+    _check_jacobian_vectorize_correctness(lambda x, y: (x.cos() * x) @ y.sin(), (torch.randn(2, 3), torch.randn(3, 5)))
+    _check_jacobian_vectorize_correctness(lambda x, y: ((x * x) @ y, x @ (x.sum(1) * y), y.sum()),
+                                          (torch.randn(5, 3), torch.randn(3, 5)))
+    _check_jacobian_vectorize_correctness(lambda x, y: (x, y, x, y), (torch.randn(2), torch.randn(3)))
+    _check_jacobian_vectorize_correctness(lambda x, y: (x.sum(), y.sum(), x * y), (torch.randn(3), torch.randn(3)))
+    _check_jacobian_vectorize_correctness(lambda x: torch.stack([x, x, x]), torch.randn([]))
+    _check_jacobian_vectorize_correctness(lambda x, y: (y.sum(), x * y), (torch.randn([]), torch.randn(1)))
+    _check_jacobian_vectorize_correctness(lambda x, y: ((x * y).float(), (x * y).double()),
+                                          (torch.randn(3), torch.randn(3)), test_forward_ad=False)
+
+
+def _check_hessian_vectorize_correctness(f, inputs):
+    expected = autogradF.hessian(f, inputs, vectorize=False)
+    _assert_close_structs(autogradF.hessian(f, inputs, vectorize=True), expected)
+    _assert_close_structs(autogradF.hessian(f, inputs, outer_jacobian_strategy="forward-mode", vectorize=True),
+                          expected)
+
+
+def test_hessian_vectorize_correctness():
+    """test_hessian_vectorize_correctness_simple, _multi_input and _unrelated_outputs."""
+    _check_hessian_vectorize_correctness(lambda x: (3 * x ** 2).sum(), torch.randn(2, 3, 5))
+    _check_hessian_vectorize_correctness(lambda x, y, z: ((x.relu() * x) @ y.sin() @ z).sum(),
+                                         (torch.randn(2, 3), torch.randn(3, 5), torch.randn(5, 5)))
+    _check_hessian_vectorize_correctness(lambda x, y: (x ** 2).sum(), (torch.randn(2), torch.randn(3)))
+    _check_hessian_vectorize_correctness(lambda x, y: torch.ones([]), (torch.randn(2), torch.randn(3)))
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_hessian_err_check(vectorize):
+    def foo(a):
+        return 3 * a.narrow(0, 0, 3).exp().sum()
+
+    def bar(a):
+        return 3 * a.narrow(0, 0, 3), "bar"
+
+    def bar2(a):
+        return 3 * a.narrow(0, 0, 3)
+
+    def bar3(a):
+        return 3 * a.narrow(0, 0, 3), 3 * a.narrow(0, 0, 3)
+
+    inp = torch.rand(4)
+    with pytest.raises(TypeError, match="The inputs given to hessian must be either a Tensor"):
+        autogradF.hessian(foo, (inp, 2), vectorize=vectorize)
+    with pytest.raises(TypeError, match="The outputs of the user-provided function given to hessian must"):
+        autogradF.hessian(bar, inp, vectorize=vectorize)
+    with pytest.raises(RuntimeError, match="The Tensor returned by the function given to hessian should contain a "
+                                           "single element"):
+        autogradF.hessian(bar2, inp, vectorize=vectorize)
+    with pytest.raises(RuntimeError, match="The function given to hessian should return a single Tensor"):
+        autogradF.hessian(bar3, inp, vectorize=vectorize)
+    _assert_interleaved_struct(autogradF.hessian(foo, inp, vectorize=vectorize), inp, inp)
+
+    def foo2(a, b):
+        return (3 * b.narrow(0, 0, 3) * a.narrow(0, 0, 3)).sum()
+
+    inp = (torch.rand(4), torch.rand(5))
+    _assert_interleaved_struct(autogradF.hessian(foo2, inp, vectorize=vectorize), inp, inp)
+
+
+def test_hessian_err_check_strict():
+    def foo(a):
+        return a.detach().sum()
+
+    def bar(a):
+        return a.long().float().requires_grad_().clone().sum()
+
+    def bar2(a):
+        return (3 * a).sum()
+
+    inp = torch.rand(4)
+    for fn, message in ((foo, "Output 0 of the user-provided function does not require gradients."),
+                        (bar, "jacobian of the user-provided function with respect to input 0"),
+                        (bar2, "jacobian of the user-provided function with respect to input 0 is")):
+        with pytest.raises(RuntimeError, match=message):
+            autogradF.hessian(fn, inp, strict=True)
+        res = autogradF.hessian(fn, inp, strict=False)
+        _assert_interleaved_struct(res, inp, inp)
+        assert res.abs().sum().item() == 0.0
+
+
+def test_hessian_err_check_strict_vectorize():
+    with pytest.raises(RuntimeError, match="not supported together"):
+        autogradF.hessian(lambda x: (x ** 3).sum(), torch.rand(4), strict=True, vectorize=True)
+
+
+def test_hessian_no_grad():
+    def pow_reducer(x):
+        return x.pow(3).sum()
+
+    inputs = torch.rand(2, 2)
+    with torch.no_grad():
+        res = autogradF.hessian(pow_reducer, inputs)
+    assert all(res[i][j].grad_fn is None for i in range(2) for j in range(2))
+    assert res.abs().sum().item() > 0
+    with torch.no_grad():
+        res = autogradF.hessian(pow_reducer, inputs, create_graph=True)
+    assert all(res[i][j].grad_fn is not None for i in range(2) for j in range(2))
+    assert res.abs().sum().item() > 0
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_hessian_output(vectorize):
+    inputs = torch.rand(2, 2)
+    res = autogradF.hessian(lambda x: x.pow(3).sum(), inputs, vectorize=vectorize)
+    _assert_interleaved_struct(res, inputs, inputs)
+    assert res.grad_fn is None
+    inputs = (torch.rand(2, 2), torch.rand(2, 2))
+    res = autogradF.hessian(lambda x, y: (x + y).pow(3).sum(), inputs, vectorize=vectorize)
+    _assert_interleaved_struct(res, inputs, inputs)
+    assert all(res[i][j].grad_fn is None for i in range(2) for j in range(2))
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_hessian_scalar(vectorize):
+    def reducer(x):
+        return x.sum()
+
+    inputs = torch.rand(4, 4)
+    _assert_interleaved_struct(autogradF.hessian(reducer, inputs, vectorize=vectorize), inputs, inputs)
+    inputs = torch.rand([])
+    _assert_same_struct(autogradF.hessian(reducer, inputs, vectorize=vectorize), inputs)
+    inputs = torch.rand(4, 4)
+    res = autogradF.hessian(lambda x: x.sum().view(1, 1, 1), inputs, vectorize=vectorize)
+    _assert_interleaved_struct(res, inputs, inputs)
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_hessian_create_graph(vectorize):
+    def pow_reducer(x):
+        return x.pow(3).sum()
+
+    inputs = torch.rand(2, 2, dtype=torch.double, requires_grad=True)
+    res = autogradF.hessian(pow_reducer, inputs, create_graph=True, vectorize=vectorize)
+    _assert_interleaved_struct(res, inputs, inputs)
+    assert res.grad_fn is not None
+    hess = lambda inp: autogradF.hessian(pow_reducer, inp, create_graph=True, vectorize=vectorize)  # noqa: E731
+    assert torch.autograd.gradcheck(hess, inputs) and torch.autograd.gradgradcheck(hess, inputs)
+
+    def add_pow_reducer(x, y):
+        return (x + y).pow(3).sum()
+
+    inputs = (torch.rand(2, 2, dtype=torch.double, requires_grad=True),
+              torch.rand(2, 2, dtype=torch.double, requires_grad=True))
+    res = autogradF.hessian(add_pow_reducer, inputs, create_graph=True, vectorize=vectorize)
+    _assert_interleaved_struct(res, inputs, inputs)
+    assert all(res[i][j].grad_fn is not None for i in range(2) for j in range(2))
+
+    def flat(*inp):
+        return tuple(b for a in autogradF.hessian(add_pow_reducer, inp, create_graph=True, vectorize=vectorize)
+                     for b in a)
+
+    assert torch.autograd.gradcheck(flat, inputs)
+    if not vectorize:
+        assert torch.autograd.gradgradcheck(flat, inputs)
+
+    def foo(x, y):
+        x = x.cos()
+        val, hess = autogradF.hessian(add_pow_reducer, (x, y), create_graph=True, vectorize=vectorize)
+        res = val[0].cos().sum() + val[1].cos().sum() + hess[0].cos().sum()
+        return res + hess[1].cos().sum() + x.cos().sum() + y.cos().sum()
+
+    assert torch.autograd.gradcheck(foo, inputs)
+    if not vectorize:  # the fourth derivatives once (vectorize=True computes the same numbers)
+        assert torch.autograd.gradgradcheck(foo, inputs)
+
+
+@pytest.mark.parametrize("api", ["vhp", "hvp"])
+def test_vhp_err_check(api):
+    """test_vhp_err_check and test_hvp_err_check."""
+    fn = getattr(autogradF, api)
+
+    def foo(a):
+        return 3 * a.narrow(0, 0, 3).exp().sum()
+
+    def bar(a):
+        return 3 * a.narrow(0, 0, 3), "bar"
+
+    def bar2(a):
+        return 3 * a.narrow(0, 0, 3)
+
+    inp = torch.rand(4)
+    v = torch.rand(4)
+    with pytest.raises(TypeError, match=f"The inputs given to {api} must be either a Tensor"):
+        fn(foo, (inp, 2), v)
+    with pytest.raises(TypeError, match=f"The outputs of the user-provided function given to {api} must"):
+        fn(bar, inp, v)
+    with pytest.raises(RuntimeError, match=f"The Tensor returned by the function given to {api} should contain a "
+                                           "single element"):
+        fn(bar2, inp, v)
+    with pytest.raises(RuntimeError, match="v has invalid size:"):
+        fn(foo, inp, torch.rand(5))
+    with pytest.raises(TypeError, match=f"The v given to {api} must be either a Tensor or a tuple of Tensors"):
+        fn(foo, inp, (v, 2))
+    _assert_same_struct(fn(foo, inp, v)[1], inp)
+
+    def foo2(a, b):
+        return (3 * b.narrow(0, 0, 3) * a.narrow(0, 0, 3)).sum()
+
+    inp = (torch.rand(4), torch.rand(5))
+    _assert_same_struct(fn(foo2, inp, (torch.rand(4), torch.rand(5)))[1], inp)
+
+
+@pytest.mark.parametrize("api", ["vhp", "hvp"])
+def test_vhp_err_check_strict(api):
+    """test_vhp_err_check_strict and test_hvp_err_check_strict."""
+    fn = getattr(autogradF, api)
+
+    def foo(a):
+        return a.detach().sum()
+
+    def bar(a):
+        return a.long().float().requires_grad_().clone().sum()
+
+    def bar2(a):
+        return (3 * a).sum()
+
+    inp = torch.rand(4)
+    v = torch.rand(4)
+    for f, message in ((foo, "Output 0 of the user-provided function does not require gradients."),
+                       (bar, "The output of the user-provided function is independent of input 0"),
+                       (bar2, "jacobian of the user-provided function with respect to input 0 is")):
+        with pytest.raises(RuntimeError, match=message):
+            fn(f, inp, v, strict=True)
+        res = fn(f, inp, v, strict=False)
+        _assert_same_struct(res[1], inp)
+        assert res[1].abs().sum().item() == 0.0
