@@ -3314,3 +3314,121 @@ def test_vhp_err_check_strict(api):
         res = fn(f, inp, v, strict=False)
         _assert_same_struct(res[1], inp)
         assert res[1].abs().sum().item() == 0.0
+
+
+@pytest.mark.parametrize("api", ["vhp", "hvp"])
+def test_vhp_no_grad(api):
+    """test_vhp_no_grad and test_hvp_no_grad."""
+    fn = getattr(autogradF, api)
+
+    def reducer(x):
+        return x.exp().sum()
+
+    inputs = torch.rand(4, 4)
+    v = torch.ones(4, 4)
+    with torch.no_grad():
+        res = fn(reducer, inputs, v)
+    assert res[0].grad_fn is None and res[1].grad_fn is None and res[1].abs().sum().item() > 0
+    with torch.no_grad():
+        res = fn(reducer, inputs, v, create_graph=True)
+    assert res[0].grad_fn is not None and res[1].grad_fn is not None and res[1].abs().sum().item() > 0
+
+
+@pytest.mark.parametrize("api", ["vhp", "hvp"])
+def test_vhp_output(api):
+    """test_vhp_output and test_hvp_output."""
+    fn = getattr(autogradF, api)
+    inputs = torch.rand(4, 4)
+    res = fn(lambda a: 3 * a.narrow(0, 0, 3).exp().sum(), inputs, torch.ones(4, 4))
+    _assert_same_struct(res[1], inputs)
+    assert res[0].grad_fn is None and res[1].grad_fn is None
+
+    def bar(a, b):
+        return (a + 3 * b.narrow(0, 0, 3)).exp().sum()
+
+    inputs = (torch.rand(3), torch.rand(4))
+    out, val = fn(bar, inputs, (torch.ones(3), torch.ones(4)))
+    _assert_same_struct(val, inputs)
+    assert out.grad_fn is None and val[0].grad_fn is None and val[1].grad_fn is None
+
+
+@pytest.mark.parametrize("api", ["vhp", "hvp"])
+def test_vhp_scalar(api):
+    """test_vhp_scalar and test_hvp_scalar."""
+    fn = getattr(autogradF, api)
+
+    def reducer(x):
+        return x.exp().sum()
+
+    inputs = torch.rand(4, 4)
+    _assert_same_struct(fn(reducer, inputs, torch.ones(4, 4))[1], inputs)
+    inputs = torch.rand([])
+    _assert_same_struct(fn(reducer, inputs, torch.rand([]))[1], inputs)
+    _assert_same_struct(fn(reducer, inputs)[1], inputs)
+    inputs = torch.rand(4, 4)
+    _assert_same_struct(fn(lambda x: x.exp().sum().view(1, 1, 1), inputs, torch.rand(4, 4))[1], inputs)
+
+
+@pytest.mark.parametrize("api", ["vhp", "hvp"])
+def test_vhp_create_graph(api):
+    """test_vhp_create_graph and test_hvp_create_graph (PyTorch's 4 x 4 input is 3 x 2 here)."""
+    fn = getattr(autogradF, api)
+
+    def foo(a):
+        return 3 * a.narrow(0, 0, 2).exp().sum()
+
+    inputs = torch.rand(3, 2, dtype=torch.double, requires_grad=True)
+    v = torch.ones(3, 2, dtype=torch.double, requires_grad=True)
+    res = fn(foo, inputs, v, create_graph=True)
+    _assert_same_struct(res[1], inputs)
+    assert res[0].grad_fn is not None and res[1].grad_fn is not None
+    assert torch.autograd.gradcheck(lambda inp, v: fn(foo, inp, v, create_graph=True), (inputs, v))
+    assert torch.autograd.gradgradcheck(lambda inp, v: fn(foo, inp, v, create_graph=True), (inputs, v))
+
+    def bar(a, b):
+        return (a + 3 * b.narrow(0, 0, 3)).exp().sum()
+
+    inputs = (torch.rand(3, dtype=torch.double, requires_grad=True),
+              torch.rand(4, dtype=torch.double, requires_grad=True))
+    v = (torch.ones(3, dtype=torch.double, requires_grad=True),
+         torch.ones(4, dtype=torch.double, requires_grad=True))
+    out, val = fn(bar, inputs, v, create_graph=True)
+    _assert_same_struct(val, inputs)
+    assert out.grad_fn is not None and val[0].grad_fn is not None and val[1].grad_fn is not None
+    assert torch.autograd.gradcheck(lambda *args: fn(bar, args[:2], args[2:], create_graph=True)[1], inputs + v)
+    assert torch.autograd.gradgradcheck(lambda *args: fn(bar, args[:2], args[2:], create_graph=True)[1], inputs + v)
+
+    def foo2(*args):
+        x, y = args[:2]
+        v = args[2:]
+        x = x.cos()
+        val, grad = fn(bar, (x, y), v, create_graph=True)
+        return val.cos() + grad[0].cos().sum() + grad[1].cos() + x.cos().sum() + y.cos()
+
+    assert torch.autograd.gradcheck(foo2, inputs + v)
+
+
+def test_jacobian_match_vjp_jvp():
+    def foo(x):
+        return x ** 3 + x.sum()
+
+    inputs = torch.rand(4)
+    v = torch.rand(4)
+    jac = autogradF.jacobian(foo, inputs)
+    jvp = autogradF.jvp(foo, inputs, v)[1]
+    vjp = autogradF.vjp(foo, inputs, v)[1]
+    assert _eq(jvp, torch.mm(jac, v.unsqueeze(1)).squeeze(1))
+    assert _eq(vjp, torch.mm(v.unsqueeze(0), jac).squeeze(0))
+
+
+def test_hessian_match_vhp_hvp():
+    def foo(a):
+        return 3 * a.narrow(0, 0, 3).exp().sum()
+
+    inputs = torch.rand(4)
+    v = torch.rand(4)
+    hes = autogradF.hessian(foo, inputs)
+    hvp = autogradF.hvp(foo, inputs, v)[1]
+    vhp = autogradF.vhp(foo, inputs, v)[1]
+    assert _eq(hvp, torch.mm(hes, v.unsqueeze(1)).squeeze(1))
+    assert _eq(vhp, torch.mm(v.unsqueeze(0), hes).squeeze(0))
