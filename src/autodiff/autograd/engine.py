@@ -26,7 +26,7 @@ from .. import backend
 from ..creation import zeros_like
 from ..ops.shape import COPY, SUM_TO, TO_DTYPE, sum_to_recorded
 from ..tensor import InplaceClock, Tensor, _alias, _make, as_array
-from .anomaly import ANOMALY, warn_forward_trace
+from .anomaly import ANOMALY, running, warn_forward_trace
 from .grad_mode import FORWARD_AD
 from .grad_mode import STATE as GRAD_MODE
 from .node import AccumulateGrad, Node, edge
@@ -448,7 +448,8 @@ def _run_node(node: Node, grads: list, as_tensors: bool) -> list:
         outputs = node._apply(grads, as_tensors)
     else:
         try:
-            outputs = node._apply(grads, as_tensors)
+            with running(node):
+                outputs = node._apply(grads, as_tensors)
         except Exception:
             warn_forward_trace(node)
             raise

@@ -23,6 +23,7 @@ import warnings
 
 from ..creation import zeros
 from ..tensor import Tensor, _make
+from .anomaly import ANOMALY, forward_trace
 from .grad_mode import FORWARD_AD
 from .grad_mode import STATE as GRAD_MODE
 from .grad_mode import no_grad
@@ -185,7 +186,7 @@ class Function(metaclass=FunctionMeta):
         """(what apply returns, the ctx forward was given)."""
         ctx = cls._backward_cls()
         ctx._hooks = None
-        ctx._trace = None
+        ctx._trace = forward_trace(ctx) if ANOMALY.enabled else None  # up to apply's caller
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         uses_setup_context = cls.setup_context is not Function.setup_context
         with no_grad():

@@ -38,11 +38,10 @@ from __future__ import annotations
 
 import inspect
 import re
-import traceback
 from operator import itemgetter
 
 from .. import _limits, backend, dtypes
-from ..autograd.anomaly import ANOMALY
+from ..autograd.anomaly import ANOMALY, forward_trace
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import Node, _sequence, edge, input_node, output_numbers
 from ..tensor import InplaceClock, Tensor, _make, as_array, legacy_type_name
@@ -376,7 +375,7 @@ def _node(op: OpDef, children, nrs, args, arrays, out):
     node._seq = next(_sequence)
     node._shape, node._dtype = (_NO_DIMS, _F64_DTYPE) if out.__class__ is _F64 else (out.shape, out.dtype)
     node._hooks = None
-    node._trace = traceback.format_stack()[:-2] if ANOMALY.enabled else None  # up to the caller
+    node._trace = forward_trace(node) if ANOMALY.enabled else None  # up to the caller
     saves = op.saves
     if saves is _SAVES_ARGS:
         node._saved = args
@@ -778,7 +777,7 @@ def _unimplemented_node(what: str, args, out) -> Node:
     node._shape = out.shape
     node._dtype = out.dtype
     node._hooks = None
-    node._trace = traceback.format_stack()[:-2] if ANOMALY.enabled else None
+    node._trace = forward_trace(node) if ANOMALY.enabled else None
     node._what = what
     return node
 
