@@ -3668,3 +3668,96 @@ def test_nested_anomaly_printstack_cleanup():
 
     gc.collect()
     assert ref() is None
+
+
+def test_anomaly_mode_no_check_nan():
+    import warnings
+
+    class MyFunc(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            return inp.clone()
+
+        @staticmethod
+        def backward(ctx, gO):
+            return torch.tensor(float("nan")).expand(10, 10)
+
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        with torch.autograd.detect_anomaly(check_nan=False):
+            inp = torch.rand(10, 10, requires_grad=True)
+            out = MyFunc.apply(inp).sum()
+            out.backward(retain_graph=True)
+            with torch.autograd.detect_anomaly(check_nan=True):
+                with pytest.raises(RuntimeError, match="Function 'MyFuncBackward' returned nan values in its 0th output."):
+                    out.backward(retain_graph=True)
+            out.backward()
+
+
+# --- gradcheck (test_autograd.py)
+
+@pytest.mark.parametrize("fast_mode", [True, False])
+def test_gradcheck_single_input(fast_mode):
+    def f(inp):
+        return inp.mul(5)
+
+    assert torch.autograd.gradcheck(f, torch.rand(10, dtype=torch.float64, requires_grad=True), fast_mode=fast_mode)
+    assert torch.autograd.gradgradcheck(f, torch.rand(10, dtype=torch.float64, requires_grad=True),
+                                        fast_mode=fast_mode)
+
+
+@pytest.mark.parametrize("fast_mode", [True, False])
+def test_gradcheck_nondeterministic(fast_mode):
+    class NonDetFunc(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, jitter=0.0):
+            ctx._jitter = jitter
+            return x
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            return NonDetFunc.apply(grad_out, ctx._jitter) * (1 + torch.rand_like(grad_out) * ctx._jitter), None
+
+    gradcheck, gradgradcheck = torch.autograd.gradcheck, torch.autograd.gradgradcheck
+    inp = torch.randn(5, 5, dtype=torch.double, requires_grad=True)
+    assert gradcheck(lambda x: NonDetFunc.apply(x, 0.0), inp, check_batched_grad=False, fast_mode=fast_mode)
+    with pytest.raises(RuntimeError, match="Backward is not reentrant"):
+        gradcheck(lambda x: NonDetFunc.apply(x, 1e-6), inp, check_batched_grad=False, fast_mode=fast_mode)
+    with pytest.raises(RuntimeError, match="Backward is not reentrant"):
+        gradgradcheck(lambda x: NonDetFunc.apply(x, 1e-12), inp, check_batched_grad=False, fast_mode=fast_mode)
+    assert gradcheck(lambda x: NonDetFunc.apply(x, 0.0), inp, nondet_tol=1e-5, check_batched_grad=False,
+                     fast_mode=fast_mode)
+    assert gradcheck(lambda x: NonDetFunc.apply(x, 1e-6), inp, nondet_tol=1e-5, check_batched_grad=False,
+                     fast_mode=fast_mode)
+    assert gradgradcheck(lambda x: NonDetFunc.apply(x, 1e-12), inp, nondet_tol=1e-5, check_batched_grad=False,
+                         fast_mode=fast_mode)
+
+
+@pytest.mark.parametrize("fast_mode", [True, False])
+def test_gradcheck_validates_inputs(fast_mode):
+    """The dense half (autodiff has no sparse tensors)."""
+    gradcheck = torch.autograd.gradcheck
+    x = torch.rand(10, requires_grad=False)
+    with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
+        gradcheck(lambda x: x, (x,), raise_exception=False, fast_mode=fast_mode)
+    x = torch.ones(1, dtype=torch.float32, requires_grad=True)
+    with pytest.warns(UserWarning, match="Input #0 requires gradient and is not a double precision"):
+        assert gradcheck(lambda x: x, (x,), atol=1e-1, fast_mode=fast_mode)
+    # PyTorch refuses an expanded input ("The 0th input has a dimension with stride 0"): its
+    # elements share memory, so perturbing one moves the others. Here `expand` makes a tensor of
+    # its own (the guide), each element is perturbed alone, and gradcheck checks it.
+    x = torch.ones(1, dtype=torch.float64, requires_grad=True).expand((2, 2))
+    assert gradcheck(lambda x: x * x, (x,), fast_mode=fast_mode)
+
+    class WrongSquare(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x  # 2 * g * x is right
+
+    assert not gradcheck(WrongSquare.apply, (x,), raise_exception=False, fast_mode=fast_mode)
