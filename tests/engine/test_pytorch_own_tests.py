@@ -3761,3 +3761,132 @@ def test_gradcheck_validates_inputs(fast_mode):
             return g * x  # 2 * g * x is right
 
     assert not gradcheck(WrongSquare.apply, (x,), raise_exception=False, fast_mode=fast_mode)
+
+
+@pytest.mark.parametrize("fast_mode", [True, False])
+def test_gradcheck_check_no_differentiable_outputs(fast_mode):
+    gradcheck = torch.autograd.gradcheck
+    x = torch.ones((1,), requires_grad=True)
+    with pytest.raises(RuntimeError, match="Numerical gradient for function expected to be zero"):
+        gradcheck(lambda x: torch.tensor([x]), x)
+    assert not gradcheck(lambda x: torch.tensor([x]), x, raise_exception=False, fast_mode=fast_mode)
+    assert gradcheck(lambda x: (), (x,), fast_mode=fast_mode)
+
+
+@pytest.mark.parametrize("fast_mode", [True, False])
+def test_gradcheck_backward_mul_by_grad_output(fast_mode):
+    """The dense case (autodiff has no sparse tensors)."""
+    gradcheck = torch.autograd.gradcheck
+
+    def fn2(x):
+        y = x.clone()
+        y.register_hook(lambda x: x + 1e-2)
+        return y
+
+    x = torch.ones(1, dtype=torch.double, requires_grad=True)
+    with pytest.raises(RuntimeError, match="backward not multiplied by grad_output"):
+        gradcheck(fn2, (x,), atol=1e-1, fast_mode=fast_mode)
+    assert not gradcheck(fn2, (x,), atol=1e-1, raise_exception=False, fast_mode=fast_mode)
+
+
+@pytest.mark.parametrize("fast_mode", [True, False])
+def test_gradcheck_undefined_grad(fast_mode):
+    gradcheck = torch.autograd.gradcheck
+
+    def fn(x):
+        def hook(x):
+            if x is None:
+                raise RuntimeError("x is undefined")
+
+        y = x.clone()
+        y.register_hook(hook)
+        return y
+
+    x = torch.ones(1, dtype=torch.double, requires_grad=True)
+    with pytest.warns(UserWarning, match="Backwards compatibility: New undefined gradient support checking feature"):
+        with pytest.raises(RuntimeError, match="Expected backward function to handle undefined output grads"):
+            gradcheck(fn, (x,), fast_mode=fast_mode)
+        assert not gradcheck(fn, (x,), raise_exception=False, fast_mode=fast_mode)
+
+
+@pytest.mark.parametrize("fast_mode", [True, False])
+def test_gradcheck_jacobian_mismatch(fast_mode):
+    """The real case (autodiff has no complex tensors)."""
+    gradcheck = torch.autograd.gradcheck
+
+    def fn(x):
+        y = x.clone()
+        y.register_hook(lambda x: x + 1e-2)
+        return y
+
+    x = torch.ones(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        gradcheck(fn, (x,), fast_mode=fast_mode)
+    assert not gradcheck(fn, (x,), raise_exception=False, fast_mode=fast_mode)
+
+
+@pytest.mark.parametrize("fast_mode", [True, False])
+def test_gradcheck_output_shape_or_dtype_depend_on_values(fast_mode):
+    gradcheck = torch.autograd.gradcheck
+
+    def fn(x):
+        if torch.all(x >= 1):
+            return torch.cat([x, x])
+        return x
+
+    a = torch.ones(1, dtype=torch.double, requires_grad=True)
+    with pytest.raises(AssertionError, match="return outputs with the same shape when inputs are perturbed"):
+        gradcheck(fn, (a,), fast_mode=fast_mode)
+
+    def fn2(x):
+        if torch.all(x >= 1):
+            return x.to(torch.float32)
+        return x
+
+    with pytest.raises(AssertionError, match="return outputs with the same dtype when inputs are perturbed"):
+        gradcheck(fn2, (a,), fast_mode=fast_mode)
+
+
+def _hooks_called_with_none(lib):
+    log = []
+
+    class Two(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, a, b):
+            return (a if a is not None else 0) + (b if b is not None else 0)
+
+    class NoneBack(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    x = lib.ones(2, requires_grad=True)
+    a, b = Two.apply(x)
+    b.register_hook(lambda g: log.append(("b", g is None)))
+    a.sum().backward()
+    y = x * 2
+    y.register_hook(lambda g: log.append(("y", g is None)))
+    z = NoneBack.apply(y)
+    z.register_hook(lambda g: log.append(("z", g is None)))
+    (z.sum() + (x * 3).sum()).backward()
+    return log
+
+
+def test_a_tensor_hook_is_called_with_none_where_its_gradient_is_undefined():
+    """What test_gradcheck_undefined_grad and test_grad_nonleaf_register_hook rely on: an unused
+    output of a node that runs, and a tensor whose consumer's backward returned None."""
+    assert _hooks_called_with_none(torch) == [("b", True), ("z", False), ("y", True)]
+
+
+@pytest.mark.torch
+def test_a_tensor_hook_is_called_with_none_as_in_pytorch():
+    real = pytest.importorskip("torch")
+    assert _hooks_called_with_none(torch) == _hooks_called_with_none(real)

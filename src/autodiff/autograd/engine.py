@@ -476,14 +476,15 @@ def _run_pre_hooks(node: Node, grads: list, as_tensors: bool) -> list:
 
 
 def _run_tensor_hooks(node: Node, grads: list, as_tensors: bool) -> list:
-    """The hooks of the tensors this node made, then their retained gradients."""
+    """The hooks of the tensors this node made, then their retained gradients. A hook is called
+    with None where its tensor's gradient is undefined (another output of the node had one, or a
+    backward returned None for it), as PyTorch calls it."""
     hooks = node._hooks
     for nr, table in hooks.get("tensor", {}).items():
         for hook in list(table.values()):
-            if grads[nr] is not None:
-                replaced = hook(_as_tensor(grads[nr], as_tensors))
-                if replaced is not None:
-                    grads[nr] = _as_value(replaced, as_tensors)
+            replaced = hook(_as_tensor(grads[nr], as_tensors))
+            if replaced is not None:
+                grads[nr] = _as_value(replaced, as_tensors)
     for nr, ref in list(hooks.get("retain", {}).items()):
         tensor = ref()
         if tensor is not None and grads[nr] is not None:
