@@ -3890,3 +3890,194 @@ def test_a_tensor_hook_is_called_with_none_where_its_gradient_is_undefined():
 def test_a_tensor_hook_is_called_with_none_as_in_pytorch():
     real = pytest.importorskip("torch")
     assert _hooks_called_with_none(torch) == _hooks_called_with_none(real)
+
+
+@pytest.mark.parametrize("fast_mode", [True, False])
+def test_gradcheck_custom_error(fast_mode):
+    from autodiff.autograd.gradcheck import GradcheckError
+
+    gradcheck = torch.autograd.gradcheck
+
+    def fn(x):
+        y = x.clone()
+        y.register_hook(lambda x: x + 1e-2)
+        return y
+
+    x = torch.ones(2, 2, requires_grad=True)
+    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        gradcheck(fn, (x,), fast_mode=fast_mode)
+    with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        gradcheck(fn, (x,), fast_mode=fast_mode)
+    assert not gradcheck(fn, (x,), raise_exception=False, fast_mode=fast_mode)
+
+    def fn2(x):
+        raise RuntimeError("Not a GradcheckError!")
+
+    with pytest.raises(RuntimeError, match="Not a GradcheckError!"):
+        gradcheck(fn2, (x,), fast_mode=fast_mode, raise_exception=False)
+
+
+@pytest.mark.parametrize("fast_mode", [True, False])
+def test_gradcheck_forward_ad(fast_mode):
+    """The real case (autodiff has no complex tensors); `fwAD._current_level >= 0` is
+    `fwAD.unpack_dual(y).tangent is not None` here."""
+    fwAD = torch.autograd.forward_ad
+
+    def fn(x, y):
+        return x + y, y
+
+    def bad_fn(x, y):
+        y_p, y_d = fwAD.unpack_dual(y)
+        if y_d is not None:
+            y = fwAD.make_dual(y_p, y_d * 1.1)
+        return x + y, y
+
+    x = torch.rand(2, dtype=torch.double, requires_grad=True)
+    y = torch.rand(2, dtype=torch.double, requires_grad=True)
+    assert torch.autograd.gradcheck(fn, (x, y), check_forward_ad=True, fast_mode=fast_mode)
+    with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch for output 0 with respect "
+                                           "to input 1"):
+        torch.autograd.gradcheck(bad_fn, (x, y), check_forward_ad=True, fast_mode=fast_mode)
+
+
+def test_gradcheck_check_forward_or_backward_only():
+    class UserFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, foo, fwd_bad, bwd_bad):
+            ctx.fwd_bad = fwd_bad
+            ctx.bwd_bad = bwd_bad
+            return foo * 2
+
+        @staticmethod
+        def vjp(ctx, gO):
+            if ctx.bwd_bad:
+                raise RuntimeError("FAIL BWD")
+            return 2 * gO, None, None
+
+        @staticmethod
+        def jvp(ctx, gI, _1, _2):
+            if ctx.fwd_bad:
+                raise RuntimeError("FAIL FWD")
+            return 2 * gI
+
+    import itertools
+
+    for fast_mode, check_forward_ad, check_backward_ad, fwd_bad, bwd_bad in itertools.product((True, False),
+                                                                                            repeat=5):
+        x = torch.rand(2, dtype=torch.double, requires_grad=True)
+
+        def run():
+            return torch.autograd.gradcheck(UserFn.apply, (x, fwd_bad, bwd_bad), check_forward_ad=check_forward_ad,
+                                            check_backward_ad=check_backward_ad,
+                                            check_undefined_grad=check_backward_ad,
+                                            check_batched_grad=check_backward_ad, fast_mode=fast_mode)
+
+        if not check_forward_ad and not check_backward_ad:
+            with pytest.raises(AssertionError, match="Expected at least one of"):
+                run()
+            continue
+        fwd_should_fail = fwd_bad and check_forward_ad
+        bwd_should_fail = bwd_bad and check_backward_ad
+        if not fwd_should_fail and not bwd_should_fail:
+            assert run()
+        else:
+            with pytest.raises(RuntimeError, match="FAIL BWD" if bwd_should_fail else "FAIL FWD"):
+                run()
+
+
+def test_version_counter():
+    """PyTorch's test, but for its views: `x[:]` shares x's version counter there, here it is a
+    tensor of its own (the guide), which counts its own changes."""
+    x = torch.randn(1, 2)
+    x_saved_version = x._version
+    x.add_(1).add_(1)
+    assert x._version > x_saved_version
+    xz = x[:]
+    xz.add_(1)
+    assert xz._version == 1 and x._version == 2  # PyTorch: both 3, one counter
+    x_saved_version = x._version
+    x.data = torch.randn(2, 3)
+    assert x._version == x_saved_version
+    x.add_(1)
+    assert x._version > x_saved_version
+
+
+def test_gradcheck_is_callable_after_importing_its_module_first():
+    """test_gradcheck_custom_error imports GradcheckError from `torch.autograd.gradcheck` and then
+    calls `torch.autograd.gradcheck(...)`: in a fresh interpreter, that order must work too."""
+    import subprocess
+    import sys
+
+    code = ("from autodiff.autograd.gradcheck import GradcheckError\n"
+            "import autodiff\n"
+            "x = autodiff.rand(3, requires_grad=True)\n"
+            "assert autodiff.autograd.gradcheck(lambda x: x * x, (x,))\n"
+            "assert issubclass(GradcheckError, RuntimeError)\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_gradcheck_forward_ad_runs_with_no_requires_grad():
+    """Its first call (the others check batched and undefined tangents, which autodiff's
+    gradcheck does not: it checks forward-mode values against finite differences)."""
+    seen = []
+
+    class UserFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            seen.append((x.requires_grad, y.requires_grad))
+            return x.clone(), y.clone()
+
+        @staticmethod
+        def jvp(ctx, x_t, y_t):
+            return x_t, y_t
+
+    x = torch.rand(2, dtype=torch.double, requires_grad=True)
+    y = torch.rand(2, dtype=torch.double, requires_grad=True)
+    assert torch.autograd.gradcheck(UserFn.apply, (x, y), check_forward_ad=True, check_undefined_grad=False,
+                                    check_backward_ad=False, check_batched_grad=False)
+    dual_calls = [s for s in seen if s == (False, False)]
+    assert len(dual_calls) == 4  # each element of each input, its inputs made dual and detached
+
+
+def test_gradcheck_forward_ad_respects_requires_grad():
+    """Its first count: the jvp runs once per input (numel 1) with neither undefined nor batched
+    tangents checked."""
+    jvp_count = [0]
+
+    class UserFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x.clone(), y.clone()
+
+        @staticmethod
+        def jvp(ctx, x_t, y_t):
+            jvp_count[0] += 1
+            return x_t, y_t
+
+    x = torch.rand(1, dtype=torch.double, requires_grad=True)
+    y = torch.rand(1, dtype=torch.double, requires_grad=True)
+    assert torch.autograd.gradcheck(UserFn.apply, (x, y), check_forward_ad=True, check_undefined_grad=False,
+                                    check_backward_ad=False, check_batched_grad=False)
+    assert jvp_count[0] == 2
+
+
+def test_custom_function_vjp_is_backward_and_not_both():
+    """PyTorch's `vjp` alias (test_gradcheck_check_forward_or_backward_only defines vjp), and its
+    error for a Function that defines both."""
+    class Both(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def vjp(ctx, g):
+            return g * 2
+
+    x = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Implementing both 'backward' and 'vjp' for a custom Function is not "
+                                           "allowed. You should only implement one of them."):
+        Both.apply(x).sum().backward()

@@ -105,7 +105,7 @@ class BackwardCFunction(Node, FunctionCtx):
             grads = [zeros(shape, dtype=dtype) if g is None and dtype is not None and nr not in kept else g
                      for nr, (g, (shape, dtype)) in enumerate(zip(grads, self._metadata))]
         self._unpack_with_graph = as_tensors
-        result = cls.backward(self, *grads)
+        result = _user_backward(cls)(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
         expected = self._num_inputs
@@ -121,6 +121,15 @@ class BackwardCFunction(Node, FunctionCtx):
         if as_tensors:
             return picked
         return [g._data if isinstance(g, Tensor) else g for g in picked]
+
+
+def _user_backward(cls):
+    """The Function's backward, or its vjp (PyTorch's other name for it), never both."""
+    backward, vjp = cls.backward, cls.vjp
+    if backward is not Function.backward and vjp is not Function.vjp:
+        raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+                           "should only implement one of them.")
+    return vjp if vjp is not Function.vjp else backward
 
 
 class FunctionMeta(type):
@@ -146,6 +155,8 @@ class Function(metaclass=FunctionMeta):
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
+
+    vjp = backward  # PyTorch's other name for backward: a Function defines one of the two
 
     def __init__(self, *args, **kwargs):
         warnings.warn(
