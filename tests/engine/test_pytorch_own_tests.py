@@ -4081,3 +4081,72 @@ def test_custom_function_vjp_is_backward_and_not_both():
     with pytest.raises(RuntimeError, match="Implementing both 'backward' and 'vjp' for a custom Function is not "
                                            "allowed. You should only implement one of them."):
         Both.apply(x).sum().backward()
+
+
+def test_set_data_self_requires_grad():
+    a = torch.tensor(1.0, requires_grad=True)
+    b = torch.tensor(2.0)
+    c = torch.tensor(3, dtype=torch.int64)
+    a.data = b
+    with pytest.raises(RuntimeError, match="must be floating point or complex dtype"):
+        a.data = c
+
+
+class _DeepReentrant(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        with torch.enable_grad():
+            ctx.x = x.detach().requires_grad_(True)
+            ctx.x = ctx.x - 1
+        return ctx.x.detach()
+
+    @staticmethod
+    def backward(ctx, x):
+        if ctx.x < 0:
+            return x
+        with torch.enable_grad():
+            _DeepReentrant.apply(ctx.x).sum().backward()
+        return x
+
+
+def test_deep_reentrant():
+    v = torch.tensor(2000.0, requires_grad=True)
+    _DeepReentrant.apply(v).sum().backward()
+    v2 = torch.tensor(200.0, requires_grad=True)
+    _DeepReentrant.apply(v2).sum().backward()
+
+
+def test_reentrant_priority():
+    order = []
+
+    class MyFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, x):
+            order.append("MyFunction")
+            return x
+
+    class Reentrant(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            with torch.enable_grad():
+                ctx.x = x.detach().requires_grad_(True)
+                ctx.x = ctx.x - 1
+            return ctx.x.detach()
+
+        @staticmethod
+        def backward(ctx, x):
+            order.append("Reentrant")
+            if ctx.x < 0:
+                return x
+            with torch.enable_grad():
+                Reentrant.apply(ctx.x).backward()
+            return x
+
+    a = MyFunction.apply(torch.tensor(6.0, requires_grad=True))
+    b = Reentrant.apply(torch.tensor(9.0, requires_grad=True))
+    (a * b).backward()
+    assert len(order) == 11 and order.count("Reentrant") == 10 and order[-1] == "MyFunction"

@@ -20,6 +20,8 @@ unless `retain_graph` is set.
 
 from __future__ import annotations
 
+import contextvars
+import threading
 from operator import attrgetter
 
 from .. import backend
@@ -236,7 +238,48 @@ _F64_DTYPE = backend.np.dtype(_F64)
 _NO_DIMS = ()
 
 
+# Reentrant backward (a custom Function's backward that runs backward itself) nests Python calls;
+# as PyTorch does to escape the stack's limit, a backward this deep in one thread runs in a
+# fresh thread, which the caller waits for.
+_REENTRANT = threading.local()
+_MAX_REENTRANT_DEPTH = 40
+
+
 def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=None, accumulate=True):
+    depth = getattr(_REENTRANT, "depth", 0)
+    if depth >= _MAX_REENTRANT_DEPTH:
+        return _in_fresh_thread(run_backward, roots, seeds, keep_graph, create_graph, targets=targets,
+                                accumulate=accumulate)
+    _REENTRANT.depth = depth + 1
+    try:
+        return _run_backward(roots, seeds, keep_graph, create_graph, targets=targets, accumulate=accumulate)
+    finally:
+        _REENTRANT.depth = depth
+
+
+def _in_fresh_thread(function, *args, **kwargs):
+    """function(*args, **kwargs) in a new thread with this one's grad mode and context; its
+    result, or its exception, as if called here."""
+    context = contextvars.copy_context()
+    modes = (GRAD_MODE.enabled, GRAD_MODE.inference)
+    outcome: dict = {}
+
+    def work() -> None:
+        GRAD_MODE.enabled, GRAD_MODE.inference = modes
+        try:
+            outcome["result"] = context.run(function, *args, **kwargs)
+        except BaseException as raised:  # noqa: BLE001 - handed back to the waiting thread
+            outcome["error"] = raised
+
+    worker = threading.Thread(target=work, name="autodiff-reentrant-backward")
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
+
+
+def _run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=None, accumulate=True):
     """Run backward from `roots` (edges) seeded with `seeds` (tensors).
 
     `targets` is a list of `(edge, tensor)` to capture the gradients of; with `accumulate` they
