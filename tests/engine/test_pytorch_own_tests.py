@@ -4150,3 +4150,70 @@ def test_reentrant_priority():
     b = Reentrant.apply(torch.tensor(9.0, requires_grad=True))
     (a * b).backward()
     assert len(order) == 11 and order.count("Reentrant") == 10 and order[-1] == "MyFunction"
+
+
+def test_reentrant_with_leaf_variable_hook():
+    handle = None
+    param = torch.rand(10, requires_grad=True)
+
+    def add_gradient_penalty_to_grad(grad):
+        handle.remove()
+        old_param_grad = grad
+        param.grad = None
+        with torch.enable_grad():
+            g = grad.detach().requires_grad_()
+            new_param = param.detach().requires_grad_()
+            out = ((g * 2) + new_param).sum()
+            out.backward()
+        res = g.grad + grad
+        param.grad = old_param_grad
+        return res
+
+    handle = param.register_hook(add_gradient_penalty_to_grad)
+    (param * param).sum().backward()
+    assert _eq(param.grad, 4 * param + 2)  # the hook set .grad to 2 param, then 2 param + 2 accumulates (PyTorch 2.13 too)
+
+
+def test_reentrant_with_non_leaf_variable_hook():
+    handle = None
+    param = torch.rand(10, requires_grad=True)
+
+    def manual_increase_gradient(grad):
+        handle.remove()
+        with torch.enable_grad():
+            g = grad.detach().requires_grad_()
+            out = ((g * 2) + 5).sum()
+            out.backward()
+        return g.grad + grad
+
+    tmp = param * param
+    handle = tmp.register_hook(manual_increase_gradient)
+    tmp.sum().backward()
+    assert _eq(param.grad, 6 * param)
+
+
+def test_custom_function_saved_tensors():
+    """The part about `saved_tensors` (SavedTensor objects and their hooks are not claimed)."""
+    def get_fn(save=True):
+        class MyFn(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                if save:
+                    ctx.save_for_backward(x, None)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        return MyFn
+
+    a = torch.randn(5, requires_grad=True)
+    y = get_fn(True).apply(a)
+    saved = y.grad_fn.saved_tensors
+    assert len(saved) == 2 and saved[0] is not None and _eq(saved[0], a) and saved[1] is None
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="after they have already been freed"):
+        y.grad_fn.saved_tensors
+    y = get_fn(False).apply(a)
+    assert y.grad_fn.saved_tensors == ()
