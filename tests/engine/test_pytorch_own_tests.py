@@ -1375,7 +1375,7 @@ def test_save_output_nr():
 
 
 def test_free_deep_graph_pyfunction():
-    """PyTorch's depth is 150000; 10000 already overflows a recursive teardown."""
+    """PyTorch's depth is 150000; 5000 already overflows a recursive teardown."""
     class MyOp(torch.autograd.Function):
         @staticmethod
         def forward(ctx, tensor1, tensor2):
@@ -1388,7 +1388,7 @@ def test_free_deep_graph_pyfunction():
     def scope():
         x = torch.randn(1, requires_grad=True)
         y = x.clone()
-        for _ in range(10000):
+        for _ in range(5000):
             y = MyOp.apply(y, y)
 
     scope()
@@ -1398,7 +1398,7 @@ def test_free_deep_graph():
     def scope():
         x = torch.randn(1, requires_grad=True)
         y = x.clone()
-        for _ in range(10000):
+        for _ in range(5000):
             y = y + y * 0.000001
 
     scope()
