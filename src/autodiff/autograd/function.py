@@ -22,7 +22,7 @@ import functools
 import warnings
 
 from ..creation import zeros
-from ..tensor import Tensor, _make
+from ..tensor import _VIEW_NODES, Tensor, _check_view_inplace, _make
 from .anomaly import ANOMALY, forward_trace
 from .grad_mode import FORWARD_AD
 from .grad_mode import STATE as GRAD_MODE
@@ -211,7 +211,7 @@ class Function(metaclass=FunctionMeta):
         marked = ctx.__dict__.get("_non_differentiable", set())
         ctx._not_differentiable = tuple(i for i, out in enumerate(raw) if isinstance(out, Tensor) and (
             id(out) in marked or not out.dtype.is_floating_point))  # forward mode's jvp must give None there
-        dirty = _check_dirty(ctx, raw)
+        dirty = _check_dirty(ctx, raw, args)
         if not (GRAD_MODE.enabled and any(ctx.needs_input_grad)):
             return outputs, ctx
         tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
@@ -326,9 +326,10 @@ class VmapInfo:
         self.randomness = randomness
 
 
-def _check_dirty(ctx, outputs: tuple) -> set:
+def _check_dirty(ctx, outputs: tuple, inputs: tuple) -> set:
     """The ids of the inputs `forward` marked dirty (changed in place), with PyTorch's checks:
-    each must be returned, and a leaf that requires grad may not be changed; each counts as
+    each must be returned, a tensor that was not an input is warned of, and a leaf that requires
+    grad, a view of one, or a piece of split, chunk or unbind may not be changed; each counts as
     changed once more, as PyTorch counts it."""
     dirty = ctx.__dict__.get("_dirty", ())
     if not dirty:
@@ -337,11 +338,18 @@ def _check_dirty(ctx, outputs: tuple) -> set:
     if any(id(t) not in returned for t in dirty):
         raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
                            "The inputs that are modified inplace must all be outputs of the Function.")
+    given = {id(a) for a in inputs if isinstance(a, Tensor)}
+    if any(id(t) not in given for t in dirty):
+        warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+                      "mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=4)
     non_differentiable = ctx.__dict__.get("_non_differentiable", set())
     for t in dirty:
         # a leaf may not be changed, unless its result is non-differentiable: that is a detached alias
-        if t.is_leaf and t.requires_grad and GRAD_MODE.enabled and id(t) not in non_differentiable:
-            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        if t.requires_grad and GRAD_MODE.enabled and id(t) not in non_differentiable:
+            if t.is_leaf:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+            if type(t.grad_fn).__name__ in _VIEW_NODES:
+                _check_view_inplace(t.grad_fn)
         t._bump_version()
     return {id(t) for t in dirty}
 
