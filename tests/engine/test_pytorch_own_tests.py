@@ -4452,3 +4452,273 @@ def test_custom_function_saving_mutated_view_no_leak():
     ref = scope()
     gc.collect()
     assert ref() is None
+
+
+def test_grad_mode_restored_reentrant():
+    class MyFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            return inp.clone()
+
+        @staticmethod
+        def backward(ctx, go):
+            original = torch.is_grad_enabled()
+            with torch.enable_grad():
+                assert torch.is_grad_enabled()
+                foo = torch.rand(go.size(), requires_grad=True)
+                (grad,) = torch.autograd.grad(foo ** 3, foo, grad_outputs=go)
+                assert torch.is_grad_enabled()
+            assert torch.is_grad_enabled() == original
+            return grad
+
+    inp = torch.rand(3, requires_grad=True)
+    MyFunction.apply(inp).sum().backward()
+    MyFunction.apply(inp).sum().backward(create_graph=True)
+
+
+def test_power_function():
+    a = torch.tensor([0.0, 0.0, 0.0])
+    b = torch.tensor([-1.0, 0.0, 1.0], requires_grad=True)
+    torch.sum(a ** b).backward()
+    assert b.grad.tolist() == [float("-inf"), 0.0, 0.0]
+    b = torch.tensor([-1.0, 0.0, 1.0], requires_grad=True)
+    torch.sum(0 ** b).backward()
+    assert b.grad.tolist() == [float("-inf"), 0.0, 0.0]
+
+
+def test_custom_function_error():
+    fwAD = torch.autograd.forward_ad
+
+    class BadFw(torch.autograd.Function):
+        @staticmethod
+        def backward(ctx, foo):
+            return foo
+
+    class BadBw(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, foo):
+            return foo.clone()
+
+    class BadBw2(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, foo):
+            return foo.clone()
+
+        @staticmethod
+        def backward(ctx, foo):
+            return foo
+
+        @staticmethod
+        def vjp(ctx, foo):
+            return foo
+
+    class BadJvp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, foo):
+            return foo.clone()
+
+    inp = torch.rand(1, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="must implement the forward"):
+        BadFw.apply(inp)
+    with pytest.raises(RuntimeError, match="must implement either the backward"):
+        BadBw.apply(inp).sum().backward()
+    with pytest.raises(RuntimeError, match="Implementing both 'backward' and 'vjp'"):
+        BadBw2.apply(inp).sum().backward()
+    with pytest.raises(RuntimeError, match="must implement the jvp function"):
+        with fwAD.dual_level():
+            BadJvp.apply(fwAD.make_dual(inp, torch.rand_like(inp)))
+
+
+def test_custom_function_forward_mode_inplace_checks():
+    class InplaceFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, foo, flag):
+            ctx.mark_dirty(foo)
+            ctx.flag = flag
+            foo.mul_(2)
+            return foo
+
+        @staticmethod
+        def vjp(ctx, gO):
+            return 2 * gO, None
+
+        @staticmethod
+        def jvp(ctx, gI, _):
+            if ctx.flag:
+                return 2 * gI
+            gI.mul_(2)
+            return gI
+
+    inp = torch.rand(4, 4, dtype=torch.double, requires_grad=True)
+
+    def test_fn(inp, flag):
+        return InplaceFn.apply(inp.clone(), flag)
+
+    assert torch.autograd.gradcheck(test_fn, (inp, False), check_forward_ad=True)
+    with pytest.raises(RuntimeError, match="inplace custom Function is not modifying the forward mode gradients "
+                                           "inplace"):
+        torch.autograd.gradcheck(test_fn, (inp, True), check_forward_ad=True)
+
+
+def test_custom_function_forward_mode_wrong_formula():
+    class UserFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, foo, should_fail):
+            ctx.should_fail = should_fail
+            return foo * 2
+
+        @staticmethod
+        def vjp(ctx, gO):
+            return 2 * gO, None
+
+        @staticmethod
+        def jvp(ctx, gI, _):
+            return 3 * gI if ctx.should_fail else 2 * gI
+
+    inp = torch.rand(10, dtype=torch.double, requires_grad=True)
+    assert torch.autograd.gradcheck(UserFn.apply, (inp, False), check_forward_ad=True)
+    with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch for output 0"):
+        torch.autograd.gradcheck(UserFn.apply, (inp, True), check_forward_ad=True)
+
+
+def test_custom_function_forward_mode_non_tensor_before_tensor_args():
+    fwAD = torch.autograd.forward_ad
+    seen = []
+
+    class MyFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, nt, x, nt2, y):
+            return x * 2 + y * 3
+
+        @staticmethod
+        def jvp(ctx, nt, x_t, nt2, y_t):
+            seen.append((nt, nt2))
+            return x_t * 2 + y_t * 3
+
+    x = torch.tensor(1.0, dtype=torch.double)
+    t = torch.tensor(1.0, dtype=torch.double)
+    y = torch.tensor(1.0, dtype=torch.double)
+    with fwAD.dual_level():
+        MyFn.apply(1, fwAD.make_dual(x, t), 1, y)
+    assert seen == [(None, None)]
+    assert torch.autograd.gradcheck(MyFn.apply, (1, x.requires_grad_(True), 1, y.requires_grad_(True)),
+                                    check_forward_ad=True, check_backward_ad=False, check_batched_grad=False)
+
+
+def test_custom_function_save_for_forward():
+    fwAD = torch.autograd.forward_ad
+
+    class Func(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, z):
+            ctx.save_for_backward(x, y)
+            ctx.save_for_forward(x, y)
+            ctx.z = z
+            ctx.prod = x * y
+            return z * ctx.prod
+
+        @staticmethod
+        def jvp(ctx, x_t, y_t, _):
+            x_p, y_p = ctx.saved_tensors
+            return ctx.z * (y_p * x_t + x_p * y_t)
+
+        @staticmethod
+        def vjp(ctx, grad_out):
+            x, y = ctx.saved_tensors
+            return ctx.z * grad_out * y, ctx.z * grad_out * x, None
+
+    a = torch.tensor(1.0, requires_grad=True, dtype=torch.double)
+    t = torch.tensor(1.0, dtype=torch.double)
+    b = torch.tensor(2.0, requires_grad=True, dtype=torch.double)
+    with fwAD.dual_level():
+        out = Func.apply(fwAD.make_dual(a, t), b, 4)
+        assert fwAD.unpack_dual(out).tangent.item() == 8.0
+        out.backward()
+    assert torch.autograd.gradcheck(Func.apply, (a, b, 4), check_forward_ad=True)
+
+    class Func2(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clone()
+
+        @staticmethod
+        def jvp(ctx, x_t):
+            assert len(ctx.saved_tensors) == 0
+            return x_t
+
+        @staticmethod
+        def vjp(ctx, grad_out):
+            assert len(ctx.saved_tensors) == 1
+            return grad_out
+
+    with fwAD.dual_level():
+        Func2.apply(fwAD.make_dual(a, t)).backward()
+    assert torch.autograd.gradcheck(Func2.apply, (a,), check_forward_ad=True)
+
+
+def test_custom_function_forward_mode_non_differentiable():
+    fwAD = torch.autograd.forward_ad
+
+    class Func(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            out = y.clone()
+            ctx.mark_non_differentiable(out)
+            return x.clone(), out
+
+        @staticmethod
+        def jvp(ctx, x_tangent, y_tangent):
+            return x_tangent, None
+
+    x = torch.tensor(2.0)
+    x_tangent = torch.tensor(1.0)
+    y = torch.tensor(3.0)
+    with fwAD.dual_level():
+        _, out2_dual = Func.apply(fwAD.make_dual(x, x_tangent), y)
+        assert fwAD.unpack_dual(out2_dual).tangent is None
+
+    y = torch.tensor(3)
+
+    class Func2(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x.clone(), y.clone()
+
+        @staticmethod
+        def jvp(ctx, x_tangent, y_tangent):
+            assert y_tangent is None
+            return x_tangent, None
+
+    with fwAD.dual_level():
+        _, out2_dual = Func2.apply(fwAD.make_dual(x, x_tangent), y)
+        assert fwAD.unpack_dual(out2_dual).tangent is None
+
+    class FuncWrong(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            out = y.clone()
+            ctx.mark_non_differentiable(out)
+            return x.clone(), out
+
+        @staticmethod
+        def jvp(ctx, x_tangent, y_tangent):
+            return x_tangent, x_tangent.clone()
+
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match="You should return None at that position instead"):
+            FuncWrong.apply(fwAD.make_dual(x, x_tangent), y)
+
+    class Func3(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone(), object(), x.clone()
+
+        @staticmethod
+        def jvp(ctx, x_tangent):
+            return x_tangent, None, x_tangent
+
+    with fwAD.dual_level():
+        out_dual, _, out2_dual = Func3.apply(fwAD.make_dual(x, x_tangent))
+        assert fwAD.unpack_dual(out_dual).tangent.item() == 1.0
+        assert fwAD.unpack_dual(out2_dual).tangent.item() == 1.0

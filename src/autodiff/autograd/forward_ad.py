@@ -291,7 +291,9 @@ def apply_function(cls, args: tuple, kwargs: dict):
         out, ctx = cls._apply(args, kwargs)
     if not live:
         return out
-    inputs = [tangent_of.get(i, _zeros_like(a)) if isinstance(a, Tensor) else None for i, a in enumerate(args)]
+    # A tensor input without a tangent has zeros, but one of a type that has no gradient (an int) None, as in PyTorch.
+    inputs = [tangent_of.get(i, _zeros_like(a)) if isinstance(a, Tensor) and a.dtype.is_floating_point else None
+              for i, a in enumerate(args)]
     versions = [t._version if isinstance(t, Tensor) else None for t in inputs]
     ctx._in_jvp = True
     try:
