@@ -4722,3 +4722,119 @@ def test_custom_function_forward_mode_non_differentiable():
         out_dual, _, out2_dual = Func3.apply(fwAD.make_dual(x, x_tangent))
         assert fwAD.unpack_dual(out_dual).tangent.item() == 1.0
         assert fwAD.unpack_dual(out2_dual).tangent.item() == 1.0
+
+
+def test_custom_function_local_inplace():
+    class MyFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp, inplace):
+            view = inp.clone()[:3]
+            if inplace:
+                view += 2
+            return view
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, None
+
+    base = torch.rand(10, requires_grad=True)
+    assert MyFn.apply(base, False).grad_fn.__class__.__name__ == "MyFnBackward"
+    assert MyFn.apply(base, True).grad_fn.__class__.__name__ == "MyFnBackward"
+
+
+def test_integer_outputs():
+    """argmax, argmin and argsort (the claimed ones of PyTorch's list)."""
+    inp = torch.rand(4, requires_grad=True)
+    for out in (inp.argmax(), inp.argmin(), inp.argsort()):
+        assert not out.dtype.is_floating_point and not out.requires_grad
+
+
+def test_custom_function_cycle():
+    import gc
+    import weakref
+
+    class MyFn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, metadata):
+            x = x.clone()
+            ctx.meta = metadata
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            assert x.item() == pytest.approx(3.14) and ctx.meta["foo"].item() == pytest.approx(3.14)
+            return gO * x, None
+
+    def get_refs(with_backward):
+        a = torch.tensor(3.14, requires_grad=True)
+        metadata = {}
+        out = MyFn.apply(a, metadata)
+        metadata["foo"] = out
+        if with_backward:
+            out.sum().backward()
+            assert _eq(a.grad, a)
+        return weakref.ref(out)
+
+    for with_backward in (False, True):
+        gc.disable()
+        try:
+            ref = get_refs(with_backward)
+            assert ref() is not None  # a cycle: out -> its node -> metadata -> out
+        finally:
+            gc.enable()
+        gc.collect()
+        assert ref() is None
+
+
+@pytest.mark.parametrize("use_custom_function", [True, False])
+@pytest.mark.parametrize("use_tensor_hook", [True, False])
+def test_hook_closure_cycle(use_custom_function, use_tensor_hook):
+    import gc
+    import weakref
+
+    class Function(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    class Test:
+        pass
+
+    count = [0]
+
+    def scope():
+        a = torch.tensor(1.0, requires_grad=True)
+        b = Function.apply(a) if use_custom_function else a.clone()
+        grad_fn_b = b.grad_fn
+        obj = Test()
+
+        def hook(*args):
+            grad_fn_b
+            obj
+            count[0] += 1
+
+        if use_tensor_hook:
+            b.register_hook(hook)
+        else:
+            b.grad_fn.register_hook(hook)
+        c = b.clone()
+        return c, weakref.ref(obj)
+
+    gc.disable()
+    try:
+        out, ref = scope()
+        out.backward(retain_graph=True)
+        gc.collect()
+        out.backward(retain_graph=True)
+        assert count[0] == 2 and ref() is not None
+        del out
+        gc.collect()
+        assert ref() is None
+    finally:
+        gc.enable()
