@@ -4838,3 +4838,35 @@ def test_hook_closure_cycle(use_custom_function, use_tensor_hook):
         assert ref() is None
     finally:
         gc.enable()
+
+
+def test_saved_variable_saved_original_inplace_detach():
+    a = torch.tensor(1.0, requires_grad=True).clone()
+    b = a.sin()
+    a.detach_()
+    with pytest.raises(RuntimeError, match="Trying to use a saved tensor that has been detached"):
+        b.backward()
+    a = torch.tensor(1.0, requires_grad=True).clone()
+    b = a.exp()
+    a.detach_()
+    b.backward()
+
+
+def test_pynode_destruction_deadlock():
+    """PyTorch runs its script in a subprocess to catch a deadlock; the error it expects is the
+    point here: the newest branch's node runs first and finds its saved tensor changed."""
+    class Foo(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+    def get_out():
+        inp = torch.rand(2, requires_grad=True)
+        right = Foo.apply(inp)
+        left1 = inp.clone()
+        left2 = left1 ** 2
+        left1 += 1
+        return left2 + right
+
+    with pytest.raises(RuntimeError, match="one of the variables needed for gradient computation"):
+        get_out().sum().backward()
