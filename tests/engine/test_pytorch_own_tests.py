@@ -4870,3 +4870,121 @@ def test_pynode_destruction_deadlock():
 
     with pytest.raises(RuntimeError, match="one of the variables needed for gradient computation"):
         get_out().sum().backward()
+
+
+def test_setup_context_when_forward_has_default_args():
+    class PowFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(x, y=3):
+            return torch.pow(x, y)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x)
+            ctx.y = y
+
+        @staticmethod
+        def backward(ctx, gO):
+            (x,) = ctx.saved_tensors
+            return gO * ctx.y * torch.pow(x, ctx.y - 1), None
+
+    class PowFunctionWithClassmethod(torch.autograd.Function):
+        @classmethod
+        def forward(cls, x, y=3):
+            return torch.pow(x, y)
+
+        @classmethod
+        def setup_context(cls, ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x)
+            ctx.y = y
+
+        @classmethod
+        def backward(cls, ctx, gO):
+            (x,) = ctx.saved_tensors
+            return gO * ctx.y * torch.pow(x, ctx.y - 1), None
+
+    x = torch.tensor(2.0, requires_grad=True)
+    for fn in (PowFunction, PowFunctionWithClassmethod):
+        y = fn.apply(x)
+        (g,) = torch.autograd.grad(y, x)
+        assert y.item() == 8.0 and g.item() == 12.0
+
+
+def test_grad_thread_safety():
+    import threading
+    import weakref
+    from concurrent.futures import ThreadPoolExecutor
+
+    for _ in range(3):
+        tensor = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (tensor ** 2).sum().backward()
+        barrier = threading.Barrier(4)
+
+        def access_grad(tensor, barrier):
+            barrier.wait()
+            return weakref.ref(tensor.grad)
+
+        with ThreadPoolExecutor(max_workers=4) as executor:
+            futures = [executor.submit(access_grad, tensor, barrier) for _ in range(4)]
+            for future in futures:
+                assert future.result()() is tensor.grad
+
+
+# --- test_autograd.py's TestAutogradForwardMode: the level and dual-tensor API.
+
+def test_forward_level_cleanup():
+    import weakref
+
+    fwAD = torch.autograd.forward_ad
+    foo = torch.rand(2)
+    with fwAD.dual_level():
+        tangent = torch.rand(2, requires_grad=True)
+        tangent_ref = weakref.ref(tangent)
+        dual = fwAD.make_dual(foo, tangent)
+        assert fwAD.unpack_dual(dual)[1] is tangent
+        del tangent
+        assert tangent_ref() is not None
+        del dual
+        assert tangent_ref() is None
+
+
+def test_size_check():
+    fwAD = torch.autograd.forward_ad
+    foo = torch.rand(2)
+    tangent = torch.rand(3)
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match="Trying to set a forward gradient that has a different size"):
+            fwAD.make_dual(foo, tangent)
+        fwAD.make_dual(foo, tangent[1:])
+
+
+def test_default_level():
+    fwAD = torch.autograd.forward_ad
+    foo = torch.rand(2)
+    bar = torch.rand(2)
+    with fwAD.dual_level():
+        baz = fwAD.make_dual(foo, bar)
+        baz_primal, baz_tangent = fwAD.unpack_dual(baz)
+    assert _eq(baz_primal, foo) and baz_tangent is bar
+    baz_primal, baz_tangent = fwAD.unpack_dual(baz)
+    assert _eq(baz_primal, foo) and baz_tangent is None
+
+
+def test_nested_level():
+    fwAD = torch.autograd.forward_ad
+    with fwAD.dual_level() as level:
+        assert level == 0
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match="Nested forward mode AD is not supported at the moment"):
+            fwAD.enter_dual_level()
+
+
+def test_set_fw_grad_having_own_fw_grad_at_same_level():
+    fwAD = torch.autograd.forward_ad
+    foo, bar, baz = torch.rand(2), torch.rand(2), torch.rand(2)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(foo, bar)
+        with pytest.raises(RuntimeError, match="has a forward gradient at the same level"):
+            fwAD.make_dual(baz, dual)

@@ -157,6 +157,9 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if tensor.__class__ is Dual and tensor._live():
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            "level 0 is not supported.")
+    if tangent.__class__ is Dual and tangent._live():
+        raise RuntimeError("Setting a forward grad that itself has a forward gradient at the same level0 is not "
+                           "supported.")  # PyTorch's text, "level0" as it prints it
     with _opaque():
         view = registry.REGISTRY["view"].apply(tensor, tuple(tensor.shape))
     return _dual(view, tangent, FORWARD_AD.token)

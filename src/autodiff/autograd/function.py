@@ -19,6 +19,7 @@ style (a forward without ctx) works too.
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 
 from ..creation import zeros
@@ -178,6 +179,11 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if cls.setup_context is not Function.setup_context:
+            # forward's defaults are among the inputs setup_context sees, as PyTorch binds them
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
         batched = [a for a in args if a.__class__ in _batched_classes()]
         if batched:  # under vmap: as PyTorch's functorch allows it, or its error
             return _vmapped(cls, args, kwargs, batched)
