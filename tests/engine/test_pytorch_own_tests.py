@@ -4988,3 +4988,76 @@ def test_set_fw_grad_having_own_fw_grad_at_same_level():
         dual = fwAD.make_dual(foo, bar)
         with pytest.raises(RuntimeError, match="has a forward gradient at the same level"):
             fwAD.make_dual(baz, dual)
+
+
+# --- test/autograd/test_autograd_inference_mode's TestAutogradInferenceMode (run with
+# test_autograd.py). autodiff has no inference tensors (the guide): `torch.is_inference` and
+# the errors about inference tensors are left out; the modes themselves are PyTorch's.
+
+def test_inference_mode_context_manager():
+    assert not torch.is_inference_mode_enabled()
+    with torch.inference_mode():
+        assert torch.is_inference_mode_enabled()
+        with torch.inference_mode(False):
+            assert not torch.is_inference_mode_enabled()
+        assert torch.is_inference_mode_enabled()
+    assert not torch.is_inference_mode_enabled()
+
+
+def test_inference_mode_false_records_even_under_no_grad():
+    """What PyTorch's InferenceMode(false) does (run side by side with PyTorch 2.13): it turns
+    recording on, inside inference_mode and inside no_grad alike."""
+    x = torch.ones(2, requires_grad=True)
+    with torch.inference_mode():
+        with torch.inference_mode(False):
+            assert torch.is_grad_enabled() and (x * 2).requires_grad
+        assert not torch.is_grad_enabled()
+    with torch.no_grad():
+        with torch.inference_mode(False):
+            assert torch.is_grad_enabled() and (x * 2).requires_grad
+        assert not torch.is_grad_enabled()
+
+
+def test_inference_mode_decorator():
+    @torch.inference_mode()
+    def func(x):
+        assert torch.is_inference_mode_enabled()
+        return x * x
+
+    for requires_grad in (True, False):
+        d = func(torch.ones(1, 2, 3, requires_grad=requires_grad))
+        assert not d.requires_grad
+
+
+def test_inference_mode_existing_autograd_session():
+    s = torch.ones(1, 2, 3, requires_grad=True)
+    a = s.clone()
+    out = a * a
+    with torch.inference_mode():
+        a.add_(2)
+    with pytest.raises(RuntimeError, match="one of the variables needed for gradient computation has been "
+                                           "modified by an inplace operation"):
+        out.backward(torch.ones_like(out))
+
+
+def test_inference_mode_inf_tensor_in_inf_mode_functional_op():
+    with torch.inference_mode():
+        for requires_grad in (True, False):
+            c = torch.ones(1, 2, 3, requires_grad=requires_grad)
+            assert not (c * c).requires_grad
+            assert not c.view(-1).requires_grad  # test_inference_mode_inf_tensor_in_inf_mode_view_op
+
+
+def test_mix_inference_and_normal_tensor_functional_op():
+    """Its first half; `c * s` is refused in PyTorch ("Inference tensors cannot be saved for
+    backward"), and computes here (the guide: no inference tensors)."""
+    for requires_grad in (True, False):
+        s = torch.ones(1, 2, 3, requires_grad=requires_grad)
+        with torch.inference_mode():
+            c = torch.ones(1, 2, 3, requires_grad=requires_grad)
+        out = c.add(s)
+        assert out.requires_grad == requires_grad
+        if requires_grad:
+            out.backward(torch.ones_like(out))
+            assert _eq(c.grad, torch.ones_like(c))
+            assert (c * s).requires_grad  # PyTorch: RuntimeError
