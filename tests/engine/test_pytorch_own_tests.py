@@ -5061,3 +5061,94 @@ def test_mix_inference_and_normal_tensor_functional_op():
             out.backward(torch.ones_like(out))
             assert _eq(c.grad, torch.ones_like(c))
             assert (c * s).requires_grad  # PyTorch: RuntimeError
+
+
+def test_make_dual_forbid_integral_dtype():
+    fwAD = torch.autograd.forward_ad
+    primal_f = torch.ones(2, 2, dtype=torch.float)
+    primal_l = torch.ones(2, 2, dtype=torch.long)
+    tangent_f = torch.ones(2, 2, dtype=torch.float)
+    tangent_l = torch.ones(2, 2, dtype=torch.long)
+    with fwAD.dual_level():
+        with pytest.raises(ValueError, match="Expected tangent to be floating point or complex"):
+            fwAD.make_dual(primal_f, tangent_l)
+        with pytest.raises(ValueError, match="Expected primal to be floating point or complex"):
+            fwAD.make_dual(primal_l, tangent_l)
+        with pytest.raises(ValueError, match="Expected primal to be floating point or complex"):
+            fwAD.make_dual(primal_l, tangent_f)
+
+
+def test_print():
+    fwAD = torch.autograd.forward_ad
+    with fwAD.dual_level():
+        a = torch.rand(3)
+        assert "tangent=" not in str(a)
+        b = fwAD.make_dual(a, torch.rand(3))
+        assert "tangent=" not in str(a) and "tangent=" in str(b)
+        b_primal, b_tangent = fwAD.unpack_dual(b)
+        assert "tangent=" not in str(b_primal) and "tangent=" not in str(b_tangent)
+
+
+def test_basic_packing_unpacking():
+    fwAD = torch.autograd.forward_ad
+    foo = torch.rand(2)
+    bar = torch.rand(2)
+    with fwAD.dual_level():
+        baz = fwAD.make_dual(foo, bar)
+        baz_primal, baz_tangent = fwAD.unpack_dual(baz)
+        assert _eq(baz_primal, foo) and baz_tangent is bar
+        assert baz_primal is not fwAD.unpack_dual(baz).primal and _eq(baz_primal, fwAD.unpack_dual(baz).primal)
+        assert baz_tangent is fwAD.unpack_dual(baz).tangent
+        foo_primal, foo_tangent = fwAD.unpack_dual(foo)
+        assert _eq(foo_primal, foo) and foo_tangent is None
+
+
+def test_advanced_packing_unpacking():
+    """Its backward-mode half (the first half checks shared memory and version counters)."""
+    fwAD = torch.autograd.forward_ad
+    foo = torch.rand(2)
+    bar = torch.ones(2)
+    with fwAD.dual_level():
+        foo.requires_grad_()
+        bar.requires_grad_()
+        dual = fwAD.make_dual(foo, bar)
+        p, t = fwAD.unpack_dual(dual)
+        gfoo, gbar = torch.autograd.grad(p.sum(), (foo, bar), retain_graph=True, allow_unused=True)
+        assert _eq(gfoo, torch.ones_like(foo)) and gbar is None
+        gfoo, gbar = torch.autograd.grad(t.sum(), (foo, bar), retain_graph=True, allow_unused=True)
+        assert gfoo is None and _eq(gbar, torch.ones_like(bar))
+        p, t = fwAD.unpack_dual(dual.detach() * 2)
+        assert not p.requires_grad and _eq(p, foo * 2) and t is None
+        with torch.no_grad():
+            out = dual * 3
+        p, t = fwAD.unpack_dual(out)
+        assert not p.requires_grad and not t.requires_grad
+        assert _eq(p, foo * 3) and _eq(t, bar * 3)
+        dual = dual.clone()
+        dual.detach_()
+        p, t = fwAD.unpack_dual(dual * 2)
+        assert not p.requires_grad and _eq(p, foo * 2) and t is None
+
+
+def test_grad_cleanup():
+    fwAD = torch.autograd.forward_ad
+    foo, bar, baz = torch.rand(2), torch.rand(2), torch.rand(2)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(foo, bar)
+        assert fwAD.unpack_dual(foo)[1] is None and fwAD.unpack_dual(dual)[1] is bar
+    assert fwAD.unpack_dual(dual)[1] is None
+    with fwAD.dual_level():
+        assert fwAD.unpack_dual(foo)[1] is None
+        new_dual = fwAD.make_dual(foo, baz)
+        dual_primal, dual_tangent = fwAD.unpack_dual(dual)
+        new_dual_primal, new_dual_tangent = fwAD.unpack_dual(new_dual)
+        assert _eq(dual_primal, new_dual_primal) and dual_tangent is None and _eq(new_dual_tangent, baz)
+
+
+def test_non_differentiable():
+    fwAD = torch.autograd.forward_ad
+    with fwAD.dual_level():
+        foo = fwAD.make_dual(torch.rand(2), torch.rand(2))
+        bar = torch.rand(2)
+        eq = foo == bar
+        assert fwAD.unpack_dual(eq).tangent is None

@@ -73,6 +73,12 @@ class Dual(Tensor):
         self.tangent = found[0] if found and found[0] is not None else _zeros_like(self)
         return self
 
+    def detach_(self) -> Tensor:
+        """Out of both graphs, as PyTorch's: the tangent goes too."""
+        super().detach_()
+        self.tangent = None
+        return self
+
     def _fill_with(self, array) -> Tensor:
         """`fill_`, `zero_`: a constant value, so a zero tangent (PyTorch's)."""
         super()._fill_with(array)
