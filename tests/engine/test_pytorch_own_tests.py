@@ -5152,3 +5152,91 @@ def test_non_differentiable():
         bar = torch.rand(2)
         eq = foo == bar
         assert fwAD.unpack_dual(eq).tangent is None
+
+
+def test_backward_graph_destruction():
+    fwAD = torch.autograd.forward_ad
+
+    def fn():
+        a = torch.rand(10, requires_grad=True)
+        da = fwAD.make_dual(torch.rand_like(a), a)
+        da.exp()
+
+    with fwAD.dual_level():
+        fn()
+
+
+# --- test_autograd.py's TestAutogradDeviceType, on the CPU.
+
+def test_min_max_median_backprops_to_all_values():
+    """min, max and median (nanmedian is not claimed)."""
+    for f in [torch.min, torch.max, torch.median]:
+        x1 = torch.tensor([1.0, 0.0, 1.0, 0.0, 1.0, 0.0], requires_grad=True)
+        x2 = torch.tensor([float("nan"), float("nan"), float("nan")], requires_grad=True)
+        for x in [x1, x2]:
+            f(x).backward()
+            assert x.grad.sum().item() == pytest.approx(1.0)
+            assert (x.grad == 1 / 3).sum().item() == 3
+
+
+def test_pyscalar_conversions():
+    import math
+    import sys
+
+    l = torch.zeros(1, 1, 1, dtype=torch.long)
+    l[0] = -12345
+    assert int(l) == -12345
+    f = torch.randn(1, 1, dtype=torch.double)
+    f[0] = -12345.1
+    assert float(f) == -12345.1
+    f[0] = float("nan")
+    assert math.isnan(float(f))
+    f[0] = float("inf")
+    assert float(f) == float("inf")
+    f[0] = float("-inf")
+    assert float(f) == float("-inf")
+    pyscalar = 1234567890123456789
+    assert pyscalar != int(float(pyscalar))
+    l[0] = pyscalar
+    assert float(l) == float(pyscalar)
+    f[0] = float("nan")
+    with pytest.raises(ValueError):
+        int(f[0])
+    f[0] = float("inf")
+    with pytest.raises(OverflowError):
+        int(f[0])
+    f[0] = float("-inf")
+    with pytest.raises(OverflowError):
+        int(f[0])
+    f[0] = sys.float_info.max
+    assert int(f) == sys.float_info.max
+    for tensor, value, expected in [(l, 0, False), (l, -2, True), (f, 0.0, False), (f, sys.float_info.min, True),
+                                    (f, float("nan"), True), (f, float("inf"), True), (f, float("-inf"), True)]:
+        tensor[0] = value
+        assert bool(tensor) is expected
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_set_requires_grad_only_for_floats(dtype):
+    """PyTorch's dtypes but int8 and int16, which autodiff does not have."""
+    dtype = getattr(torch, dtype)
+
+    def f1():
+        torch.ones(1, dtype=dtype).requires_grad_()
+
+    def f2():
+        a = torch.ones(1, dtype=dtype)
+        a.requires_grad = True
+
+    def f3():
+        torch.ones(1, dtype=dtype, requires_grad=True)
+
+    a = torch.ones(1, dtype=dtype)
+    a.requires_grad = False
+    a.requires_grad_(False)
+    for f in [f1, f2, f3]:
+        if dtype.is_floating_point:
+            f()
+        else:
+            with pytest.raises(RuntimeError, match="floating point"):
+                f()
