@@ -5240,3 +5240,87 @@ def test_set_requires_grad_only_for_floats(dtype):
         else:
             with pytest.raises(RuntimeError, match="floating point"):
                 f()
+
+
+def _mask_not_all_zeros(shape):
+    while True:
+        result = torch.randn(shape) > 0
+        if result.any():
+            return result
+
+
+def test_where_functional():
+    x = torch.randn(5, 5, dtype=torch.double, requires_grad=True)
+    y = torch.randn(5, 5, dtype=torch.double, requires_grad=True)
+    cond = _mask_not_all_zeros((5, 5))
+
+    def where(cond, x, y):
+        return torch.where(cond, x, y)
+
+    assert torch.autograd.gradcheck(where, [cond, x, y], raise_exception=True)
+    assert torch.autograd.gradgradcheck(where, [cond, x, y], [torch.randn(5, 5)])
+    x = torch.randn(5, 1, 5, dtype=torch.double, requires_grad=True)
+    y = torch.randn(5, 5, 1, dtype=torch.double, requires_grad=True)
+    assert torch.autograd.gradcheck(where, [cond, x, y], raise_exception=True)
+    assert torch.autograd.gradgradcheck(where, [cond, x, y], [torch.randn(5, 5, 5)])
+
+
+def test_where_scalar():
+    x = torch.randn(5, 5, dtype=torch.double, requires_grad=True)
+    cond = _mask_not_all_zeros((5, 5))
+    for fn in (lambda cond, x: torch.where(cond, 4.0, x), lambda cond, x: torch.where(cond, x, 4.0)):
+        assert torch.autograd.gradcheck(fn, (cond, x)) and torch.autograd.gradgradcheck(fn, (cond, x))
+
+
+def test_grad_assignment():
+    x = torch.randn(5, 5)
+    with pytest.raises(TypeError, match="expected to be a Tensor or None"):
+        x.grad = 0
+    with pytest.raises(RuntimeError):
+        x.grad = torch.randn(2, 2)
+    with pytest.raises(RuntimeError):
+        x.grad = torch.randn(5, 5).long()
+    with pytest.raises(RuntimeError):
+        x.grad = x
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_requires_grad_factory(dtype):
+    dtype = getattr(torch, dtype)
+    x = torch.randn(2, 3, dtype=dtype)
+    for fn in [torch.ones_like, torch.randn_like]:
+        for requires_grad in [True, False]:
+            output = fn(x, dtype=dtype, device="cpu", requires_grad=requires_grad)
+            assert output.requires_grad == requires_grad and output.dtype is dtype
+            assert str(x.device) == "cpu"
+
+
+def test_copy_forward_ad_broadcasting():
+    fwAD = torch.autograd.forward_ad
+    primal = torch.rand(3, 3)
+    tangent = torch.rand(3, 3)
+    non_dual = torch.rand(1, 3, 3)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(primal, tangent)
+        with pytest.raises(RuntimeError):
+            non_dual.copy_(dual)  # a tensor without a tangent changed in place by a dual one (the guide)
+
+
+def test_inplace_on_view_backprop_base():
+    """PyTorch's `v1 = x.narrow(0, 0, 1); v1.mul_(2)` changes x, so x's gradient doubles in the
+    first row; here the view is a tensor of its own (the guide) and x is unchanged."""
+    root = torch.randn(2, 2, requires_grad=True)
+    x = root.clone()
+    v1 = x.narrow(0, 0, 1)
+    v1.mul_(2)
+    x.sum().backward()
+    assert root.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]  # PyTorch: [[2, 2], [1, 1]]
+    assert _eq(x, root)
+
+
+def test_inplace_on_view_multiple_outputs():
+    root = torch.arange(9.0, dtype=torch.double).reshape(3, 3).requires_grad_()
+    x = root.clone()
+    v1 = x.unbind()
+    with pytest.raises(RuntimeError):
+        v1[0].mul_(2)
