@@ -169,7 +169,7 @@ def tensor_repr(t) -> str:
         suffixes.append(f"dtype={dtype!r}")
     body = values_str(values, indent)
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)

@@ -22,7 +22,7 @@ def tensor_html(tensor) -> str:
     if tensor.device.type != "cpu":
         facts.append(str(tensor.device))
     if tensor.grad_fn is not None:
-        facts.append(f"grad_fn {tensor.grad_fn.name()}")
+        facts.append(f"grad_fn {type(tensor.grad_fn).__name__}")
     elif tensor.requires_grad:
         facts.append("leaf, requires grad")
     parts = [PRE.format(escape(tensor_repr(tensor))), META.format(escape(" · ".join(facts)))]

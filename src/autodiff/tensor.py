@@ -41,6 +41,12 @@ _VIEW_NODES = frozenset({
     "AsStridedBackward0", "DiagonalBackward0", "UnfoldBackward0", "AliasBackward0", "SplitBackward0",
     "SplitWithSizesBackward0", "UnbindBackward0",
 })
+# PyTorch's names for a dtype in the message about assigning a gradient of another dtype: the
+# gradient's as C++ spells the type, the tensor's as its ScalarType.
+_CPP_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int",
+                   "int64": "long int", "uint8": "unsigned char", "bool": "bool"}
+_SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
+                      "uint8": "Byte", "bool": "Bool"}
 _MULTIPLE_VIEWS = {"SplitBackward0": "Split", "SplitWithSizesBackward0": "SplitWithSizes", "UnbindBackward0": "Unbind"}
 _REQUIRES_GRAD_DTYPE_ERROR = "Only Tensors of floating point and complex dtype can require gradients"
 _NON_LEAF_REQUIRES_GRAD_ERROR = (
@@ -152,6 +158,18 @@ class Tensor(TensorMethods):
                     f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
                     "the same size"
                 )
+            if value._data.dtype != self._data.dtype:
+                given, own = value.dtype.name, self.dtype.name
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_CPP_TYPE_NAMES.get(given, given)}' to a tensor "
+                    f"with grad_dtype '{_SCALAR_TYPE_NAMES.get(own, own)}'. The "
+                    "gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
+                    "tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. Set grad_dtype "
+                    "with caution. Diverging the dtypes of a tensor and its gradient may break downstream systems "
+                    "that assume they match."
+                )
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
         self._grad = value
 
     @property

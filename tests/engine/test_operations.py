@@ -276,7 +276,8 @@ def test_setitem_records_copy_slices_on_a_non_leaf():
     v = leaf(10.0)
     y = x * 1
     y[1] = v * 2
-    assert y.tolist() == [1.0, 20.0, 3.0] and y.grad_fn.name() == "CopySlices"
+    assert y.tolist() == [1.0, 20.0, 3.0] and type(y.grad_fn).__name__ == "CopySlices"
+    assert y.grad_fn.name() == "torch::autograd::CopySlices"  # PyTorch's name(), as its C++ spells it
     y.sum().backward()
     assert x.grad.tolist() == [1.0, 0.0, 1.0] and v.grad.item() == 2.0
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+import threading
+import traceback
 import warnings
+import weakref
 
 
 class _AnomalyState:
@@ -14,6 +18,36 @@ class _AnomalyState:
 
 
 ANOMALY = _AnomalyState()
+
+# In anomaly mode, a node recorded while another node's backward runs (create_graph) has that
+# node as its parent, as in PyTorch: an error in it also shows the parent's forward stack.
+_PARENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_RUNNING = threading.local()
+
+
+def forward_trace(node) -> list:
+    """The stack that records `node`, up to the op's caller; remembers the node whose backward is running."""
+    running = getattr(_RUNNING, "nodes", None)
+    if running:
+        _PARENTS[node] = running[-1]
+    return traceback.format_stack()[:-3]
+
+
+class running:
+    """`with running(node):` while node's backward runs in anomaly mode."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node) -> None:
+        self.node = node
+
+    def __enter__(self) -> None:
+        if not hasattr(_RUNNING, "nodes"):
+            _RUNNING.nodes = []
+        _RUNNING.nodes.append(self.node)
+
+    def __exit__(self, *exc_info) -> None:
+        _RUNNING.nodes.pop()
 
 
 def is_anomaly_enabled() -> bool:
@@ -65,14 +99,30 @@ class detect_anomaly:
 
 
 def warn_forward_trace(node) -> None:
-    """The warning PyTorch gives before an anomaly error: the forward stack of the culprit."""
+    """The warnings PyTorch gives before an anomaly error: the forward stack of the culprit, then
+    of each node whose backward recorded it. A warning that raises (warnings as errors) is written
+    to standard error instead, so that the error itself is what propagates."""
+    _warn(_stack_message(node, node.name(), False))
+    parent = _PARENTS.get(node)
+    while parent is not None:
+        _warn(_stack_message(parent, parent.name(), True))
+        parent = _PARENTS.get(parent)
+
+
+def _stack_message(node, name: str, is_parent: bool) -> str:
     trace = getattr(node, "_trace", None)
-    if trace:
-        stack = "".join(trace)
-        message = f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{stack}"
-    else:
-        message = (
-            f"Error detected in {node.name()}. No forward pass information available. Enable detect "
-            "anomaly during forward pass for more information."
-        )
-    warnings.warn(message, UserWarning, stacklevel=4)
+    if not trace:
+        return (f"Error detected in {name}. No forward pass information available. Enable detect anomaly "
+                "during forward pass for more information.")
+    stack = "".join(trace)
+    if is_parent:
+        return (f"\n\nPrevious calculation was induced by {name}. Traceback of forward call that induced the "
+                f"previous calculation:\n{stack}")
+    return f"Error detected in {name}. Traceback of forward call that caused the error:\n{stack}"
+
+
+def _warn(message: str) -> None:
+    try:
+        warnings.warn(message, UserWarning, stacklevel=5)
+    except Exception as raised:  # noqa: BLE001 - a warnings filter set to "error"
+        sys.stderr.write(f"{type(raised).__name__}: {raised}\n")

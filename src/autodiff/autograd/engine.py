@@ -26,6 +26,7 @@ unless `retain_graph` is set.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from operator import attrgetter, itemgetter
 
@@ -34,7 +35,7 @@ from ..creation import zeros_like
 from ..ops.registry import _FREED_ERROR, _SCALAR_META, LEAN
 from ..ops.shape import COPY, SUM_TO, TO_DTYPE, sum_to_recorded
 from ..tensor import InplaceClock, Tensor, _alias, _make, as_array
-from .anomaly import ANOMALY, warn_forward_trace
+from .anomaly import ANOMALY, running, warn_forward_trace
 from .grad_mode import FORWARD_AD
 from .grad_mode import STATE as GRAD_MODE
 from .node import AccumulateGrad, Node, edge
@@ -90,7 +91,8 @@ def grad(
     for i, (g, t) in enumerate(zip(captured, inputs)):
         if g is None:
             if materialize_grads:
-                g = zeros_like(t)
+                # PyTorch's zeros_like(input, requires_grad=create_graph): a leaf of the new graph
+                g = zeros_like(t).requires_grad_(bool(create_graph))
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
@@ -553,7 +555,48 @@ def _conformed(g, meta, op, position: int):
 # -- the loop ----------------------------------------------------------------------------------------
 
 
+# Reentrant backward (a custom Function's backward that runs backward itself) nests Python calls;
+# as PyTorch does to escape the stack's limit, a backward this deep in one thread runs in a
+# fresh thread, which the caller waits for.
+_REENTRANT = threading.local()
+_MAX_REENTRANT_DEPTH = 40
+
+
 def run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=None, accumulate=True):
+    depth = getattr(_REENTRANT, "depth", 0)
+    if depth >= _MAX_REENTRANT_DEPTH:
+        return _in_fresh_thread(run_backward, roots, seeds, keep_graph, create_graph, targets=targets,
+                                accumulate=accumulate)
+    _REENTRANT.depth = depth + 1
+    try:
+        return _run_backward(roots, seeds, keep_graph, create_graph, targets=targets, accumulate=accumulate)
+    finally:
+        _REENTRANT.depth = depth
+
+
+def _in_fresh_thread(function, *args, **kwargs):
+    """function(*args, **kwargs) in a new thread with this one's grad mode and context; its
+    result, or its exception, as if called here."""
+    context = contextvars.copy_context()
+    modes = (GRAD_MODE.enabled, GRAD_MODE.inference)
+    outcome: dict = {}
+
+    def work() -> None:
+        GRAD_MODE.enabled, GRAD_MODE.inference = modes
+        try:
+            outcome["result"] = context.run(function, *args, **kwargs)
+        except BaseException as raised:  # noqa: BLE001 - handed back to the waiting thread
+            outcome["error"] = raised
+
+    worker = threading.Thread(target=work, name="autodiff-reentrant-backward")
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
+
+
+def _run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets=None, accumulate=True):
     """Run backward from `roots` (edges) seeded with `seeds` (tensors).
 
     `targets` is a list of `(edge, tensor)` to capture the gradients of; with `accumulate` they
@@ -728,7 +771,8 @@ def _run_node(node: Node, grads: list, as_tensors: bool) -> list:
         outputs = node._apply(grads, as_tensors)
     else:
         try:
-            outputs = node._apply(grads, as_tensors)
+            with running(node):
+                outputs = node._apply(grads, as_tensors)
         except Exception:
             warn_forward_trace(node)
             raise
@@ -755,14 +799,15 @@ def _run_pre_hooks(node: Node, grads: list, as_tensors: bool) -> list:
 
 
 def _run_tensor_hooks(node: Node, grads: list, as_tensors: bool) -> list:
-    """The hooks of the tensors this node made, then their retained gradients."""
+    """The hooks of the tensors this node made, then their retained gradients. A hook is called
+    with None where its tensor's gradient is undefined (another output of the node had one, or a
+    backward returned None for it), as PyTorch calls it."""
     hooks = node._hooks
     for nr, table in hooks.get("tensor", {}).items():
         for hook in list(table.values()):
-            if grads[nr] is not None:
-                replaced = hook(_as_tensor(grads[nr], as_tensors))
-                if replaced is not None:
-                    grads[nr] = _as_value(replaced, as_tensors)
+            replaced = hook(_as_tensor(grads[nr], as_tensors))
+            if replaced is not None:
+                grads[nr] = _as_value(replaced, as_tensors)
     for nr, ref in list(hooks.get("retain", {}).items()):
         tensor = ref()
         if tensor is not None and grads[nr] is not None:

@@ -57,8 +57,10 @@ class Dual(Tensor):
         return f"{text[:-1]}, tangent={self.tangent!r})"
 
     def _apply_inplace(self, operation, *args, **kwargs) -> Tensor:
-        """`d.mul_(3)`: the value changes in place and the tangent with it."""
-        if not self._live():
+        """`d.mul_(3)`: the value changes in place and the tangent with it. Inside a custom
+        Function's forward (where duals are ordinary tensors) the value alone: its jvp changes
+        the tangent."""
+        if not self._live() or Dual not in batching.INTERCEPTED:
             return super()._apply_inplace(operation, *args, **kwargs)
         tangent, level, found = self.tangent, self.level, []
 
@@ -69,6 +71,12 @@ class Dual(Tensor):
 
         super()._apply_inplace(with_tangent, *args, **kwargs)
         self.tangent = found[0] if found and found[0] is not None else _zeros_like(self)
+        return self
+
+    def detach_(self) -> Tensor:
+        """Out of both graphs, as PyTorch's: the tangent goes too."""
+        super().detach_()
+        self.tangent = None
         return self
 
     def _fill_with(self, array) -> Tensor:
@@ -155,6 +163,9 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if tensor.__class__ is Dual and tensor._live():
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            "level 0 is not supported.")
+    if tangent.__class__ is Dual and tangent._live():
+        raise RuntimeError("Setting a forward grad that itself has a forward gradient at the same level0 is not "
+                           "supported.")  # PyTorch's text, "level0" as it prints it
     with _opaque():
         view = registry.REGISTRY["view"].apply(tensor, tuple(tensor.shape))
     return _dual(view, tangent, FORWARD_AD.token)
@@ -284,12 +295,15 @@ def apply_function(cls, args: tuple, kwargs: dict):
     """A custom Function applied while a level is open: its forward on the values, and its
     `jvp(ctx, *tangents)` for the tangents of its results (zeros for an input without one)."""
     live = _live_duals(args, {})
+    tangent_of = {where: d.tangent for (where, _), d in live}  # before forward changes an input in place
     with _opaque():
         out, ctx = cls._apply(args, kwargs)
     if not live:
         return out
-    tangent_of = {where: d.tangent for (where, _), d in live}
-    inputs = [tangent_of.get(i, _zeros_like(a)) if isinstance(a, Tensor) else None for i, a in enumerate(args)]
+    # A tensor input without a tangent has zeros, but one of a type that has no gradient (an int) None, as in PyTorch.
+    inputs = [tangent_of.get(i, _zeros_like(a)) if isinstance(a, Tensor) and a.dtype.is_floating_point else None
+              for i, a in enumerate(args)]
+    versions = [t._version if isinstance(t, Tensor) else None for t in inputs]
     ctx._in_jvp = True
     try:
         with _opaque():
@@ -303,8 +317,22 @@ def apply_function(cls, args: tuple, kwargs: dict):
                                "output is not a differentiable Tensor.You should return None at that position instead.")
     parts = out if isinstance(out, tuple) else (out,)
     token = FORWARD_AD.token
-    made = [_dual(p, t, token) if isinstance(p, Tensor) and isinstance(t, Tensor) and p.dtype.is_floating_point
-            else p for p, t in zip(parts, found)]
+    dirty = {id(t): i for i, t in enumerate(args) if any(t is d for d in ctx.__dict__.get("_dirty", ()))}
+    made = []
+    for p, t in zip(parts, found):
+        if id(p) in dirty and p.__class__ is Dual and p._live():
+            # An input changed in place is returned as itself, its tangent changed in place by jvp (PyTorch's).
+            given = inputs[dirty[id(p)]]
+            if t is not given or given._version == versions[dirty[id(p)]]:
+                raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients "
+                                   "inplace. If the forward is modifying an input inplace, then the jvp function "
+                                   "must modify the corresponding gradient inplace.")
+            p.tangent = t
+            made.append(p)
+        elif isinstance(p, Tensor) and isinstance(t, Tensor) and p.dtype.is_floating_point:
+            made.append(_dual(p, t, token))
+        else:
+            made.append(p)
     made += list(parts[len(made):])
     return tuple(made) if isinstance(out, tuple) else made[0]
 

@@ -19,9 +19,12 @@ style (a forward without ctx) works too.
 from __future__ import annotations
 
 import functools
+import inspect
+import warnings
 
 from ..creation import zeros
-from ..tensor import Tensor, _make
+from ..tensor import _VIEW_NODES, Tensor, _check_view_inplace, _make
+from .anomaly import ANOMALY, forward_trace
 from .grad_mode import FORWARD_AD
 from .grad_mode import STATE as GRAD_MODE
 from .grad_mode import no_grad
@@ -104,7 +107,7 @@ class BackwardCFunction(Node, FunctionCtx):
             grads = [zeros(shape, dtype=dtype) if g is None and dtype is not None and nr not in kept else g
                      for nr, (g, (shape, dtype)) in enumerate(zip(grads, self._metadata))]
         self._unpack_with_graph = as_tensors
-        result = cls.backward(self, *grads)
+        result = _user_backward(cls)(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
         expected = self._num_inputs
@@ -120,6 +123,15 @@ class BackwardCFunction(Node, FunctionCtx):
         if as_tensors:
             return picked
         return [g._data if isinstance(g, Tensor) else g for g in picked]
+
+
+def _user_backward(cls):
+    """The Function's backward, or its vjp (PyTorch's other name for it), never both."""
+    backward, vjp = cls.backward, cls.vjp
+    if backward is not Function.backward and vjp is not Function.vjp:
+        raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+                           "should only implement one of them.")
+    return vjp if vjp is not Function.vjp else backward
 
 
 class FunctionMeta(type):
@@ -146,6 +158,17 @@ class Function(metaclass=FunctionMeta):
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
 
+    vjp = backward  # PyTorch's other name for backward: a Function defines one of the two
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are all static, so you "
+            "should invoke them on the class itself. Instantiating an autograd function will raise an error in a "
+            "future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
             "Legacy autograd function with non-static forward method is deprecated. Please use new-style "
@@ -157,6 +180,11 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if cls.setup_context is not Function.setup_context:
+            # forward's defaults are among the inputs setup_context sees, as PyTorch binds them
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
         batched = [a for a in args if a.__class__ in _batched_classes()]
         if batched:  # under vmap: as PyTorch's functorch allows it, or its error
             return _vmapped(cls, args, kwargs, batched)
@@ -176,7 +204,7 @@ class Function(metaclass=FunctionMeta):
         """(what apply returns, the ctx forward was given)."""
         ctx = cls._backward_cls()
         ctx._hooks = None
-        ctx._trace = None
+        ctx._trace = forward_trace(ctx) if ANOMALY.enabled else None  # up to apply's caller
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
         uses_setup_context = cls.setup_context is not Function.setup_context
         with no_grad():
@@ -190,7 +218,7 @@ class Function(metaclass=FunctionMeta):
         marked = ctx.__dict__.get("_non_differentiable", set())
         ctx._not_differentiable = tuple(i for i, out in enumerate(raw) if isinstance(out, Tensor) and (
             id(out) in marked or not out.dtype.is_floating_point))  # forward mode's jvp must give None there
-        dirty = _check_dirty(ctx, raw)
+        dirty = _check_dirty(ctx, raw, args)
         if not (GRAD_MODE.enabled and any(ctx.needs_input_grad)):
             return outputs, ctx
         tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
@@ -305,9 +333,10 @@ class VmapInfo:
         self.randomness = randomness
 
 
-def _check_dirty(ctx, outputs: tuple) -> set:
+def _check_dirty(ctx, outputs: tuple, inputs: tuple) -> set:
     """The ids of the inputs `forward` marked dirty (changed in place), with PyTorch's checks:
-    each must be returned, and a leaf that requires grad may not be changed; each counts as
+    each must be returned, a tensor that was not an input is warned of, and a leaf that requires
+    grad, a view of one, or a piece of split, chunk or unbind may not be changed; each counts as
     changed once more, as PyTorch counts it."""
     dirty = ctx.__dict__.get("_dirty", ())
     if not dirty:
@@ -316,11 +345,18 @@ def _check_dirty(ctx, outputs: tuple) -> set:
     if any(id(t) not in returned for t in dirty):
         raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. "
                            "The inputs that are modified inplace must all be outputs of the Function.")
+    given = {id(a) for a in inputs if isinstance(a, Tensor)}
+    if any(id(t) not in given for t in dirty):
+        warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors that have been "
+                      "mutated should be passed to ctx.mark_dirty().", UserWarning, stacklevel=4)
     non_differentiable = ctx.__dict__.get("_non_differentiable", set())
     for t in dirty:
         # a leaf may not be changed, unless its result is non-differentiable: that is a detached alias
-        if t.is_leaf and t.requires_grad and GRAD_MODE.enabled and id(t) not in non_differentiable:
-            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        if t.requires_grad and GRAD_MODE.enabled and id(t) not in non_differentiable:
+            if t.is_leaf:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+            if type(t.grad_fn).__name__ in _VIEW_NODES:
+                _check_view_inplace(t.grad_fn)
         t._bump_version()
     return {id(t) for t in dirty}
 

@@ -187,5 +187,5 @@ class inference_mode(_GradModeContext):
     def __enter__(self) -> None:
         if self.mode:
             self._switch(False, inference=True)
-        else:
-            self._switch(STATE.enabled, inference=False)
+        else:  # PyTorch's InferenceMode(false) turns recording on, even inside no_grad
+            self._switch(True, inference=False)

@@ -7,6 +7,8 @@ scales to large tensors.
 
 from __future__ import annotations
 
+import sys
+import types
 import warnings
 
 import numpy as np
@@ -137,6 +139,10 @@ def gradcheck(
     """True when func's gradients match finite differences at `inputs` (else GradcheckError), its
     backward gives the same values twice (within `nondet_tol`), is zero for zero gradients, and
     copes with gradients that never arrive (`check_undefined_grad`), as PyTorch's checks."""
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff:
@@ -153,7 +159,10 @@ def gradcheck(
                 stacklevel=2,
             )
     try:
-        _check_jacobians(func, inputs, diff, eps, atol, rtol, fast_mode, seed, nondet_tol)
+        if check_backward_ad:
+            _check_jacobians(func, inputs, diff, eps, atol, rtol, fast_mode, seed, nondet_tol)
+        if check_forward_ad:
+            _check_forward_jacobians(func, inputs, diff, eps, atol, rtol, fast_mode, seed)
         outputs = _differentiable_outputs(func(*inputs))
         if outputs and check_backward_ad:
             diff_inputs = [inputs[i] for i in diff]
@@ -201,6 +210,37 @@ def _check_jacobians(func, inputs, diff, eps, atol, rtol, fast_mode, seed, nonde
                 np.isnan(a).any() != np.isnan(numerical).any()
             ):
                 raise GradcheckError(_mismatch_text(i_out, i_in, numerical, a, False))
+
+
+def _check_forward_jacobians(func, inputs, diff, eps, atol, rtol, fast_mode, seed) -> None:
+    """Forward mode against finite differences: for each direction over one input (each element,
+    or one random direction in fast mode), the outputs' tangents with the inputs made dual (and
+    detached, as PyTorch's check does) are the numerical directional derivatives."""
+    from .forward_ad import dual_level, make_dual, unpack_dual
+
+    requiring = [isinstance(o, Tensor) and o.requires_grad for o in _floating_outputs(func(*inputs))]
+    if not any(requiring):
+        return
+    rng = np.random.default_rng(seed)
+    for i_in in diff:
+        size = inputs[i_in]._data.size
+        directions = [rng.standard_normal(size)] if fast_mode else list(np.eye(size))
+        numerical = _numerical_columns(func, inputs, i_in, eps, directions, each_element=not fast_mode)
+        for direction, columns in zip(directions, numerical):
+            with dual_level():
+                duals = list(inputs)
+                for i in diff:
+                    tangent = direction if i == i_in else np.zeros(inputs[i]._data.size)
+                    plain = inputs[i].detach()
+                    duals[i] = make_dual(plain, _make(as_array(tangent.reshape(plain.shape), dtype=plain.dtype,
+                                                               device=plain.device)))
+                outputs = [o for o, r in zip(_floating_outputs(func(*duals)), requiring) if r]
+                tangents = [unpack_dual(o).tangent for o in outputs]
+            for i_out, (tangent, n) in enumerate(zip(tangents, columns)):
+                a = np.zeros(n.shape) if tangent is None else _flat_numpy(tangent)
+                if not np.all(np.abs(a - n) <= atol + rtol * np.abs(n)) or np.isnan(a).any() != np.isnan(n).any():
+                    raise GradcheckError(_mismatch_text(i_out, i_in, n, a, fast_mode).replace(
+                        "Jacobian mismatch", "Jacobian computed with forward mode mismatch", 1))
 
 
 def _zeros_like(t: Tensor) -> Tensor:
@@ -315,3 +355,16 @@ def gradgradcheck(
         raise_exception=raise_exception, fast_mode=fast_mode, seed=seed, nondet_tol=nondet_tol,
         check_undefined_grad=check_undefined_grad,
     )
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as `gradcheck`. Python binds a module to its package's attribute
+    when it is first imported, so `from autodiff.autograd.gradcheck import GradcheckError`
+    before any use of `autodiff.autograd.gradcheck` would leave that name a module; PyTorch's
+    `torch.autograd.gradcheck(...)` then still works here."""
+
+    def __call__(self, *args, **kwargs):
+        return gradcheck(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

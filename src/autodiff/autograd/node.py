@@ -16,6 +16,9 @@ _ACCUMULATE_PRIORITY = 1 << 62  # leaves accumulate as soon as they are ready
 # leaf's node does not end the open run of records (autograd/tape.py) the next op appends to.
 _leaf_numbers = itertools.count()
 
+# The nodes whose `name()` PyTorch gives with their C++ namespace (their class names are bare).
+_NAMESPACED = {name: f"torch::autograd::{name}" for name in ("AccumulateGrad", "CopyBackwards", "CopySlices", "Error")}
+
 
 class RemovableHandle:
     """Returned by `register_hook`; `remove()` unregisters the hook."""
@@ -83,7 +86,10 @@ class Node:
     _plan = None  # an op's formulas, for the engine's lean path (ops/registry.py's OpNode)
 
     def name(self) -> str:
-        return type(self).__name__
+        """PyTorch's name for the node: the class name, namespaced for the nodes PyTorch
+        writes in C++ by hand (`torch::autograd::AccumulateGrad`); displays use the class name."""
+        name = type(self).__name__
+        return _NAMESPACED.get(name, name)
 
     @property
     def next_functions(self) -> tuple:
@@ -155,6 +161,8 @@ class Node:
         raise NotImplementedError
 
     def __call__(self, *grads):
+        if len(grads) != self.n_outputs:
+            raise TypeError(f"expected {self.n_outputs} arguments, got {len(grads)} instead")
         grads = [g if g is None or isinstance(g, TENSOR) else TENSOR(g) for g in grads]
         result = self._apply(grads, True)
         return result[0] if len(result) == 1 else tuple(result)

@@ -53,7 +53,7 @@ class _Graph:
             return self.output_name
         if self._called is None:
             self._called = self._calls()
-        return self._called.get(node) or node.name()
+        return self._called.get(node) or type(node).__name__
 
     def _calls(self) -> dict:
         """{node: `mm(unsqueeze(x), w)`} for the nodes without a name or a source text (the
@@ -124,7 +124,7 @@ class _Graph:
         except Exception:  # noqa: BLE001 - explain still explains; a test traces every registry op
             formula = None
         if formula is None:  # an autograd.Function's backward
-            return f"g ↦ {node.name()}(g)"
+            return f"g ↦ {type(node).__name__}(g)"
         symbols = formula.symbols
         operands = self._operands(node, position) if symbols else {}
         text = formula.text({name: _bare(operands[name]) for name in symbols})

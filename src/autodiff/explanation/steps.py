@@ -26,7 +26,7 @@ def _replay(graph: _Graph, leaf_names: dict, scalar: bool) -> tuple:
         grad = buffers.pop(node, None)
         arriving[node] = grad
         info = graph.infos[node]
-        step = Step(len(steps) + 1, graph.name(node), node.name(), info.line, grad, arrivals.get(node, 0),
+        step = Step(len(steps) + 1, graph.name(node), type(node).__name__, info.line, grad, arrivals.get(node, 0),
                     key=node._seq)
         steps.append(step)
         if type(node) is AccumulateGrad:
@@ -48,7 +48,7 @@ def _replay(graph: _Graph, leaf_names: dict, scalar: bool) -> tuple:
                 buffers[ckey] = g if previous is None else previous + g
                 arrivals[ckey] = arrivals.get(ckey, 0) + 1
                 local = graph.locals_of(node)[position] if scalar else graph.tensor_local(node, position)
-                step.passes.append(Passed(graph.name(child), node.name(), graph.formula(node, position), local, g,
+                step.passes.append(Passed(graph.name(child), type(node).__name__, graph.formula(node, position), local, g,
                                           type(child) is AccumulateGrad, position))
             if type(child) is AccumulateGrad:
                 leaf_edges[child] -= 1

@@ -22,7 +22,7 @@ def zero_causes(graph: _Graph, target, arriving: dict) -> list:
         for position, ((child, _), out) in enumerate(zip(node.next_functions, outputs)):
             if child in inside and (out is None or not np.any(np.asarray(out) != 0)):
                 op = getattr(node, "op", None)
-                what = getattr(op, "why_zero", None) or f"{node.name()}, whose local derivative is 0 there"
+                what = getattr(op, "why_zero", None) or f"{type(node).__name__}, whose local derivative is 0 there"
                 causes.append((node, position, what))
     return causes
 

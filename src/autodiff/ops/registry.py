@@ -44,7 +44,7 @@ from operator import itemgetter
 
 from .. import _limits, backend, dtypes
 from ..autograd import versions
-from ..autograd.anomaly import ANOMALY
+from ..autograd.anomaly import ANOMALY, forward_trace
 from ..autograd.grad_mode import EVERYWHERE
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import AccumulateGrad, Node, _sequence, accumulator_of, edge, output_numbers
@@ -345,7 +345,7 @@ def _check_log(value, log, clock: int, type_name: str, shape: list) -> None:
     origin = ""
     if producer is not None and not hasattr(producer, "variable"):
         # PyTorch names the forward operation: "Mul" for MulBackward0.
-        operation = re.sub(r"Backward\d*$", "", producer.name())
+        operation = re.sub(r"Backward\d*$", "", type(producer).__name__)
         origin = f", which is output {value._output_nr} of {operation},"
     raise RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
@@ -1364,7 +1364,7 @@ def _unimplemented_node(what: str, args, out) -> Node:
     node._shape = out.shape
     node._dtype = out.dtype
     node._hooks = None
-    node._trace = traceback.format_stack()[:-2] if ANOMALY.enabled else None
+    node._trace = forward_trace(node) if ANOMALY.enabled else None
     node._what = what
     return node
 

@@ -124,7 +124,7 @@ def _describe(node, node_id: int, evaluation, input_names: dict) -> GraphNode:
     value = host(tensor) if tensor is not None else None
     retained = tensor is not None and tensor.retains_grad
     grad = host(tensor._grad) if retained else None
-    return GraphNode(node_id, node.name(), name, text, line, tuple(node._shape), value, grad, retained, node._seq)
+    return GraphNode(node_id, type(node).__name__, name, text, line, tuple(node._shape), value, grad, retained, node._seq)
 
 
 # -- labels, as every picture of the graph writes them -------------------------------------------------------

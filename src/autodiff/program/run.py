@@ -147,7 +147,7 @@ def _quantity(name: str, role: str, value, note: str = "") -> Quantity:
         grad = value._grad if value.is_leaf or value.retains_grad else None
         fn = value.grad_fn
         return Quantity(name, role, host(value), tuple(value.shape), value.dtype.name, value.requires_grad,
-                        value.is_leaf, fn.name() if fn is not None else None, host(grad), note)
+                        value.is_leaf, type(fn).__name__ if fn is not None else None, host(grad), note)
     shape = tuple(np.shape(value)) if isinstance(value, (int, float, bool)) else ()
     if isinstance(value, (tuple, list)):  # x.max(0)'s (values, indices), split's pieces: each on the host
         value = [host(v) if isinstance(v, Tensor) else v for v in value]
