@@ -1,4 +1,5 @@
-"""The layers stay one-way: cli -> testing -> program -> language -> engine.
+"""The layers stay one-way: cli -> testing -> program -> language -> engine, with the symbolic
+layer (symbolic/, explanation/) beside the language: the program layer uses it, it uses the engine.
 
 Each layer imports only those below it; the engine and the language know nothing of the
 command line or its libraries, and importing the engine loads none of the layers above it.
@@ -14,6 +15,10 @@ import pytest
 
 SOURCE = pathlib.Path(__file__).resolve().parents[1] / "src" / "autodiff"
 UPPER = ("cli", "testing", "program", "language")
+# The symbolic layer, above the engine and beside the language: the tracer and algebra behind
+# derive (symbolic/) and the backward pass made visible (explanation/). The program layer uses them;
+# they use the engine alone.
+SYMBOLIC = ("symbolic", "explanation")
 # __main__.py is `python -m autodiff`, the command line's entry; jupyter.py is the notebook's
 # (%load_ext autodiff); derivation.py is autodiff.derive(): they sit on top, beside cli, and load
 # only when asked for.
@@ -22,14 +27,20 @@ ENTRY_MODULES = tuple(f"autodiff.{entry.removesuffix('.py')}" for entry in ENTRI
 # The package's face: it imports the engine, and hands out the entries on first use
 # (`autodiff.derive`, `%load_ext autodiff`); no other engine file may name them.
 FACE = SOURCE / "__init__.py"
-ENGINE_FILES = [p for p in SOURCE.rglob("*.py") if p.relative_to(SOURCE).parts[0] not in UPPER + ENTRIES and p != FACE]
+ENGINE_FILES = [p for p in SOURCE.rglob("*.py")
+                if p.relative_to(SOURCE).parts[0] not in UPPER + SYMBOLIC + ENTRIES and p != FACE]
 UI = ("rich", "typer", "click")
 
 # layer -> what its files may not import
 FORBIDDEN = {
-    "face": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER),
-    "engine": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER) + ENTRY_MODULES,
-    "language": UI + ("autodiff.program", "autodiff.testing", "autodiff.cli") + ENTRY_MODULES,
+    # the face hands out autodiff.explain (explanation/) on first use, as it does the entries
+    "face": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER + ("symbolic",)),
+    "engine": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER + SYMBOLIC)
+    + ENTRY_MODULES,
+    "symbolic": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER) + ENTRY_MODULES,
+    "explanation": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER) + ENTRY_MODULES,
+    "language": UI + ("autodiff.program", "autodiff.testing", "autodiff.cli", "autodiff.symbolic", "autodiff.explanation")
+    + ENTRY_MODULES,
     "program": UI + ("IPython", "matplotlib", "autodiff.testing", "autodiff.cli") + ENTRY_MODULES,
     "testing": ("typer", "click", "autodiff.cli") + ENTRY_MODULES,
 }
@@ -37,9 +48,9 @@ FORBIDDEN = {
 # The engine's order, lowest first: a module imports its own rank and those below it, never one above
 # (at the top or inside a function). What a lower module needs from above, the higher one hands it
 # when it loads: the ops and creation.py bind Tensor's methods onto tensor.py's TensorMethods,
-# tensor.py sets node.TENSOR, symbolic/trace.py sets ops/batching.py's TRACER.
+# tensor.py sets node.TENSOR; derive's tracer and forward mode push their hooks (ops/hooks.py).
 ENGINE_RANKS = [
-    ("base", ("backend.py", "dtypes.py", "_limits.py", "_text.py", "codec.py", "_formatting.py", "_html.py",
+    ("base", ("backend.py", "dtypes.py", "_limits.py", "_text.py", "_record.py", "codec.py", "_formatting.py", "_html.py",
               "_version.py")),
     ("grad modes and nodes", ("autograd/__init__.py", "autograd/grad_mode.py", "autograd/anomaly.py",
                               "autograd/versions.py", "autograd/tape.py", "autograd/node.py")),
@@ -47,9 +58,7 @@ ENGINE_RANKS = [
     ("creation", ("creation.py", "return_types.py")),
     ("ops", ("ops/*.py",)),
     ("backward", ("autograd/engine.py", "autograd/function.py", "autograd/forward_ad.py")),
-    ("transforms", ("autograd/functional.py", "autograd/gradcheck.py", "func.py", "linalg.py", "nn/*.py",
-                    "symbolic/*.py")),
-    ("explain", ("autograd/explain/*.py",)),
+    ("transforms", ("autograd/functional.py", "autograd/gradcheck.py", "func.py", "linalg.py", "nn/*.py")),
     ("face", ("__init__.py",)),
 ]
 
@@ -149,7 +158,8 @@ def test_importing_the_engine_loads_none_of_them():
         "import sys, autodiff, autodiff.autograd.functional, autodiff.autograd.gradcheck;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in {'lark','rich','typer','click','cupy'}"
         " or m in ('IPython', 'matplotlib', 'autodiff.jupyter', 'autodiff._html')"
-        " or m.startswith(('autodiff.cli', 'autodiff.language', 'autodiff.program', 'autodiff.testing'))))"
+        " or m.startswith(('autodiff.cli', 'autodiff.language', 'autodiff.program', 'autodiff.testing',"
+        " 'autodiff.symbolic', 'autodiff.explanation'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -95,7 +95,7 @@ def __getattr__(name: str):
         globals()[name] = module
         return module
     if name == "explain":
-        from .autograd.explain import explain
+        from .explanation import explain
 
         globals()["explain"] = explain
         return explain

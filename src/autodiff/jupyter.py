@@ -7,7 +7,7 @@
 shows the output and every gradient as a table (program.run.Differentiation); `--tree` adds
 the recorded graph drawn as SVG, `--explain` the chain rule (autodiff explain), `--graph` the
 graph run backward with each edge's local derivative. `--wrt`, `--output`, `--grad-output`,
-`--retain`, `--check` and `--eps` mean what they mean to `autodiff grad`. The cell's result is the object itself, so
+`--retain`, `--order`, `--check` and `--eps` mean what they mean to `autodiff grad`. The cell's result is the object itself, so
 `_` holds it for the next cell; its `grads` are every gradient its table shows (the inputs', then
 each retained variable's).
 
@@ -44,6 +44,7 @@ def parser() -> argparse.ArgumentParser:
     options.add_argument("--output")
     options.add_argument("--grad-output")
     options.add_argument("--retain")
+    options.add_argument("--order", type=int, choices=(1, 2), default=1)
     options.add_argument("--check", action="store_true")
     options.add_argument("--eps", type=float)
     shown = options.add_mutually_exclusive_group()
@@ -54,14 +55,14 @@ def parser() -> argparse.ArgumentParser:
     return options
 
 
-OPTIONS = "--at NAME=VALUE,... --wrt a,b --output NAME --grad-output ones|VALUE --retain NAMES --check --eps STEP " \
-          "and one of --tree, --explain, --graph"
+OPTIONS = "--at NAME=VALUE,... --wrt a,b --output NAME --grad-output ones|VALUE --retain NAMES --order 1|2 --check " \
+          "--eps STEP and one of --tree, --explain, --graph"
 
 
 def run_cell(line: str, cell: str, name: str = "<cell>"):
     """What `%%autodiff LINE` shows for `cell`: a Differentiation, an Explanation or a Recorded graph."""
     from .language import Source
-    from .language.spelling import flags
+    from .language.option_names import flags
     from .program.errors import UsageProblem
 
     try:
@@ -93,7 +94,8 @@ def _run_cell(args, source):
         return record(source, at, wrt=wrt, output=args.output, backward=True, grad_output=args.grad_output,
                       edge_labels=True)
     result = CellRun.of(differentiate(source, at, wrt=wrt, retain=parse_names(args.retain, "--retain"),
-                                      output=args.output, grad_output=args.grad_output, graph=args.tree))
+                                      output=args.output, grad_output=args.grad_output, graph=args.tree,
+                                      order=args.order))
     if args.eps is not None and not args.check:
         raise UsageProblem("--eps is the step of --check: add --check")
     if args.check and result.differentiable:
@@ -101,10 +103,33 @@ def _run_cell(args, source):
     return result
 
 
-@dataclass
+@dataclass(repr=False)
 class CellRun(Differentiation):
     """A cell's run: `_.grads` holds every gradient its table shows, the inputs' and then each
-    retained variable's (`--retain`), by name."""
+    retained variable's (`--retain`), by name. As text (where a front end shows no HTML, or
+    print(_)), it is `autodiff grad`'s table, as a terminal without colour shows it."""
+
+    TEXT_WIDTH = 100
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(self.table())
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def table(self) -> str:
+        """`autodiff grad`'s table of this run (rich, without colour), as text."""
+        import io
+
+        from rich.console import Console
+
+        from .cli.render import renderer
+
+        out = io.StringIO()
+        console = Console(file=out, width=self.TEXT_WIDTH, color_system=None, no_color=True, force_terminal=False,
+                          highlight=False, emoji=False)
+        renderer("grad", "rich")(self, console)
+        return out.getvalue().rstrip("\n")
 
     @classmethod
     def of(cls, run: Differentiation) -> "CellRun":
@@ -122,7 +147,7 @@ class AutodiffMagics(Magics):
     @cell_magic
     def autodiff(self, line: str, cell: str):
         """%%autodiff [--at NAME=VALUE,...] [--wrt a,b] [--output NAME] [--grad-output ones|VALUE]
-        [--retain NAMES] [--check [--eps STEP]] [--tree | --explain | --graph]: run the cell's program and show
+        [--retain NAMES] [--order 1|2] [--check [--eps STEP]] [--tree | --explain | --graph]: run the cell's program and show
         the result."""
         from .language import ProgramError
         from .program.errors import GradientProblem, UsageProblem

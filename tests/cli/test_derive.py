@@ -52,7 +52,8 @@ def test_a_path_that_depends_on_a_value_needs_at(autodiff):
 
 
 def test_errors_have_their_exit_codes(autodiff):
-    assert autodiff("derive", "-e", "cumsum(x, 0)", "--at", "x=[1,2]").code == 4  # a Jacobian with no formula
+    assert autodiff("derive", "-e", "X @ W + b", "--at", "X=[[1,2],[3,4],[5,6]]", "--at", "W=[[1],[2]]", "--at",
+                    "b=[0.5]", "--wrt", "b").code == 4  # a Jacobian with no formula
     assert autodiff("derive", "-e", "x * x", "--at", "x=[1,2]", "--order", "2").code == 2  # not a number
     assert autodiff("derive", "-e", "x @ A @ x").code == 2  # shapes needed, none given
     assert autodiff("derive", "-e", "x +").code == 3  # syntax
@@ -93,3 +94,75 @@ def test_a_declared_shape_is_checked_against_the_value(autodiff):
     assert autodiff("eval", "-e", program, "--at", "A=[[1,2],[3,4]]", "--format", "plain").stdout == "output\t4\n"
     wrong = autodiff("eval", "-e", program, "--at", "A=[[1,2,3],[4,5,6]]")
     assert wrong.code == 2 and "declared [n, n]: it gives n = 3, where it is 2" in wrong.stderr
+
+
+# -- user text is data in every format, and derive stays bounded -------------------------------------------------
+
+import os  # noqa: E402
+import re  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import xml.dom.minidom  # noqa: E402
+
+import pytest  # noqa: E402
+
+HOSTILE_FILE_NAMES = [
+    "new\nline\\end{document}\\input{x}%^_{}.expr",
+    "ctrl\x01\x1b[31m<b>&amp;<\\b>.expr",
+    os.fsdecode(b"bytes-\xff\xfe-<script>.expr"),
+    'q""";open("pwned","w").write("x");"""q.expr',
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_FILE_NAMES, ids=range(len(HOSTILE_FILE_NAMES)))
+def test_a_file_name_is_data_in_svg_html_and_latex(autodiff, tmp_path, name):
+    path = os.fsdecode(os.path.join(os.fsencode(tmp_path), os.fsencode(name)))
+    with open(os.fsencode(path), "w", encoding="utf-8") as f:
+        f.write("y = a * b + log(a)\n")
+    at = ("--at", "a=2,b=3")
+    svg = autodiff("graph", path, *at, "--format", "svg")
+    xml.dom.minidom.parseString(svg.stdout.encode("utf-8"))  # well-formed XML, whatever the name
+    page = autodiff("explain", path, *at, "--format", "html", cwd=tmp_path)
+    assert page.code == 0 and page.stdout.count("<script") == 2  # its data and its own script, no other
+    assert not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", page.stdout)
+    latex = autodiff("explain", path, *at, "--format", "latex").stdout
+    comment = next(line for line in latex.splitlines() if line.startswith("% autodiff explain"))
+    assert latex.splitlines()[1].startswith("$$"), "the name stays on its comment line"
+    assert "\n" not in comment and "\x01" not in comment
+    if shutil.which("pdflatex"):
+        document = tmp_path / "doc.tex"
+        document.write_text("\\documentclass{article}\\usepackage{amsmath}\\begin{document}\n" + latex
+                            + "\\end{document}\n")
+        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", document.name],
+                              cwd=tmp_path, capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stdout[-2000:]
+    module = autodiff("derive", path, "--format", "python").stdout
+    compile(module, "<derived module>", "exec")
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_ends_derive_at_once(tmp_path):
+    from console import ROOT, console_script, environment
+
+    path = tmp_path / "long.expr"
+    path.write_text("y = x\nfor i in range(2000000):\n    y = y * 0.5 + x\n")
+    process = subprocess.Popen(console_script() + ["derive", str(path), "--at", "x=1", "--max-iterations",
+                                                   "100000000"], cwd=ROOT, env=environment(),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(2.0)  # well into the trace
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    stdout, stderr = process.communicate(timeout=60)
+    # generous for a loaded machine: what this holds is no wait for the trace to finish (tens of seconds)
+    assert time.monotonic() - sent < 5
+    assert (process.returncode, stdout, stderr) == (130, b"", b"autodiff: interrupted\n")
+
+
+def test_made_up_points_respect_the_element_limit_before_allocating(autodiff):
+    result = autodiff("derive", "-e", "sum(x * x)", "--shape", "x=n,m,k,p,q", "--max-elements", "1000")
+    assert result.code == 4 and "323,323 elements" in result.stderr and "--max-elements" in result.stderr
+    assert autodiff("derive", "-e", "sum(x * x)", "--shape", "x=n,,m").code == 2

@@ -148,3 +148,12 @@ def test_a_vector_matmul_path_shows_formulas_and_the_json_keys_stay(autodiff):
         for path in item["paths"]:
             assert {"nodes", "edges", "product"} <= set(path)
             assert all(set(e) == {"op", "formula", "local"} and " = " in e["formula"] for e in path["edges"])
+
+
+def test_latex_writes_powers_products_and_transposes_as_mathematics(autodiff):
+    latex = autodiff("explain", "-e", "y = sum(x ** 2) + sum(A @ x) + x[0] ** (k - 1) + sum(A.T @ x)",
+                     "--at", "x=[1,2]", "--at", "A=[[1,2],[3,4]]", "--at", "k=3", "--format", "latex").stdout
+    assert r"x ^{2}" in latex and r"x[0] ^{(k - 1)}" in latex and r"A^{\top}" in latex
+    assert r"\cdot  \cdot" not in latex and "@" not in latex and ".T" not in latex
+    assert r"\operatorname{sum}" in latex
+    assert latex.count("{") - latex.count(r"\{") == latex.count("}") - latex.count(r"\}")

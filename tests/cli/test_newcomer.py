@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -381,3 +382,16 @@ def test_check_failing_at_relu_of_0_says_it_is_a_kink(autodiff):
     assert "autograd gives 0, the slope from the left" in result.stderr
     assert "<expr>:1:5: warning: --check: relu of 0 here\n    y = relu(x)\n        ^~~~~~~" in result.stderr
     assert "kink" not in autodiff("grad", "-e", "y = relu(x)", "--at", "x=1", "--check").stderr
+
+
+def test_a_function_name_used_only_as_a_value_is_the_users_input(autodiff):
+    """`t` for time (and `exp` on its own) are the user's variables: Python would read them so."""
+    motion = autodiff("grad", "-e", "x = v * t + 0.5 * a * t ** 2", "--at", "v=2,a=9.81,t=1.5", "--format", "json")
+    assert motion.code == 0, motion.stderr
+    assert json.loads(motion.stdout)["grads"] == pytest.approx({"v": 1.5, "a": 0.5 * 1.5 ** 2, "t": 2 + 9.81 * 1.5})
+    loss = autodiff("grad", "-e", "mse_loss(pred, t)", "--at", "pred=[1,3]", "--at", "t=[1,1]", "--format", "json")
+    assert loss.code == 0 and json.loads(loss.stdout)["grads"]["t"] == [0.0, -2.0]
+    missing = autodiff("grad", "-e", "y = v * t", "--at", "v=1")
+    assert missing.code == 2 and "--at t=VALUE; or, for the function t, call it: t(...)" in missing.stderr
+    both = autodiff("grad", "-e", "y = sum(t(A)) * t", "--at", "A=[[1,2],[3,4]],t=2")
+    assert both.code == 3 and "'t' is called as a function (line 1) and used here as a value" in both.stderr

@@ -120,6 +120,38 @@ def test_plot_svg_file(autodiff, tmp_path):
     assert {p.get("data-series") for p in root.iter(f"{SVG}path")} >= {"value", "grad"}
 
 
+PLANCK = ("h: const = 6.62607015e-34\nc: const = 299792458.0\nk: const = 1.380649e-23\nT: const = 5000.0\n"
+          "B = 2 * h * c ** 2 / lam ** 5 / (exp(h * c / (lam * k * T)) - 1)\n")
+
+
+def heights(svg: str) -> dict:
+    """Each curve's drawn height as a share of its panel's (its clip rectangle's)."""
+    root = ET.fromstring(svg.encode("utf-8"))
+    clips = {f"url(#{c.get('id')})": float(c.find(f"{SVG}rect").get("height")) for c in root.iter(f"{SVG}clipPath")}
+    shares = {}
+    for path in root.iter(f"{SVG}path"):
+        if path.get("data-series") and path.get("clip-path"):
+            words = path.get("d").split()
+            ys = [float(words[i + 2]) for i, word in enumerate(words) if word in ("M", "L")]
+            shares[path.get("data-series")] = (max(ys) - min(ys)) / clips[path.get("clip-path")]
+    return shares
+
+
+def test_a_derivative_of_another_scale_gets_axes_of_its_own(autodiff):
+    """Planck's law: B near 10¹³, ∂B/∂λ near 10¹⁹. On shared axes B is a flat line; each gets its
+    panel, as matplotlib users draw them. Curves of one scale share one pair of axes."""
+    planck = autodiff("plot", "-e", PLANCK, "--wrt", "lam", "--range", "1e-7:3e-6", "--samples", "80",
+                      "--format", "svg")
+    assert planck.code == 0, planck.stderr
+    assert planck.stdout.count("<clipPath") == 2
+    assert min(heights(planck.stdout).values()) > 0.8
+    square = autodiff("plot", "-e", "y = x ** 2", "--wrt", "x", "--range", "-1:1", "--format", "svg")
+    assert square.stdout.count("<clipPath") == 1 and min(heights(square.stdout).values()) > 0.2
+    text = autodiff("plot", "-e", PLANCK, "--wrt", "lam", "--range", "1e-7:3e-6", "--format", "rich").stdout
+    labels = [line.split("┤")[0].strip() for line in text.splitlines() if "┤" in line]
+    assert len(labels) == 6 and "e+13" in labels[0] and "e+19" in labels[3], text
+
+
 @pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="matplotlib is not installed")
 def test_plot_png_by_matplotlib(autodiff, tmp_path):
     out = tmp_path / "p.png"
@@ -164,3 +196,11 @@ def test_the_example_pictures_are_up_to_date(autodiff, tmp_path):
     assert out.read_text() == (ROOT / "examples/tutorial-plot.svg").read_text(), \
         "regenerate: autodiff plot examples/tutorial.expr --wrt d --range 1:10 --at a=2,b=3,c=5 " \
         "-o examples/tutorial-plot.svg"
+
+
+def test_a_graph_with_nothing_recorded_is_a_drawing_of_positive_size(autodiff):
+    result = autodiff("graph", "-e", "y = detach(x) * 2", "--at", "x=1", "--format", "svg")
+    assert result.code == 0
+    root = ET.fromstring(result.stdout.encode("utf-8"))
+    assert float(root.get("height")) > 0 and float(root.get("width")) > 0
+    assert root.find(f"{SVG}text[@class='note']").text.startswith("nothing recorded")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 
@@ -246,3 +247,67 @@ def test_an_input_given_by_at_and_by_the_points_is_refused(autodiff, tmp_path):
     result = autodiff("grad", "-e", "y = x * z", "--points", "-", "--in", "jsonl", "--at", "x=3",
                       stdin='{"z": 2, "x": 5}\n')
     assert result.code == 2 and "<stdin>:1: 'x' given both by --at" in result.stderr
+
+
+def test_an_input_left_at_its_default_has_each_points_gradient(autodiff, tmp_path):
+    program = tmp_path / "d.expr"
+    program.write_text("x: input = 2.0\ny: input = 3.0\nz = x * y ** 2\n")
+    for extra in ([], ["--wrt", "y"]):
+        result = autodiff("grad", program, "--points", "-", "--out", "jsonl", *extra, stdin="x\n1\n5\n")
+        assert result.code == 0, result.stderr
+        records = [json.loads(line) for line in result.stdout.splitlines()]
+        for x, record in zip((1.0, 5.0), records):
+            single = json.loads(autodiff("grad", program, "--at", f"x={x}", "--format", "json", *extra).stdout)
+            assert record["grads"]["y"] == pytest.approx(single["grads"]["y"]) == pytest.approx(2 * x * 3.0)
+    everything = autodiff("grad", program, "--points", "-", "--in", "jsonl", stdin="{}\n{}\n")
+    assert [json.loads(line)["grads"] for line in everything.stdout.splitlines()] == [{"x": 9.0, "y": 12.0}] * 2
+
+
+def test_a_declared_shape_holds_for_every_point(autodiff, tmp_path):
+    program = "A: input[n, n]\nsum(A @ A)"
+    good = autodiff("grad", "-e", program, "--points", "-", "--in", "jsonl", stdin='{"A": [[1, 2], [3, 4]]}\n')
+    assert good.code == 0, good.stderr
+    bad = autodiff("grad", "-e", program, "--points", "-", "--in", "jsonl", stdin='{"A": [[1, 2, 3], [4, 5, 6]]}\n')
+    alone = autodiff("grad", "-e", program, "--at", "A=[[1,2,3],[4,5,6]]")
+    assert alone.code == 2 and bad.code == 2, (bad.code, bad.stderr)
+    assert "declared [n, n]" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_ctrl_c_while_a_full_pipe_waits_stops_at_a_records_end(tmp_path):
+    """Into a pipe nobody reads, the writer waits inside a write; Ctrl-C there ends the output
+    after a whole record, as it does to a file (a record cut in two is a wrong record)."""
+    import fcntl
+    import signal
+    import termios
+    import time
+
+    path = tmp_path / "in.csv"
+    path.write_text("x\n" + "".join(f"{i / 7}\n" for i in range(20_000)))
+    program = "W: input = [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5]]\ny = sum(W * x) ** 2"
+    read, write = os.pipe()
+    size = fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, 4096)
+    process = subprocess.Popen(console_script() + ["grad", "-e", program, "--points", str(path), "--out", "jsonl"],
+                               stdout=write, stderr=subprocess.PIPE, env=environment())
+    os.close(write)
+    try:
+        deadline = time.monotonic() + 60
+        waiting = bytearray(4)
+        while time.monotonic() < deadline:  # until the pipe is full: the writer waits in write()
+            fcntl.ioctl(read, termios.FIONREAD, waiting)
+            if int.from_bytes(waiting, "little") >= size or process.poll() is not None:
+                break
+            time.sleep(0.02)
+        time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        chunks = []
+        while chunk := os.read(read, 1 << 16):
+            chunks.append(chunk)
+        status = process.wait(timeout=60)
+    finally:
+        os.close(read)
+        if process.poll() is None:
+            process.kill()
+    out = b"".join(chunks).decode()
+    assert status == 130 and process.stderr.read().decode() == "autodiff: interrupted\n"
+    assert out.endswith("\n") and len(out) >= size
+    assert all(json.loads(line)["output"] == "y" for line in out.splitlines())

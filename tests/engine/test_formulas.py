@@ -70,6 +70,8 @@ def evaluate(root: E.Expr, values: dict):
         elif op == "narrow":  # slice's spelling in the language (symbolic/build.py)
             x, dim, start, length = computed[id(args[0])], args[1], args[2], args[3]
             value = np.take(x, np.arange(start, start + length), axis=dim)
+        elif op == "eye":  # an identity a formula makes (trace's), written by its size
+            value = np.eye(*args)
         elif op in REGISTRY:
             value = REGISTRY[op].forward(np, *(arg(a) for a in args))
         elif op in NONDIFF:

@@ -255,3 +255,27 @@ def test_allclose_and_isclose_refuse_two_dtypes_as_pytorch():
     with pytest.raises(RuntimeError, match="^Double did not match Long$"):
         autodiff.allclose(_t([1.0, 2.0]), autodiff.tensor([1, 2]))
     assert autodiff.allclose(_t([1.0, 2.0]), _t([1.0, 2.000001])) is True
+
+
+def test_derive_inside_a_dual_level_leaves_the_levels_hooks_in_force():
+    """The tracer's hooks are pushed over forward mode's and popped on the way out (ops/hooks.py):
+    forward mode goes on working after a derive inside its level, and a thread of its own sees
+    none of them."""
+    import threading
+
+    from autodiff.ops import hooks
+
+    x = autodiff.tensor(2.0)
+    with fw.dual_level():
+        dual = fw.make_dual(x, autodiff.tensor(1.0))
+        in_force = hooks.current()
+        seen = []
+        thread = threading.Thread(target=lambda: seen.append(hooks.current()))
+        thread.start()
+        thread.join()
+        autodiff.derive("y = sin(a) * a", {"a": 0.5})
+        assert hooks.current() == in_force and in_force.forward is not None
+        tangent = fw.unpack_dual(dual.exp() * dual).tangent
+    assert seen == [hooks.Hooks()]
+    assert abs(float(tangent) - 3 * np.exp(2.0)) < 1e-12
+    assert hooks.current() == hooks.Hooks()

@@ -4,7 +4,7 @@ import pytest
 
 from autodiff.cli.exit_codes import status_for
 from autodiff.language import Options, ProgramError, run
-from autodiff.language.spelling import flags
+from autodiff.language.option_names import flags
 
 GOLDEN = [
     ('', {}, 3,
@@ -54,8 +54,12 @@ GOLDEN = [
      'base y\n    log(x, y)\n    ^~~~~~~~~'),
     ('exp(x, y)', {'x': 1, 'y': 2}, 3,
      'expr.txt:1:1: error: exp() takes 1 positional argument but 2 were given: exp(input)\n    exp(x, y)\n    ^~~~~~~~~'),
-    ('y = log + 1', {}, 3,
-     "expr.txt:1:5: error: 'log' is a function: call it, as in log(...)\n    y = log + 1\n        ^~~"),
+    ('y = log + 1', {}, 2,
+     "expr.txt:1:5: error: no value for input 'log': give one with --at log=VALUE; or, for the function log, call "
+     "it: log(...)\n    y = log + 1\n        ^~~"),
+    ('y = sum(t(A)) * t', {'A': [[1.0]], 't': 2.0}, 3,
+     "expr.txt:1:17: error: 't' is called as a function (line 1) and used here as a value: give the value another "
+     "name (as t0)\n    y = sum(t(A)) * t\n                    ^"),
     ('x = 1\nx(2)', {}, 3,
      "expr.txt:2:1: error: 'x' is a value, not a function\n    x(2)\n    ^"),
     ('W @ v', {'W': [[1, 2], [3, 4]], 'v': [1, 2, 3]}, 4,

@@ -231,7 +231,7 @@ def test_a_reduction_word_is_not_an_input_and_quotes_are_answered():
     assert run("x.mse_loss(y, reduction=sum)", at={"x": [1.0, 2.0], "y": [0.0, 0.0]}).output.item() == 5.0
     with pytest.raises(ProgramError, match="write the reduction as a word, without quotes: reduction=mean"):
         run('mse_loss(x, y, reduction = "sum")', at={"x": 1.0, "y": 2.0})
-    with pytest.raises(NameProblem, match="'sum' is a function"):  # the words are for the losses alone
+    with pytest.raises(InputProblem, match="for the function sum, call it"):  # the words are for the losses alone
         run("def f(a, reduction=1):\n    return a * reduction\nf(x, reduction=sum)", at={"x": 1.0})
 
 
@@ -472,3 +472,34 @@ def test_unpacking_a_tensor_gives_its_rows_and_works_in_functions():
 ])
 def test_a_method_takes_the_methods_arguments(text, expected):
     assert run(text, at={"x": [[1.0, 2.0], [3.0, 4.0]]}).output.tolist() == expected
+
+
+# -- lists, as Python means them ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("program, python", [
+    ("xs = []\nxs = xs + [1.0]\nxs", lambda: [1.0]),
+    ("[1, 2] + [3]", lambda: [1, 2] + [3]),
+    ("[1, 2] * 2", lambda: [1, 2] * 2),
+    ("3 * [[1, 2]] + [[3, 4]]", lambda: 3 * [[1, 2]] + [[3, 4]]),
+    ("[1, 2] * 0 + [5]", lambda: [1, 2] * 0 + [5]),
+    ("xs = []\nfor i in range(3):\n    xs += [i * 1.5]\nxs", lambda: [i * 1.5 for i in range(3)]),
+    ("def grow(v):\n    return v + [len(v)]\ngrow(grow([7]))", lambda: [7, 1, 2]),
+])
+def test_plus_joins_lists_and_times_an_integer_repeats_one_as_python(program, python):
+    assert run(program.replace("len(v)", "size(v, 0)")).output.tolist() == python()
+
+
+def test_a_list_with_a_tensor_or_a_float_is_arithmetic_and_joined_lists_keep_their_gradients():
+    assert run("[1.0, 2.0] * 2.0").output.tolist() == [2.0, 4.0]
+    assert run("x + [1, 2]", at={"x": [10.0, 20.0]}).output.tolist() == [11.0, 22.0]
+    evaluation = run("sum(([x, 2 * x] + [x]) * 2)", at={"x": 3.0})
+    assert evaluation.output.item() == 2 * (3.0 + 6.0 + 3.0)
+    assert grads(evaluation) == {"x": 8.0}
+
+
+def test_lists_that_python_would_leave_ragged_are_refused():
+    with pytest.raises(EvaluationProblem, match="lists joined by '\\+' hold elements of one shape"):
+        run("[[1, 2]] + [[3]]")
+    with pytest.raises(LimitProblem, match="'\\*' of lists would create"):
+        run("[1.0] * 10 ** 9")

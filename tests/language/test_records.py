@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from autodiff.language.records import record
+from autodiff._record import record
 
 
 def _twins(**options):

@@ -14,7 +14,7 @@ import re
 import pytest
 from console import ROOT, run_autodiff
 
-from autodiff.autograd.explain import Edge, Path, product_text, values_text
+from autodiff.explanation import Edge, Path, product_text, values_text
 from autodiff.cli.render.explain import json_ as explain_json
 from autodiff.program.explain import explain
 from autodiff.program.page import build
@@ -236,8 +236,20 @@ def test_keyboard_and_screen_reader(browser, tutorial):
     keys.send_keys(Keys.ENTER).perform()
     assert page.js("return document.querySelector('li.path').getAttribute('aria-current')") == "true"
     # the landmarks a screen reader lists
-    assert page.js("return Array.from(document.querySelectorAll('section[aria-labelledby]')).length") == 5
+    assert page.js("return Array.from(document.querySelectorAll('section[aria-labelledby]')).length") == 6
     assert page.js("return document.getElementById('announce').getAttribute('aria-live')") == "polite"
+
+
+def test_the_formula_part_shows_the_chosen_inputs_steps_with_their_values(browser, tutorial):
+    page = open_page(browser, tutorial["path"])
+    page.js("document.querySelector('#inputs button[data-input=d]').click();")
+    shown = page.js("return Array.from(document.querySelectorAll('#formula li.formula-step'))"
+                    ".map(function (li) { return li.textContent; })")
+    assert shown == ["sum rule ∂/∂d [u + c * t] = ∂/∂d [c * t] = 0.5",
+                     "constant multiple rule ∂/∂d [c * t] = c * ∂t/∂d = 0.5",
+                     "chain rule ∂t/∂d = ∂/∂d [log(d)] = 0.1 (line 4)",
+                     "log ∂/∂d [log(d)] = 1 / d = 0.1",
+                     "simplify ∂e/∂d = c / d = 0.5"]
 
 
 def test_light_and_dark(browser, tutorial):

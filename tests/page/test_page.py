@@ -198,7 +198,7 @@ def _browser_test_without_a_browser(**env) -> str:
     import os
 
     keep = {k: v for k, v in os.environ.items() if k not in ("CI", "PATH", "PYTEST_XDIST_WORKER")}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-rs", "-q",
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "0", "-rs", "-q",
                            "tests/page/test_browser.py::test_keyboard_and_screen_reader"],
                           capture_output=True, text=True, cwd=ROOT, timeout=300,
                           env={**keep, "PATH": str(pathlib.Path(sys.executable).parent), **env})
@@ -213,3 +213,45 @@ def test_without_a_browser_the_browser_tests_skip_saying_how_to_get_one():
 def test_in_ci_a_browser_that_cannot_be_had_is_a_failure():
     out = _browser_test_without_a_browser(CI="true")  # no apt-get on this PATH either
     assert "1 error" in out and "no headless Chromium and its driver found" in out
+
+
+def test_a_large_tensor_is_summarised_by_its_corners_and_statistics(tmp_path):
+    """A page shows a large tensor as NumPy prints one (its first and last rows and columns) with
+    its shape and statistics, never every number: explain --format json has them all."""
+    import shutil
+
+    from console import run_autodiff
+
+    program = "W: input = randn(150, 160)\nx: input = randn(160)\ny = sum(tanh(W @ x) ** 2)\n"
+    page = run_autodiff("explain", "-e", program, "--format", "html")
+    whole = run_autodiff("explain", "-e", program, "--format", "json")
+    assert page.code == whole.code == 0, page.stderr
+    assert len(page.stdout) < len(whole.stdout) / 5
+    grad = json.loads(whole.stdout)["inputs"]["W"]["grad"]
+    shown = embedded(page.stdout)["explanation"]["inputs"]["W"]["grad"]
+    rows = [0, 1, 2, 147, 148, 149]
+    assert shown["summary"] and shown["shape"] == [150, 160] and shown["size"] == 150 * 160
+    assert shown["corner"] == [[grad[i][j] for j in [0, 1, 2, 157, 158, 159]] for i in rows]
+    flat = [v for row in grad for v in row]
+    assert (shown["min"], shown["max"], shown["not_finite"]) == (min(flat), max(flat), 0)
+    assert shown["mean"] == pytest.approx(sum(flat) / len(flat), rel=1e-9, abs=1e-15)
+    x = embedded(page.stdout)["explanation"]["inputs"]["x"]["grad"]
+    assert isinstance(x, list) and len(x) == 160  # small tensors stay whole
+    node = shutil.which("node")
+    if node is not None:  # the page's script draws the summary: its corners with the gaps, and the statistics
+        script = (ROOT / "src/autodiff/program/page/page.js").read_text()
+        functions = script[script.index("  function $(id)"):script.index("  // -- the drawing --")]
+        stub = ("function N(t){this.tag=t;this.children=[];this.dataset={};this.className='';this.textContent='';}"
+                "N.prototype.appendChild=function(c){this.children.push(c);return c;};"
+                "N.prototype.setAttribute=function(){};N.prototype.addEventListener=function(){};"
+                "var document={createElement:function(t){return new N(t);},createTextNode:function(t){"
+                "var n=new N('#text');n.textContent=t;return n;}};var EDGE_ITEMS=3,THRESHOLD=8;"
+                "function text(n){return n.textContent+n.children.map(text).join('');}")
+        check = (f"var box=tensorView({json.dumps(shown)},'grad');"
+                 "console.log(JSON.stringify([box.dataset.shape,box.children.map(function(c){return c.className;}),"
+                 "box.children[0].children.map(function(r){return r.children.length;}),text(box.children[2])]));")
+        done = subprocess.run([node, "-e", stub + functions + check], capture_output=True, text=True, timeout=60)
+        shape, parts, cells, stats = json.loads(done.stdout)
+        assert shape == "[150,160]" and parts == ["", "shape", "stats", "muted"]
+        assert cells == [7, 7, 7, 1, 7, 7, 7]  # three rows, the gap, three rows: three cells, the gap, three
+        assert stats.startswith("min ") and " · max " in stats and " · mean " in stats

@@ -203,7 +203,49 @@ def test_every_differentiable_function_derives_prints_and_holds_at_a_second_poin
                                            err_msg=f"{where}: expr, {x.name} at {point}")
 
 
-def test_the_count_of_functions_that_derive_in_every_format():
-    """The figure the issue asks for: how many of the language's differentiable functions derive."""
-    written = [n for n in _cases() if any(_weighted(call, at) for call, at in _programs(n))]
-    assert len(written) >= 150, len(written)
+# The functions of the language that give nothing to derive: comparisons and tests (bool results),
+# creation and random numbers (no input), indices (argmax, argsort), detach (no derivative by
+# design), floor_divide (recorded without a derivative, as PyTorch records it), and einsum, whose
+# equation is a string the language has no literal for.
+NOT_DERIVED = {
+    "all", "allclose", "any", "eq", "ge", "gt", "isclose", "isfinite", "isinf", "isnan", "le", "logical_and",
+    "logical_not", "logical_or", "lt", "ne",
+    "arange", "eye", "full", "full_like", "linspace", "ones", "ones_like", "rand", "rand_like", "randn", "randn_like",
+    "zeros", "zeros_like", "broadcast_shapes",
+    "argmax", "argmin", "argsort", "detach", "floor_divide", "einsum",
+}
+
+
+def test_every_differentiable_function_derives_in_every_format():
+    """Each function of the language derives unless it is one of NOT_DERIVED, by name: a function
+    whose sample stops deriving fails here, named, rather than lowering a count."""
+    written = {n for n in _cases() if any(_weighted(call, at) for call, at in _programs(n))}
+    assert set(_cases()) - written == NOT_DERIVED
+    assert len(written) >= 160
+
+
+def test_the_latex_of_every_function_compiles(tmp_path):
+    """Each function's derivative in LaTeX, one document: pdflatex compiles it where installed;
+    elsewhere every block's braces balance (escaped ones aside)."""
+    import re
+    import shutil
+    import subprocess
+
+    blocks = []
+    for name in _cases():
+        programs = [(text, at) for text, at in ((_weighted(call, at), at) for call, at in _programs(name)) if text]
+        if programs:
+            text, at = programs[0]
+            blocks.append((name, D.latex(D.derive(text, at))))
+    assert len(blocks) >= 150
+    for name, latex in blocks:
+        bare = re.sub(r"\\[{}]", "", latex)
+        assert bare.count("{") == bare.count("}"), name
+    if shutil.which("pdflatex") is None:
+        return
+    body = "\n".join(f"% {name}\n\\noindent\n{latex}" for name, latex in blocks)
+    (tmp_path / "every.tex").write_text("\\documentclass{article}\\usepackage{amsmath,amssymb}\\begin{document}\n"
+                                         + body + "\\end{document}\n")
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "every.tex"], cwd=tmp_path,
+                          capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stdout.decode(errors="replace")[-3000:]

@@ -174,7 +174,8 @@ def _torch_function(program: str):
         scope = {"torch": torch, "sigmoid": torch.sigmoid, "tanh": torch.tanh, "exp": torch.exp,
                  "log": torch.log, "softmax": torch.softmax, "sum": torch.sum, "det": torch.det,
                  "trace": torch.trace, "relu": torch.relu, "norm": torch.linalg.norm,
-                 "logsumexp": torch.logsumexp, **values}
+                 "logsumexp": torch.logsumexp, "softplus": torch.nn.functional.softplus, "cumsum": torch.cumsum,
+                 **values}
         for line in lines[:-1]:
             name, text = line.split(" = ", 1)
             scope[name] = eval(text, scope)  # noqa: S307 - the test's own programs
@@ -200,6 +201,14 @@ JACOBIANS = [
     ("X.T @ X", {"X": "mn"}, ("X", "Xᵀ ⊗ I + (I ⊗ Xᵀ) K")),
     ("softmax(W @ x, 0)", {"W": "mn", "x": "n"}, ("x", "(diag(output) - output outputᵀ) @ W")),
     ("x / norm(x)", {"x": "n"}, None),
+    ("softplus(x)", {"x": "n"}, ("x", "diag(where(x > 20, 1, sigmoid(x)))")),
+    ("cumsum(x, 0)", {"x": "n"}, ("x", "tril(ones(n, n))")),
+    ("cumsum(A @ x, 0)", {"A": "mn", "x": "n"}, None),
+    # the signs of terms collected into a shared factor (a difference, a negative multiple)
+    ("A.T @ X - X.T @ A", {"A": "nn", "X": "nn"}, ("X", "Aᵀ ⊗ I - (I ⊗ Aᵀ) K")),
+    ("X @ A - A @ X", {"A": "nn", "X": "nn"}, None),
+    ("B @ x - 2 * (A @ x)", {"A": "mn", "B": "mn", "x": "n"}, ("x", "B - 2 * A")),
+    ("-(W @ x) + b", {"W": "mn", "x": "n", "b": "m"}, ("x", "-W")),
 ]
 
 
@@ -242,6 +251,11 @@ HESSIANS = [
     ("sum(tanh(W @ x))", {"W": "mn", "x": "n"}, ["x"], None),
     ("trace(X @ X)", {"X": "nn"}, ["X"], "2 * ((I ⊗ I) K)"),
     ("x @ A @ y", {"x": "n", "A": "nm", "y": "m"}, ["x", "y"], None),
+    # mixed blocks of a vector and a number: a bias, a regularisation weight
+    ("p = sigmoid(X @ w + b)\nloss = -sum(y * log(p) + (1 - y) * log(1 - p))",
+     {"X": "mn", "w": "n", "b": "", "y": "m"}, ["w", "b"], None),
+    ("sum((X @ w - y) ** 2) + lam * sum(w ** 2)", {"X": "mn", "w": "n", "y": "m", "lam": ""}, ["w", "lam"],
+     "2 * lam * I + 2 * (Xᵀ @ X)"),
 ]
 
 
@@ -268,6 +282,14 @@ def test_a_hessian_agrees_with_pytorch_at_two_sizes(program, spec, wrt, readable
             for b, block in row.items():
                 np.testing.assert_allclose(block, theirs[names.index(a)][names.index(b)].numpy(), rtol=1e-9,
                                            atol=1e-12, err_msg=f"{a}, {b}")
+
+
+def test_a_mixed_block_of_a_vector_and_a_number_is_a_vector():
+    d = D.derive("p = sigmoid(X @ w + b)\nloss = -sum(y * log(p) + (1 - y) * log(1 - p))",
+                 shapes={"X": ("m", "n"), "w": ("n",), "b": (), "y": ("m",)}, wrt=["w", "b"], order=2)
+    lines = dict(D.readable_lines(d))
+    assert lines["∂²loss/∂w∂b"] == "Xᵀ @ t2" and lines["t2"] == "p * (1 - p)"
+    assert lines["∂loss/∂b"] == "sum(t1)" and lines["∂²loss/∂b²"] == "sum(t2)"
 
 
 def test_a_hessian_is_computed_without_a_diagonal_matrix():

@@ -89,5 +89,23 @@ def test_a_cells_errors_are_the_command_lines_with_their_hint():
 def test_a_cells_bad_options_are_one_usage_message(line, complaint, capsys):
     text = _magic(line, "x * 2")
     assert text == (f"%%autodiff {line}: {complaint}; the options: --at NAME=VALUE,... --wrt a,b --output NAME "
-                    "--grad-output ones|VALUE --retain NAMES --check --eps STEP and one of --tree, --explain, --graph")
+                    "--grad-output ones|VALUE --retain NAMES --order 1|2 --check --eps STEP and one of --tree, --explain, "
+                    "--graph")
     assert capsys.readouterr() == ("", "")  # no usage printed by argparse, no exit status in the message
+
+
+def test_a_cells_text_is_the_grad_table_and_order_2_adds_the_hessian():
+    """Where a front end shows no HTML (a terminal IPython, nbconvert to text), a cell shows what
+    `autodiff grad` shows at a terminal, not a dump of the object."""
+    jupyter = pytest.importorskip("autodiff.jupyter", exc_type=ImportError)
+    from IPython.core.formatters import PlainTextFormatter
+    from console import run_autodiff
+
+    cell = "z = x ** 3 * y\n"
+    run = jupyter.run_cell("--at x=2,y=3 --order 2", cell, name="cell.expr")
+    assert run.hessian[("x", "y")] == 3 * 2 ** 2 and run.hessian[("x", "x")] == 6 * 2 * 3
+    text = PlainTextFormatter()(run)
+    assert not text.startswith("CellRun(") and "Hessian: ∂²z / ∂row ∂column" in text
+    shown = run_autodiff("grad", "-e", cell, "--at", "x=2,y=3", "--order", "2", "--format", "rich")
+    assert text == shown.stdout.rstrip("\n").replace("(<expr>)", "(cell.expr)")
+    assert "--order" in jupyter.OPTIONS

@@ -217,3 +217,20 @@ def test_crossings_are_counted_as_every_pair_would_count_them(targets, random):
     ends = [(i, position[w]) for i, u in enumerate(upper) for w in down[u]]
     brute = sum((i - k) * (j - m) < 0 for a, (i, j) in enumerate(ends) for (k, m) in ends[a + 1:])
     assert _crossings([upper, lower], down) == brute
+
+
+def test_inputs_used_on_every_line_cost_a_drawing_near_linear_in_the_program():
+    """Long edges into one node share one trunk, drawn straight: the drawing of a program whose
+    inputs are used on every line (the graph of explain's page) grows as its nodes do, not as
+    nodes × layers."""
+    def drawing(lines: int) -> tuple:
+        run = record("s = a * b\n" + "s = s + sin(a * s) * b\n" * lines, {"a": 0.5, "b": 0.3}, limit=10_000)
+        layout = layered([n.id for n in run.graph.nodes], [(p, c) for p, c, _ in run.graph.edges],
+                         {n.id: (60, 30) for n in run.graph.nodes})
+        boxes = list(layout.boxes.values())
+        assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:i + 40])
+        return len(run.graph.nodes), sum(len(route) for route in layout.routes.values()), len(graph_svg(run.graph))
+
+    small, large = drawing(30), drawing(120)
+    grown = large[0] / small[0]
+    assert large[1] / small[1] < 1.5 * grown and large[2] / small[2] < 1.5 * grown

@@ -32,7 +32,7 @@ from operator import attrgetter, itemgetter
 from .. import backend
 from ..creation import zeros_like
 from ..ops.registry import _FREED_ERROR, _SCALAR_META, LEAN
-from ..ops.shape import SUM_TO, TO_DTYPE, sum_to_recorded
+from ..ops.shape import COPY, SUM_TO, TO_DTYPE, sum_to_recorded
 from ..tensor import InplaceClock, Tensor, _alias, _make, as_array
 from .anomaly import ANOMALY, warn_forward_trace
 from .grad_mode import FORWARD_AD
@@ -842,8 +842,12 @@ def _accumulate_with_node_hooks(leaf: AccumulateGrad, g, as_tensors: bool) -> No
     if g is not None and variable._backward_hooks:
         g = _as_value(_run_leaf_hooks(variable, _as_tensor(g, as_tensors)), as_tensors)
     g = _run_pre_hooks(leaf, [g], as_tensors)[0]
+    stored = None
     if g is not None:
+        fresh = variable._grad is None
         _store_grad(variable, _as_tensor(g, as_tensors), as_tensors)
+        if fresh and not as_tensors:  # the gradient became `.grad` itself (PyTorch steals it): the same tensor
+            stored = variable._grad
     for hook in list(leaf._hooks.get("post_accumulate", {}).values()):
         returned = hook(variable)
         if isinstance(returned, Tensor):
@@ -851,14 +855,18 @@ def _accumulate_with_node_hooks(leaf: AccumulateGrad, g, as_tensors: bool) -> No
         if returned is not None:
             raise TypeError(f"expected Variable, but hook returned '{type(returned).__name__}'")
     for hook in list(leaf._hooks.get("post", {}).values()):
-        hook((), (_as_tensor(g, as_tensors),))
+        hook((), (stored if stored is not None else _as_tensor(g, as_tensors),))
 
 
 def _store_grad(tensor: Tensor, g: Tensor, create_graph: bool) -> None:
     """Set or add into `tensor.grad`. Arrays are never written in place, so no copy is needed."""
     with _ACCUMULATING:
         current = tensor._grad
-        if current is None:
+        if current is None and create_graph and g.requires_grad:
+            # PyTorch's AccumulateGrad copies a gradient that is itself recorded into a new tensor of
+            # the leaf's layout (copy_), so `.grad`'s node is CopyBackwards(None, the gradient's node).
+            tensor._grad = COPY.apply(_make(backend.array_module(g._data).empty_like(g._data)), g)
+        elif current is None:
             tensor._grad = _alias(g) if create_graph else _make(g._data)
         elif create_graph:
             tensor._grad = current + g

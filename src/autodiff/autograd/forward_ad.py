@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .. import backend
-from ..ops import batching, registry
+from ..ops import batching, hooks, registry
 from ..tensor import Tensor, _alias, _make
 from .grad_mode import FORWARD_AD
 from .grad_mode import STATE as GRAD_MODE
@@ -99,13 +99,12 @@ def enter_dual_level() -> int:
     """Open the level that dual tensors are made at (one at a time, as in PyTorch); returns it."""
     if FORWARD_AD.token is not None:
         raise RuntimeError(_NESTED_ERROR)
-    if batching.TRACER is not None:
+    if hooks.current().tracer is not None:
         raise RuntimeError("forward mode AD cannot run while derive traces a program")
     FORWARD_AD.token = object()
     FORWARD_AD.results = {}
+    FORWARD_AD.hooks = hooks.push(forward=_apply, reattach=_reattach)
     batching.INTERCEPTED.add(Dual)
-    batching.FORWARD = _apply
-    registry.REATTACH = _reattach
     return 0
 
 
@@ -117,8 +116,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     FORWARD_AD.token = None
     FORWARD_AD.results = {}
     batching.INTERCEPTED.discard(Dual)
-    batching.FORWARD = None
-    registry.REATTACH = None
+    hooks.pop(FORWARD_AD.hooks)
 
 
 class dual_level:

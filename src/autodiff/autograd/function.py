@@ -98,9 +98,11 @@ class BackwardCFunction(Node, FunctionCtx):
         cls = self._forward_cls
         grads = [g if g is None or isinstance(g, Tensor) else _make(g) for g in grads]
         if self.__dict__.get("_materialize_grads", True):
-            # Zeros for a tensor output that got no gradient; a non-tensor output's stays None.
-            grads = [zeros(shape, dtype=dtype) if g is None and dtype is not None else g
-                     for g, (shape, dtype) in zip(grads, self._metadata)]
+            # Zeros for a tensor output that got no gradient; a non-tensor output's stays None, and so
+            # does a non-differentiable output's where ctx._materialize_non_diff_grads is False (PyTorch's).
+            kept = () if self.__dict__.get("_materialize_non_diff_grads", True) else self._not_differentiable
+            grads = [zeros(shape, dtype=dtype) if g is None and dtype is not None and nr not in kept else g
+                     for nr, (g, (shape, dtype)) in enumerate(zip(grads, self._metadata))]
         self._unpack_with_graph = as_tensors
         result = cls.backward(self, *grads)
         if not isinstance(result, tuple):

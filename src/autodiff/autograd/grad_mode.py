@@ -44,6 +44,7 @@ class _ForwardState:
     def __init__(self) -> None:
         self.token = None
         self.results: dict = {}
+        self.hooks = None  # what the level pushed (ops/hooks.py), for its exit to restore
 
 
 FORWARD_AD = _ForwardState()

@@ -16,7 +16,7 @@ import os
 import sys
 
 from .console import OutputFailed, Tolerant, colour_on, is_output_error, say, silence_output
-from ..language.spelling import flags
+from ..language.option_names import flags
 from .exit_codes import ExitCode
 
 

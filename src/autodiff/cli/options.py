@@ -11,7 +11,7 @@ import inspect
 from enum import Enum
 from typing import List, Optional
 
-from ..language.records import record
+from .._record import record
 from .declare import Argument, Option
 from .render import format_choices
 

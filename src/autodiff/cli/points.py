@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from ..language.records import record
+from .._record import record
 from .. import codec
 from .._text import shown
 
@@ -300,8 +300,7 @@ class PointWriter:
             text = "".join(self._json(entry, parts, failures.get(entry.line)) for entry, parts in zip(entries, cells))
         else:
             text = self._delimited(entries, cells, failures)
-        self.stream.write(text)
-        self.stream.flush()
+        self._put(text)
 
     def _delimited(self, entries, cells, failures) -> str:
         lines = []
@@ -330,8 +329,30 @@ class PointWriter:
         if self.fmt == "jsonl" or self.header_done or not self.header_wanted:
             return
         self.header_done = True
-        self.stream.write(self.delimiter.join(map(self._quoted, self.columns or self._columns(None))) + "\n")
-        self.stream.flush()
+        self._put(self.delimiter.join(map(self._quoted, self.columns or self._columns(None))) + "\n")
+
+    def _put(self, text: str) -> None:
+        """Write whole records (lines): Ctrl-C while a write waits on a full pipe stops at the end
+        of a record, as it does to a file, never in the middle of one; a second Ctrl-C stops at
+        once."""
+        try:
+            fd = self.stream.fileno()
+        except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO)
+            fd = None
+        if fd is None or not text:
+            self.stream.write(text)
+            self.stream.flush()
+            return
+        self.stream.flush()  # what was written through the stream before goes first
+        raw = text.encode("utf-8")
+        data = memoryview(raw)
+        with _interrupt_after_the_record() as interrupted:
+            done, end = 0, len(raw)
+            while done < end:
+                if interrupted() and end == len(raw):  # asked to stop: at the end of this record
+                    end = done if done == 0 or raw[done - 1] == 10 else raw.index(b"\n", done) + 1
+                    continue
+                done += os.write(fd, data[done:end])
 
     def _echo(self, text: str | None) -> str:
         """The input line's cells, as this output delimits them."""
@@ -427,3 +448,34 @@ def _fixed_too(names: list) -> str:
     listed = ", ".join(repr(shown(n)) for n in names)
     return (f"{listed} given both by --at (held fixed) and by the points: give each input in one place "
             "(drop it from --at to vary it per point)")
+
+
+class _interrupt_after_the_record:
+    """A context in which a first SIGINT only sets a flag (read by calling what `with` gives);
+    a second raises KeyboardInterrupt at once; leaving it, a SIGINT received raises
+    KeyboardInterrupt there. Outside the main thread, or where SIGINT is not Python's
+    KeyboardInterrupt, SIGINT is left as it is."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.received = 0
+        self.previous = None
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+        return lambda: self.received > 0
+
+    def _handle(self, number, frame) -> None:
+        self.received += 1
+        if self.received > 1:
+            raise KeyboardInterrupt
+
+    def __exit__(self, kind, value, traceback) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        if self.received and kind is None:
+            raise KeyboardInterrupt

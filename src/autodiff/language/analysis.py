@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from .records import record
+from .._record import record
 from . import ast
 from .builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS, reduction_word, suggestion
 from .errors import NameProblem, SyntaxProblem
@@ -32,6 +32,9 @@ class Analysis:
     sizes: dict = field(default_factory=dict)  # a declared size's name -> the input that declares it first
     powers_of_e: list = field(default_factory=list)  # `e ** x` where e is unbound: exp(x) meant?
     leaves: list = field(default_factory=list)  # (name or None, Call): `w = randn(3, requires_grad=True)`
+    # Inputs named as a function is (`t` for time, as `x = v * t`): the name of a function the
+    # program uses only as a value is the user's variable -> the node that first uses it
+    function_names: dict = field(default_factory=dict)
 
 
 def analyze(program: ast.Program, source: Source) -> Analysis:
@@ -122,8 +125,17 @@ def _sizes(node: ast.Declare, source: Source) -> tuple:
 def _find_inputs(program: ast.Program, result: Analysis, source: Source) -> None:
     """Scan every expression; names nobody binds are inputs, in order of first appearance."""
     uses: dict = {}
+    called: dict = {}  # a function's name -> a call of it
     for expression, local in _expressions(program.body, source):
-        _scan(expression, local, result, uses, source)
+        _scan(expression, local, result, uses, source, called)
+    for name, node in uses.items():
+        if name in FUNCTIONS:
+            if name in called:
+                call = called[name]
+                raise NameProblem(f"{name!r} is called as a function (line {source.line_column(call.start)[0]}) and "
+                                  f"used here as a value: give the value another name (as {name}0)",
+                                  source, node.start, node.end)
+            result.function_names[name] = node
     for name, node in uses.items():
         result.first_use[name] = node
     ordered = sorted(
@@ -151,8 +163,9 @@ def _expressions(body, source: Source):
         stack.extend((s, local, in_function) for s in reversed(statements))
 
 
-def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) -> None:
-    """Record the free names of one expression (without recursion)."""
+def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source, called: dict) -> None:
+    """Record the free names of one expression (without recursion), and in `called` the functions
+    of the language it calls by name."""
     assigned, declared = result.assigned, result.declared
     stack = [root]
     pop, push = stack.pop, stack.append
@@ -164,8 +177,6 @@ def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) 
             if name in local or name in assigned or name in declared or name in CONSTANTS or name in WORDS \
                     or name in result.sizes:
                 continue
-            if name in FUNCTIONS:
-                raise NameProblem(f"{name!r} is a function: call it, as in {name}(...)", source, node.start, node.end)
             advice = name_advice(name)
             if advice is not None:
                 raise NameProblem(advice, source, node.start, node.end)
@@ -180,6 +191,10 @@ def _scan(root, local: frozenset, result: Analysis, uses: dict, source: Source) 
             pass
         elif kind is ast.Call:
             _check_callee(node, result, local, source)
+            func = node.func
+            if type(func) is ast.Name and func.id in FUNCTIONS and func.id not in local \
+                    and func.id not in result.functions:
+                called.setdefault(func.id, node)
             if _requires_grad(node) is not None and all(call is not node for _, call in result.leaves):
                 result.leaves.append((None, node))
             if type(node.func) is ast.Attribute:
@@ -332,7 +347,7 @@ def leaf_advice(name: str | None, call, source: Source) -> str:
     if name is None:
         return ("requires_grad=True makes a leaf that is not an input: its gradient is not shown, checked or derived; "
                 f"to differentiate with respect to it, declare an input: `NAME: input = {value}`")
-    from .spelling import option
+    from .option_names import option
 
     return (f"requires_grad=True makes {name!r} a leaf that is not an input: its gradient is shown among the "
             f"variables, but {option('check')}, {option('wrt')} and derive leave it out; to differentiate with respect "

@@ -15,11 +15,12 @@ from __future__ import annotations
 import math
 import operator
 import warnings
+import weakref
 from dataclasses import field
 
 import numpy as np
 
-from .records import record
+from .._record import record
 from .. import Tensor, creation, dtypes, return_types
 from ..ops.batching import Batched, DataDependent
 from ..ops.registry import ShapeError
@@ -32,7 +33,7 @@ from .builtins import (CONSTANTS, FUNCTIONS, LOSSES, WORDS, CallProblem, GradMod
 from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
 from .foreign import power_of_e_advice
 from .source import Source
-from .spelling import given, input_values, option
+from .option_names import given, input_values, option
 
 
 @record
@@ -47,6 +48,7 @@ class Options:
     max_call_depth: int = 100  # nested calls of the program's own functions
     check_finite: bool = True  # warn where nan or inf first appears
     keep_tensors: bool = False  # remember every recorded tensor (for showing a graph's values)
+    points: int | None = None  # how many points the Batched inputs hold (--points): defaults are batched too
     # A watcher of the run (program/derive.py): `input(name, leaf)` may stand in for an input's
     # leaf; `located(node, outcome)` is told where values were just read as Python values: a
     # condition's test with its outcome, a loop's iterable, each statement when it is done;
@@ -188,6 +190,9 @@ class _Runner:
         self.finite_warning_given = False
         self.dtype = dtypes.from_name(options.dtype)
         self.sizes: dict = {}  # a declared size's name -> the size the inputs give it
+        # The values that are lists in Python's meaning (a list literal's, or lists joined), by id:
+        # `+` of two joins them and `*` by an integer repeats one, as in Python.
+        self.lists = weakref.WeakValueDictionary()
         self._located_at = options.trace.located if options.trace is not None else None
 
     # -- the run -------------------------------------------------------------------------------------
@@ -233,7 +238,8 @@ class _Runner:
             names = ", ".join(repr(n) for n in missing[:-1]) + f" and {missing[-1]!r}"
             raise InputProblem(f"no values for the inputs {names}: give them with {input_values(missing)}"
                                + self._misspelt(missing)
-                               + self._meant_assignment(missing) + self._meant_exp(missing), self.source, node.start,
+                               + self._meant_assignment(missing) + self._meant_exp(missing)
+                               + self._meant_call(missing), self.source, node.start,
                                node.end)
         for name in analysis.inputs:
             if name in analysis.declared:
@@ -241,7 +247,8 @@ class _Runner:
             node = analysis.first_use[name]
             if name not in self.at:
                 raise InputProblem(f"no value for input {name!r}: give one with {input_values([name])}"
-                                   + self._misspelt([name]) + self._meant_assignment([name]) + self._meant_exp([name]),
+                                   + self._misspelt([name]) + self._meant_assignment([name]) + self._meant_exp([name])
+                                   + self._meant_call([name]),
                                    self.source, node.start, node.end)
             self._bind_input(name, self.at[name], node, requires_grad=True)
 
@@ -269,6 +276,13 @@ class _Runner:
                 return "; " + equality_advice(statement, self.source)
         return ""
 
+    def _meant_call(self, missing: list) -> str:
+        """"; or, for the function, call it: exp(...)": a missing input named as a function is."""
+        named = [name for name in missing if name in self.result.analysis.function_names]
+        if not named:
+            return ""
+        return f"; or, for the function {named[0]}, call it: {named[0]}(...)"
+
     def _meant_exp(self, missing: list) -> str:
         """"; for Euler's number to a power write exp(x)": `e ** x` with no value for e."""
         powers = self.result.analysis.powers_of_e
@@ -281,6 +295,9 @@ class _Runner:
 
     def _bind_input(self, name: str, value, node, requires_grad: bool) -> Tensor:
         if value.__class__ is Batched:  # many points at once: the caller made the leaves
+            declared = self.result.analysis.shapes.get(name)
+            if declared is not None:
+                self._check_sizes(name, tuple(value.shape), declared, node)
             table = self.result.inputs if requires_grad else self.result.constants
             table[name] = self.globals[name] = value
             return value
@@ -421,12 +438,28 @@ class _Runner:
         if name in self.at:
             value = self.at[name]
         elif node.value is not None:
-            value = default
+            value = self._batched_default(name, default, node)
         else:
             raise InputProblem(f"no value for input {name!r}: give one with {input_values([name])}",
                                self.source, node.start, node.end)
         tensor = self._bind_input(name, value, node, requires_grad=node.kind == "input")
         self._set_output(name, tensor, node)
+
+    def _batched_default(self, name: str, default, node: ast.Declare):
+        """An input left at its default, where the other inputs hold many points at once (--points):
+        the default is every point's own leaf, so that each point has its gradient, as it has
+        when run alone, and not one gradient summed over the points."""
+        size = self.options.points
+        if size is None or node.kind != "input" or not (self.wrt is None or name in self.wrt):
+            return default
+        if default.__class__ is Batched:  # a default computed from other inputs: each point's own
+            value = default.physical.detach()
+        else:
+            value = self._leaf(default, node, f"the value of {name!r}")
+            value = value.expand((size, *value.shape))
+        if not value.dtype.is_floating_point:
+            value = value.to(self.dtype)
+        return Batched(value.clone().requires_grad_(True))
 
     def _exec_if(self, node: ast.If, env: dict) -> None:
         branch = node.body if self._truth(self._evaluate(node.test, env), node.test) else node.orelse
@@ -483,6 +516,9 @@ class _Runner:
 
     def _assigned(self, name: str, value, node) -> None:
         self.result.variables[name] = value
+        told = getattr(self.options.trace, "assigned", None)  # derive --steps names each value assigned
+        if told is not None:
+            told(name, value, node)
         fn = value.grad_fn if isinstance(value, Tensor) else None
         if fn is not None:
             self.result.labels[fn] = name
@@ -585,7 +621,7 @@ class _Runner:
     def _eval_list(self, node: ast.ListLiteral, step: int, work: list, values: list, env: dict) -> None:
         constant = _constant_value(node)
         if constant is not None:
-            values.append(self._tensor(constant, node))
+            values.append(self._as_list(self._tensor(constant, node)))
         elif step == 0:
             work.append((node, 1))
             work.extend((element, 0) for element in reversed(node.elements))
@@ -593,7 +629,45 @@ class _Runner:
             count = len(node.elements)
             elements = values[len(values) - count:]
             del values[len(values) - count:]
-            values.append(self._list(node, elements))
+            values.append(self._as_list(self._list(node, elements)))
+
+    def _as_list(self, value: Tensor) -> Tensor:
+        self.lists[id(value)] = value
+        return value
+
+    def _is_list(self, value) -> bool:
+        return isinstance(value, Tensor) and self.lists.get(id(value)) is value
+
+    def _list_arithmetic(self, op: str, left, right, node, op_start: int):
+        """Python's meaning of `+` and `*` on lists: `[1, 2] + [3]` is `[1, 2, 3]` (joined along the
+        first dimension) and `[1, 2] * 2` is `[1, 2, 1, 2]`; None where the operands are not such a
+        pair (a list with a tensor or a float is arithmetic, element by element)."""
+        if op == "+" and self._is_list(left) and self._is_list(right):
+            one, times = None, 1
+        elif op == "*" and self._is_list(left) and isinstance(right, int):
+            one, times = left, max(right, 0)
+        elif op == "*" and isinstance(left, int) and self._is_list(right):
+            one, times = right, max(left, 0)
+        else:
+            return None
+        count = left.numel() + right.numel() if one is None else one.numel() * times
+        if count > self.options.max_elements:
+            raise LimitProblem(f"'{op}' of lists would create {count:,} elements; the limit is "
+                               f"{self.options.max_elements:,} ({option('max_elements')})",
+                               self.source, op_start, op_start + len(op))
+        if one is not None and not one.numel():  # [[]] * 3: rows of nothing, never a loop over them
+            return self._as_list(self._tensor(np.zeros((one.shape[0] * times, *one.shape[1:])), node))
+        parts = [left, right] if one is None else [one] * times
+        parts = [part for part in parts if not (part.ndim == 1 and part.shape[0] == 0)]  # [] joins as nothing
+        if not parts:
+            return self._as_list(self._tensor([], node))
+        if len(parts) == 1:
+            return parts[0]
+        from .. import cat
+
+        with self._located(op_start, op_start + len(op), "lists joined by '+' hold elements of one shape: "):
+            result = cat(parts, 0)
+        return self._as_list(self._recorded(result, node, parts))
 
     def _eval_tuple(self, node: ast.TupleLiteral, step: int, work: list, values: list, env: dict) -> None:
         if step == 0:
@@ -664,6 +738,10 @@ class _Runner:
             if not isinstance(value, Tensor) and not _is_number(value):
                 raise EvaluationProblem(f"'{op}' cannot be applied to {_describe(value)}", self.source,
                                         op_start, op_start + len(op), python_class="TypeError")
+        if (op == "+" or op == "*") and self.lists:
+            joined = self._list_arithmetic(op, left, right, node, op_start)
+            if joined is not None:
+                return joined
         if isinstance(left, Tensor) and isinstance(right, Tensor) and left.shape != right.shape and op != "@":
             self._check_broadcast(left, right, op, op_start)
         if op in _BOOLS_AS_INTEGERS and _is_bool(left) and _is_bool(right):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from .records import record
+from .._record import record
 
 FORMAT = 5  # bump when the compiled form changes
 GRAMMAR_FILE = "grammar.lark"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import field
 
-from .records import record
+from .._record import record
 
 
 @record

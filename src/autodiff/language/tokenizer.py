@@ -254,7 +254,8 @@ def normalized_name(name: str) -> str:
     """A name as Python reads it: NFKC-normalised, so that `𝐱` is `x` (PEP 3131)."""
     import unicodedata  # only for a name that is not ASCII
 
-    return unicodedata.normalize("NFKC", name)
+    # what Python refuses as a name (x²) is left as written, for the error that says what to write
+    return unicodedata.normalize("NFKC", name) if name.isidentifier() else name
 
 
 def _fast_tokens(source: Source, fast: _FastPattern, tokens: list) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import inspect
 
 from ..tensor import Size, Tensor, _make
+from . import hooks
 from .dims import normalize_dim
 
 
@@ -180,18 +181,17 @@ def _batch_size(args, kwargs) -> int:
 
 # The tensor classes that make an operation leave its fast path and come to `dispatch`: batched
 # tensors, and while symbolic/trace.py traces, traced ones (it sets TRACER to take them).
+# (forward mode adds dual tensors while a level is open). Who takes them is hooks.py's.
 INTERCEPTED = {Batched}
-TRACER = None
-# Set while a forward-mode level is open (autograd/forward_ad.py), which adds dual tensors.
-FORWARD = None
 
 
 def dispatch(rule, function, args, kwargs):
     """Run `function` on batched arguments by its rule (example by example when it has none)."""
-    if TRACER is not None and not has_batched(args, kwargs):
-        return TRACER(function, args, kwargs)
-    if FORWARD is not None and not has_batched(args, kwargs):
-        return FORWARD(function, args, kwargs)
+    in_force = hooks.current()
+    if in_force.tracer is not None and not has_batched(args, kwargs):
+        return in_force.tracer(function, args, kwargs)
+    if in_force.forward is not None and not has_batched(args, kwargs):
+        return in_force.forward(function, args, kwargs)
     if rule is None:
         return by_example(function, args, kwargs)
     return rule(function, args, kwargs)

@@ -319,7 +319,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 
 
 @public(method=True, batch=dims("dim"), spelling=Spelling(numpy=lambda w, x, dim, start, length: (
-    f"{w(x, ATOM)}[{':, ' * dim}{start}:{start + length}]")))
+    f"{w(x, ATOM)}[{':, ' * dim}{w(start)}:{w(start + length)}]")))
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """Elements start..start+length-1 along `dim`."""
     dim = normalize_dim(dim, input._data.ndim)

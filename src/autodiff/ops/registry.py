@@ -50,7 +50,7 @@ from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import AccumulateGrad, Node, _sequence, accumulator_of, edge, output_numbers
 from ..autograd.tape import CHUNK, NODE_CLASSES, SCALAR_META, WINDOW, Tape
 from ..tensor import InplaceClock, Tensor, _make, as_array, legacy_type_name
-from . import surface
+from . import hooks, surface
 from .batching import INTERCEPTED, Batched, dispatch
 from .spelling import Spelling, declare as declare_spelling
 
@@ -58,8 +58,6 @@ REGISTRY: dict[str, OpDef] = {}
 OPS: list = []  # op code -> OpDef (a record's first field; see OpDef.code)
 LEAN: list = []  # op code -> (lean plan, head, length, frees, OpDef): what backward's loop reads
 NONDIFF: dict = {}  # name -> apply of each operation without a gradient
-# Set while symbolic/trace.py traces: gives a formula the saved result as the traced tensor.
-REATTACH = None
 
 _FREED_ERROR = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -206,8 +204,9 @@ class OpNode(Node):
         for value, (kind, _), child in zip(saved, op.save_plan, op.slot_child):
             if kind == _RESULT:
                 value = _make(_array_now(value, None), True, self)
-                if REATTACH is not None:
-                    value = REATTACH(self, value)
+                reattach = hooks.current().reattach  # a transform's own tensor for it (derive's)
+                if reattach is not None:
+                    value = reattach(self, value)
             elif kind == _ARG and value is not None:
                 if child == _EACH:
                     value = [_attached(x, tape, ref, self._at) for x, ref in zip(value, refs)]

@@ -26,11 +26,11 @@ from dataclasses import field
 
 import numpy as np
 
-from ..language.records import record
+from .._record import record
 from .. import no_grad
 from ..language import Options, Warning_, evaluate
 from ..language.errors import Note
-from ..language.spelling import option
+from ..language.option_names import option
 from .values import host
 
 MAX_CHECKED_ELEMENTS = 2_000  # per input; beyond it a seeded sample of elements is checked

@@ -6,29 +6,34 @@ own backward with `create_graph=True` builds each derivative's expression from e
 written as a program (symbolic/printing.py). Values matter only where the program reads one
 as a Python value (`if x > 0`, `range(n)`): the path `--at` picks is followed and its
 conditions are listed as assumptions; with no value given there, derive refuses.
+
+What it gives is derived.py's; how it is written, derived_text.py (for people: plain, LaTeX,
+Markdown, JSON, the `expr` program) and derived_module.py (the NumPy module); derive_check.py
+runs a derivation against the engine.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import field, replace
 
 import numpy as np
 
-from ..language.records import record
+from .._record import record
 from .. import Tensor, autograd
-from ..language import InputProblem, Options, Program, ProgramError, Source, evaluate, parse
+from ..language import InputProblem, Options, Program, ProgramError, Source, evaluate
 from ..language.errors import EvaluationProblem, LimitProblem
 from ..language.errors import Warning_
 from ..language._gc import collector_paused
 from ..language.analysis import analyze
-from ..language.builtins import CONSTANTS, KNOWN_NAMES
-from ..language.foreign import MODULES
-from ..language.spelling import option
+from ..language.builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS
+from ..language.option_names import option
 from ..symbolic import expr as E
 from ..ops.spelling import SUM
-from ..symbolic.printing import Printer, Program as Statements, UnsupportedOperation, to_text
+from ..symbolic.printing import Printer, UnsupportedOperation
+from ..symbolic.statements import Statements
 from ..symbolic.jacobian import jacobian_of, linear_map, seed
 from ..symbolic.matrix import simplify
 from ..symbolic.sizes import CHECKED, TRACED, SizeNames, assign, in_order
@@ -39,78 +44,7 @@ from .run import _source_and_program, refuse_non_tensor
 DEFAULT_VALUE = 0.75  # an input's value where --at gives none: it only fixes a 0-d shape
 
 
-@record
-class Assumption:
-    """A condition the derived program holds under: a branch taken, a loop's count, a value read.
-
-    `turn` says which time its line decided (1, 2, ...) where the line decided more than once (a
-    condition tested on each turn of a loop); `test` is the expression whose value was read and
-    `value` what it was, which the python module checks at each call."""
-
-    line: int
-    condition: str
-    turn: int | None = None
-    test: object = field(default=None, repr=False, compare=False)
-    value: object = field(default=None, repr=False, compare=False)
-
-    @property
-    def where(self) -> str:
-        return f"line {self.line}" + (f", turn {self.turn}" if self.turn is not None else "")
-
-
-@record
-class Derived:
-    """One derivative: of the output with respect to `wrt` (a pair of names at order 2)."""
-
-    wrt: tuple
-    name: str  # de_da, d2e_da_db
-    formula: str  # the right-hand side of its statement in `program`
-    expr: object = None  # its expression (symbolic/expr.py)
-    shape: tuple = ()
-
-
-@record
-class Derivation:
-    source: str
-    output: str
-    inputs: dict  # input name -> shape, in the program's order
-    derivatives: list  # Derived, first order, then second
-    statements: list  # (name, right-hand side), each defined before use, derivatives last
-    assumptions: list = field(default_factory=list)
-    order: int = 1
-    value: object = None  # the output's expression
-    declared: dict = field(default_factory=dict)  # input name -> its default value's text, where the file gives one
-    check: object = None  # DeriveCheck with --check
-    warnings: list = field(default_factory=list)
-    labels: dict = field(default_factory=dict, repr=False)  # expression -> the user's name for it
-    shapes: dict = field(default_factory=dict)  # input name -> its sizes by name (and numbers), where named
-    sizes: object = field(default=None, repr=False)  # SizeNames of the formulas' trace (None: literal sizes)
-    jacobian: bool = False  # a tensor output: each derivative is a Jacobian (the output's shape, then the input's)
-    fixed: dict = field(default_factory=dict)  # input -> its shape, where sizes were named but hold only as traced
-
-    @property
-    def bindings(self) -> list:
-        """[(size name, input, dim)]: where each named size a formula uses is read from."""
-        out, seen = [], set()
-        for name, dims in self.shapes.items():
-            for dim, size in enumerate(dims):
-                if isinstance(size, str) and size not in seen:
-                    seen.add(size)
-                    out.append((size, name, dim))
-        return out
-
-    @property
-    def program(self) -> str:
-        sizes = "".join(f"{size} = size({name}, {dim})\n" for size, name, dim in self.bindings
-                        if self._uses(size))
-        return sizes + "".join(f"{name} = {text}\n" for name, text in self.statements)
-
-    def _uses(self, size: str) -> bool:
-        return any(re.search(rf"\b{re.escape(size)}\b", text) for _, text in self.statements)
-
-    def formula(self, wrt) -> str:
-        key = (wrt,) if isinstance(wrt, str) else tuple(wrt)
-        return next(d.formula for d in self.derivatives if d.wrt == key)
+from .derived import Assumption, Derivation, Derived, fixed_text as _fixed_text, only_at  # noqa: F401
 
 
 class _Watcher:
@@ -239,6 +173,21 @@ class _Trace:
         roots = {d.name: d.expr for d in self.derivatives}
         return Statements(roots, self.labels, taken=taken - set(self.labels.values())).statements(self.sizes)
 
+    def every_notation(self, taken: set) -> list:
+        """The statements as each printer writes them (the language, NumPy, LaTeX, mathematics):
+        a spelling that writes a size as a number shows in one of them."""
+        from ..symbolic.printing import LatexPrinter, MathPrinter, NumpyPrinter
+
+        roots = {d.name: d.expr for d in self.derivatives}
+        program = Statements(roots, self.labels, taken=taken - set(self.labels.values()))
+        out = []
+        for printer in (Printer, NumpyPrinter, LatexPrinter, MathPrinter):
+            try:
+                out.append([text for _, _, text in program.written(printer(sizes=self.sizes))])
+            except UnsupportedOperation:  # a notation without this op: the others still compare
+                out.append(None)
+        return out
+
 
 def _derive(source, at, program, wrt, output, order, options, shapes) -> Derivation:
     if order not in (1, 2):
@@ -324,10 +273,6 @@ def _refuse_shadowed(statements: list, names: set, sized: bool) -> None:
         raise UsageProblem(f"{name!r} is a name of the program and also {what}; rename it in the program")
 
 
-def _fixed_text(fixed: dict) -> str:
-    """`x [3], A [3, 3]`: the sizes a derivation holds at only."""
-    return ", ".join(f"{n} {list(shape)}" for n, shape in fixed.items())
-
 
 def _trace(source, program, analysis, point, given, made_up, wrt, output, order, options, sizes,
            named_at=None) -> _Trace:
@@ -398,10 +343,7 @@ def _generic_trace(source, program, analysis, named, primes, primary, wrt, outpu
 def _same_program(a: _Trace, b: _Trace, taken: set) -> bool:
     """Whether two traces at different sizes write the same program by name: then no size was
     misread (a literal that happened to be a traced size)."""
-    try:
-        return a.statements(taken) == b.statements(taken)
-    except UnsupportedOperation:
-        return False
+    return a.every_notation(taken) == b.every_notation(taken)
 
 
 def _likes(point: dict) -> dict:
@@ -421,8 +363,6 @@ def program_names(analysis) -> set:
     import builtins
     import keyword
 
-    from ..language.builtins import KNOWN_NAMES
-
     return (set(analysis.inputs) | set(analysis.assigned) | set(analysis.declared) | set(analysis.functions)
             | set(analysis.sizes) | set(KNOWN_NAMES) | set(keyword.kwlist) | set(keyword.softkwlist)
             | set(dir(builtins)))
@@ -430,7 +370,6 @@ def program_names(analysis) -> set:
 
 def _refuse_clash(size, holder: str, analysis) -> None:
     """A size name of --shape that is also a name of the program or the language: exit 2."""
-    from ..language.builtins import CONSTANTS, FUNCTIONS, WORDS
     import keyword
 
     if not isinstance(size, str):
@@ -447,8 +386,6 @@ def _refuse_clash(size, holder: str, analysis) -> None:
         other = "the language's constant"
     elif size in FUNCTIONS or size in WORDS or size in analysis.functions:
         other = "a function"
-    elif size in analysis.sizes and analysis.sizes[size] != holder and size not in (analysis.shapes.get(holder) or ()):
-        return  # the same size as the file declares for another input: one name, one size
     else:
         return
     raise UsageProblem(f"{option('shape')} names a size {size!r} of {holder!r}, and {size!r} is also {other}: "
@@ -473,8 +410,8 @@ def _named_shapes(analysis, shapes: dict, given: dict) -> dict:
     if named or not given:
         return named
     taken = program_names(analysis)
-    letters = iter([n for n in ("n", "m", "k", "p", "q", "r", "s", "u", "v", "w") if n not in taken]
-                   + [f"n{k}" for k in range(1, 10000) if f"n{k}" not in taken])
+    letters = (n for n in itertools.chain(("n", "m", "k", "p", "q", "r", "s", "u", "v", "w"),
+                                          (f"n{k}" for k in itertools.count(1))) if n not in taken)
     by_value: dict = {}
     for name in analysis.inputs:  # sizes from the values alone: equal sizes share a name
         if name in given:
@@ -717,413 +654,7 @@ def _labels(evaluation, result) -> dict:
     return labels
 
 
-# -- the derivation written for people and for other programs --------------------------------------------------
-
-
-def _symbolic_name(output: str, wrt: tuple) -> str:
-    if len(wrt) == 1:
-        return f"∂{output}/∂{wrt[0]}"
-    a, b = wrt
-    return f"∂²{output}/∂{a}²" if a == b else f"∂²{output}/∂{a}∂{b}"
-
-
-def only_at(d: Derivation) -> str | None:
-    """`holds only at the sizes x [3]`, where named sizes could not be kept."""
-    return f"holds only at the sizes {_fixed_text(d.fixed)}" if d.fixed else None
-
-
-def readable_lines(d: Derivation) -> list:
-    """[(left, right)]: the shared statements, then `∂e/∂a = formula` for each derivative, in the
-    notation of a page of mathematics (Aᵀ, X⁻¹)."""
-    from ..symbolic.printing import MathPrinter
-
-    derivatives = {x.name: x for x in d.derivatives}
-    program = Statements({x.name: x.expr for x in d.derivatives}, d.labels, taken=set(d.inputs))
-    lines, last = [], []
-    for name, _, text in program.written(MathPrinter(sizes=d.sizes)):
-        x = derivatives.get(name)
-        if x is None:
-            lines.append((name, text))
-        else:
-            last.append((_symbolic_name(d.output, x.wrt), text))
-    return lines + last
-
-
-def latex(d: Derivation) -> str:
-    """An `align*` block: shared values first, then each derivative as a fraction."""
-    from ..symbolic.printing import LatexPrinter, latex_name
-
-    derivatives = {x.name: x for x in d.derivatives}
-    program = Statements({x.name: x.expr for x in d.derivatives}, d.labels, taken=set(d.inputs))
-    out = latex_name(d.output)
-    rows = []
-    for name, _, text in program.written(LatexPrinter(sizes=d.sizes)):
-        x = derivatives.get(name)
-        if x is None:  # a shared value
-            left = latex_name(name)
-        elif len(x.wrt) == 1:
-            left = rf"\frac{{\partial {out}}}{{\partial {latex_name(x.wrt[0])}}}"
-        elif x.wrt[0] == x.wrt[1]:
-            left = rf"\frac{{\partial^2 {out}}}{{\partial {latex_name(x.wrt[0])}^2}}"
-        else:
-            left = rf"\frac{{\partial^2 {out}}}{{\partial {latex_name(x.wrt[0])} \partial {latex_name(x.wrt[1])}}}"
-        rows.append(f"{left} &= {text}")
-    rows += [rf"&\text{{assuming }} \texttt{{{_latex_escaped(a.condition)}}} \text{{ ({a.where})}}"
-             for a in d.assumptions]
-    if d.fixed:
-        rows.append(rf"&\text{{{_latex_escaped(only_at(d))}}}")
-    return "\\begin{align*}\n" + " \\\\\n".join(rows) + "\n\\end{align*}\n"
-
-
-def _latex_escaped(text: str) -> str:
-    """Program text inside LaTeX's \\texttt: its special characters as text."""
-    from .._text import latex_text
-
-    return latex_text(text)
-
-
-def python_module(d: Derivation) -> str:
-    """A module that imports only NumPy: value_and_grad(<inputs>) and, with --order 2,
-    hessian(<inputs>). Each checks first that it is called at a point the derivation holds for:
-    every input's shape as derived (named sizes the same wherever they are used) and every
-    assumption true, else ValueError.
-
-    The module is hygienic: a name of the program that the module's own code needs (np, a
-    builtin, a helper's) is called otherwise inside it (`renamed`); where an input is, the
-    public function only passes its arguments on to the one that computes. User text (the file
-    name, the assumptions) is a literal: escaped in the docstring, repr'd in messages."""
-    from ..symbolic.printing import NumpyPrinter
-
-    first = [x for x in d.derivatives if len(x.wrt) == 1]
-    second = [x for x in d.derivatives if len(x.wrt) == 2]
-    checks = {f"_assumed{k}": a.test for k, a in enumerate(d.assumptions, 1) if a.test is not None}
-    import keyword
-
-    for name in d.inputs:
-        if keyword.iskeyword(name):
-            raise UsageProblem(f"--format python: the input {name!r} is a keyword of Python, so no Python function "
-                               f"can take it by name; rename it (--format expr can write this program)")
-    renamed = _module_names(d)
-    inner = {n: renamed.get(n, n) for n in d.inputs}
-    printer = NumpyPrinter(sizes=d.sizes, renamed=renamed)
-    constants: list = []
-    try:
-        point = _function_body(Statements(checks, d.labels, taken=set(d.inputs)), printer, constants)
-        grads = _function_body(Statements({_value_name(d): d.value, **{x.name: x.expr for x in first}},
-                                          d.labels, taken=set(d.inputs)), printer, constants)
-        hessian = _function_body(Statements({x.name: x.expr for x in second}, d.labels, taken=set(d.inputs)),
-                                 printer, constants) if second else None
-    except UnsupportedOperation as exc:
-        raise UsageProblem(f"--format python cannot write {exc.args[0]}() in NumPy yet; --format expr can") from None
-    parameters = ", ".join(d.inputs)
-    arguments = ", ".join(inner.values())
-    main = "value_and_jacobian" if d.jacobian else "value_and_grad"
-    value_shape = printer._static(tuple(d.value.shape)) if d.value is not None else "()"
-    shapes = ", ".join(f"{n}: {_shape_text(d, n)}" for n in d.inputs) or "none"
-    helpers = "".join("\n\n" + h for h in printer.helpers)
-    assumed = "".join(f"  {a.condition}  ({a.where})\n" for a in d.assumptions)
-    begin = ("".join(f"    {n} = np.asarray({n}, dtype=np.float64)\n" for n in inner.values())
-             + f"    {_POINT}({arguments})\n" + _size_bindings(d, renamed))
-    forward = bool(renamed.keys() & set(d.inputs))  # an input's name is the module's: pass the arguments on
-    user_names = set(d.inputs) | set(d.labels.values()) | {s for dims in d.shapes.values() for s in dims
-                                                           if isinstance(s, str)}
-
-    def public(name: str, doc: str, body: str) -> str:
-        if not forward:
-            return f"\n\ndef {name}({parameters}):\n    {doc}\n" + body
-        computes = _fresh(f"_{name}", user_names)
-        return (f"\n\ndef {name}({parameters}):\n    {doc}\n    return {computes}({parameters})\n"
-                f"\n\ndef {computes}({arguments}):\n" + body)
-
-    docstring = (f"The value and gradients of {d.source}, derived by autodiff (symbolic, simplified).\n\n"
-                 f"Inputs and the shapes they were derived for: {shapes}"
-                 + (" (every size: the names are sizes)" if d.sizes else "") + ".\n"
-                 + (f"Derived assuming (checked at each call):\n{assumed}" if assumed else "")
-                 + f"Needs only NumPy: value, {'jacobians' if d.jacobian else 'grads'} = {main}({parameters})"
-                 + (f"; hessian({parameters})" if second else "") + "\n")
-    doc = (f'"""({_docstring_text(d.output)}, {{input name: the Jacobian d{_docstring_text(d.output)}/d input, '
-           f"{_docstring_text(d.output)}'s shape then the input's}})\"\"\"" if d.jacobian else
-           f'"""({_docstring_text(d.output)}, {{input name: d{_docstring_text(d.output)}/d input}})"""')
-    out = [
-        '"""' + _docstring_text(docstring, keep_lines=True) + '"""\n\n',
-        "import numpy as np\n",
-        helpers,
-        "\n\n" + _AS,
-        "".join(constants) + ("\n\n" if constants else ""),
-        _point_check(d, point, checks, renamed),
-        public(main, doc, begin + grads
-               + "    return _as({}, {}), {{{}}}\n".format(
-                   printer._name(_value_name(d)), value_shape,
-                   ", ".join(f"{x.wrt[0]!r}: _as({x.name}, {printer._static(tuple(x.expr.shape))})" for x in first))),
-    ]
-    if second:
-        blocks: dict = {}
-        for x in second:
-            a, b = x.wrt
-            blocks.setdefault(a, {})[b] = f"_as({x.name}, {printer._static(tuple(x.expr.shape))})"
-            if b != a:  # ∂²/∂b∂a is ∂²/∂a∂b with a's and b's dimensions swapped
-                na, nb = len(d.inputs[a]), len(d.inputs[b])
-                axes = tuple(range(na, na + nb)) + tuple(range(na))
-                block = blocks[a][b] if not axes else f"np.transpose({blocks[a][b]}, {axes})"
-                blocks.setdefault(b, {})[a] = block
-        rows = ", ".join(f"{a!r}: {{{', '.join(f'{b!r}: {text}' for b, text in row.items())}}}"
-                         for a, row in blocks.items())
-        doc = f'"""{{input a: {{input b: d2{_docstring_text(d.output)}/(da db)}}}}"""'
-        out.append(public("hessian", doc, begin + hessian + f"    return {{{rows}}}\n"))
-    return "".join(out)
-
-
-def _module_names(d: Derivation) -> dict:
-    """{a name of the program: what the module calls it}, for each name the module's own code
-    needs: np, Python's keywords and builtins, and the names the module gives its helpers and
-    constants (they begin with `_`)."""
-    import builtins
-    import keyword
-
-    names = set(d.inputs) | set(d.labels.values()) | {s for dims in d.shapes.values() for s in dims
-                                                      if isinstance(s, str)}
-    reserved = {"np"} | set(dir(builtins)) | set(keyword.kwlist)
-    clashing = sorted(n for n in names if n in reserved or n.startswith("_"))
-    out: dict = {}
-    for name in clashing:
-        out[name] = _fresh(name + "_", names | set(out.values()) | reserved)
-    return out
-
-
-def _fresh(name: str, taken: set) -> str:
-    while name in taken:
-        name += "_"
-    return name
-
-
-def _docstring_text(text: str, keep_lines: bool = False) -> str:
-    """Text inside a triple-quoted Python string, exactly as it reads: backslashes and quotes
-    escaped, characters that are not printable (and bytes that were not UTF-8) as escapes."""
-    out = []
-    for c in str(text):
-        if c == "\\" or c == '"':
-            out.append("\\" + c)
-        elif c == "\n" and keep_lines:
-            out.append(c)
-        elif c.isprintable() and not 0xD800 <= ord(c) <= 0xDFFF:
-            out.append(c)
-        else:
-            out.append(ascii(c)[1:-1])
-    return "".join(out)
-
-
-def _shape_text(d: Derivation, name: str) -> str:
-    """An input's shape as derived: `[n, n]` by its sizes' names where they are named."""
-    dims = d.shapes.get(name) if d.sizes else None
-    return "[" + ", ".join(str(s) for s in dims) + "]" if dims is not None else str(list(d.inputs[name]))
-
-
-def _size_bindings(d: Derivation, renamed: dict) -> str:
-    """`    n = x.shape[0]`: each named size, from the first input that has it."""
-    return "".join(f"    {renamed.get(size, size)} = {renamed.get(name, name)}.shape[{dim}]\n"
-                   for size, name, dim in d.bindings) if d.sizes else ""
-
-
-_POINT = "_check_point"
-_AS = (
-    "def _as(value, shape):\n"
-    "    value = np.asarray(value, dtype=np.float64)\n"
-    "    return value if value.shape == shape else np.broadcast_to(value, shape).copy()\n\n\n")
-
-
-def _function_body(program: Statements, printer, constants: list) -> str:
-    """The statements of `program` as a function's body; array constants are made once, at import,
-    into `constants`."""
-    arrays = [e for e in E.postorder(list(program.roots.values())) if e.op == "tensor" and e not in program.names
-              and e not in printer.names]
-    for e in arrays:
-        name = f"_C{sum(1 for n in printer.names.values() if n.startswith('_C')) + 1}"
-        constants.append(f"{name} = {printer.text(e)}\n")
-        printer.names[e] = name
-    body = []
-    for name, e, text in program.written(printer):
-        if e.op == "tensor" and name not in program.roots:  # a named constant (X), made once too
-            constants.append(f"{printer._name(name)} = {text}\n")
-            printer.names[e] = name
-        else:
-            body.append(f"    {printer._name(name)} = {text}\n")
-    for e, name in list(printer.names.items()):  # a function's own names are not the next one's
-        if not name.startswith("_C") and e.op != "tensor":
-            del printer.names[e]
-    return "".join(body)
-
-
-def _point_check(d: Derivation, body: str, checks: dict, renamed: dict) -> str:
-    """`_check_point(<inputs>)`: ValueError unless each input (an array by then) has the shape it
-    was derived for (each named size one size wherever it is used) and each assumption holds.
-    Its parameters are the module's names of the inputs; its messages say the user's."""
-    lines = [f"def {_POINT}({', '.join(renamed.get(n, n) for n in d.inputs)}):\n",
-             '    """ValueError where this module does not hold: another shape, another path."""\n']
-    bound = set()
-    for name, shape in d.inputs.items():
-        code = renamed.get(name, name)
-        dims = d.shapes.get(name) if d.sizes else None
-        if dims is None:
-            lines.append(f"    if {code}.shape != {tuple(shape)!r}:\n"
-                         f"        raise ValueError(f\"{name} has shape {{list({code}.shape)}}; derived for shape "
-                         f"{list(shape)}\")\n")
-            continue
-        lines.append(f"    if {code}.ndim != {len(dims)}:\n"
-                     f"        raise ValueError(f\"{name} has shape {{list({code}.shape)}}; derived for shape "
-                     f"{_shape_text(d, name)}\")\n")
-        for dim, size in enumerate(dims):
-            if isinstance(size, str) and size not in bound:
-                bound.add(size)
-                lines.append(f"    {renamed.get(size, size)} = {code}.shape[{dim}]\n")
-        expected = "(" + ", ".join(renamed.get(s, s) if isinstance(s, str) else str(s) for s in dims) \
-            + ("," if len(dims) == 1 else "") + ")"
-        values = ", ".join(f"{s} = {{{renamed.get(s, s)}}}" for s in dict.fromkeys(s for s in dims if isinstance(s, str)))
-        lines.append(f"    if {code}.shape != {expected}:\n"
-                     f"        raise ValueError(f\"{name} has shape {{list({code}.shape)}}; derived for shape "
-                     f"{_shape_text(d, name)}" + (f" with {values}" if values else "") + "\")\n")
-    if checks:  # the inputs are arrays already: each function converts them before calling this
-        lines.append(body)
-        for (name, _), a in zip(checks.items(), [a for a in d.assumptions if a.test is not None]):
-            held = f"np.array_equal({name}, {a.value!r})" if isinstance(a.value, (bool, list)) and _is_bool(a.value) \
-                else f"np.allclose({name}, {a.value!r}, rtol=1e-9, atol=0)"
-            message = f"derived assuming {a.condition} ({a.where}); at this point {a.condition} is False"
-            lines.append(f"    if not {held}:\n        raise ValueError({message!r})\n")
-    lines.append("    return None\n")
-    return "".join(lines)
-
-
-def _is_bool(value) -> bool:
-    if isinstance(value, list):
-        return all(_is_bool(v) for v in value)
-    return isinstance(value, bool)
-
-
-def _value_name(d: Derivation) -> str:
-    taken = set(d.inputs) | {x.name for x in d.derivatives}
-    name = d.output if d.output not in taken else "value"
-    return name
-
-
-def for_json(d: Derivation) -> dict:
-    out = {
-        "output": d.output,
-        "inputs": {x.wrt[0]: {"name": x.name, "formula": x.formula, "shape": _json_shape(d, x)}
-                   for x in d.derivatives if len(x.wrt) == 1},
-        "program": d.program,
-        "assumptions": [{"line": a.line, "condition": a.condition, **({"turn": a.turn} if a.turn else {})}
-                        for a in d.assumptions],
-    }
-    if d.jacobian:
-        out["jacobian"] = True
-    if d.order == 2:
-        out["second"] = [{"wrt": list(x.wrt), "name": x.name, "formula": x.formula, "shape": _json_shape(d, x)}
-                         for x in d.derivatives if len(x.wrt) == 2]
-    if d.fixed:
-        out["only_at"] = {n: list(shape) for n, shape in d.fixed.items()}
-    if d.check is not None:
-        out["check"] = d.check.for_json()
-    return out
-
-
-def _json_shape(d: Derivation, x: Derived) -> list:
-    """A derivative's shape, its sizes by name where they are named (`["n"]`, `["m", 3]`)."""
-    if not d.sizes:
-        return list(x.shape)
-    by_input = [list(d.shapes.get(w, d.inputs[w])) for w in x.wrt]
-    if d.jacobian:
-        out = [d.sizes.integer_text(v) or v for v in (d.value.shape if d.value is not None else ())]
-        return out + by_input[0]
-    return [size for dims in by_input for size in dims]
-
-
-def expr_program(d: Derivation) -> str:
-    """A program `autodiff eval` runs: inputs with defaults declared, then the statements; where
-    it holds only at some sizes, the inputs are declared with them, so other sizes are refused."""
-    head = "".join(f"{n}: input{list(d.fixed[n]) if n in d.fixed else ''} = {text}\n" for n, text in d.declared.items())
-    head += "".join(f"{n}: input{list(shape)}\n" for n, shape in d.fixed.items() if n not in d.declared and shape)
-    # an input called as a library (np, math) or a function of the language is: declared, so that
-    # `np.T` and `exp * 2` read the input
-    head += "".join(f"{n}: input\n" for n in d.inputs if (n in MODULES or n in KNOWN_NAMES) and n not in d.declared
-                    and n not in d.fixed)
-    notes = "".join(f"# assumes ({a.where}): {_comment_text(a.condition)}\n" for a in d.assumptions)
-    if d.fixed:
-        notes += f"# {only_at(d)}\n"
-    return notes + head + d.program
-
-
-def _comment_text(text: str) -> str:
-    """User text on one comment line: a line break or other control character as an escape."""
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
-
-
-def markdown(d: Derivation) -> str:
-    rows = [f"| `{left}` | `{right}` |" for left, right in readable_lines(d)]
-    text = f"Derivatives of `{d.output}` ({d.source})\n\n| | formula |\n|---|---|\n" + "\n".join(rows) + "\n"
-    if d.assumptions:
-        text += "\nAssumptions (the path `--at` chose):\n\n" + "".join(
-            f"- {a.where}: `{_comment_text(a.condition)}`\n" for a in d.assumptions)
-    if d.fixed:
-        text += f"\nThe formulas {only_at(d)}.\n"
-    return text
-
-
-# -- --check: the derived program against the engine -------------------------------------------------------------
-
-CHECK_RTOL, CHECK_ATOL = 1e-7, 1e-9
-RANDOM_POINTS = 3
-
-
-@record
-class DeriveCheck:
-    points: int
-    mismatches: list  # (point number, derivative name, engine value, derived value)
-
-    @property
-    def passed(self) -> bool:
-        return not self.mismatches
-
-    def for_json(self) -> dict:
-        from .values import for_json as plain
-
-        return {"passed": self.passed, "points": self.points,
-                "mismatches": [{"point": p, "name": n, "engine": plain(a), "derived": plain(b)}
-                               for p, n, a, b in self.mismatches]}
-
-
-def check(d: Derivation, source: Source | str, at: dict | None, *, output=None, options=None, seed: int = 0) -> DeriveCheck:
-    """Run the derived program and the engine's backward at the --at point (or at random
-    points in [0.5, 1.5] when none is given); every derivative must agree."""
-    from .run import differentiate
-
-    source, program = _source_and_program(source, None)
-    points = [dict(at)] if at else []
-    if not points:
-        rng = np.random.default_rng(seed)
-        for _ in range(RANDOM_POINTS):
-            points.append({n: rng.uniform(0.5, 1.5, size=s).tolist() if s else float(rng.uniform(0.5, 1.5))
-                           for n, s in d.inputs.items() if n not in d.declared})
-    derived_program = parse(Source(expr_program(d), "<derived>"))
-    wrt = sorted({w for x in d.derivatives for w in x.wrt})
-    mismatches = []
-    for number, point in enumerate(points, 1):
-        run = differentiate(source, point, program=program, wrt=wrt, output=output, order=d.order,
-                            options=Options() if options is None else options,
-                            **({"mode": "forward"} if d.jacobian else {}))
-        engine = {q.name: q.grad for q in run.inputs}
-        used = {n: v for n, v in point.items() if n in d.inputs}
-        values = evaluate(derived_program, Source(expr_program(d), "<derived>"), at=used).variables
-        for x in d.derivatives:
-            got = np.asarray(_host_value(values.get(x.name, None)), dtype=float)
-            want = engine.get(x.wrt[0]) if len(x.wrt) == 1 else run.hessian.get(x.wrt) if run.hessian else None
-            want = np.zeros(x.shape) if want is None else np.asarray(want, dtype=float)
-            if got.shape != want.shape and got.size == want.size:
-                got = got.reshape(want.shape)
-            if got.shape != want.shape or not np.allclose(got, want, rtol=CHECK_RTOL, atol=CHECK_ATOL, equal_nan=True):
-                mismatches.append((number, x.name, want, got))
-    return DeriveCheck(len(points), mismatches)
-
-
-def _host_value(value):
-    if isinstance(value, Tensor):
-        return value.detach().numpy(force=True)
-    return value
+# The writers and the check, where callers have always found them (`derive.latex(d)`).
+from .derived_text import expr_program, for_json, latex, markdown, readable_lines, _latex_escaped  # noqa: E402,F401
+from .derived_module import python_module  # noqa: E402,F401
+from .derive_check import CHECK_ATOL, CHECK_RTOL, RANDOM_POINTS, DeriveCheck, check  # noqa: E402,F401

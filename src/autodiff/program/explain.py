@@ -1,6 +1,6 @@
 """`autodiff explain`: a program's gradients as the chain rule, named from its source.
 
-The engine explains the graph (autograd/explain/: paths, their count, the steps backward,
+The symbolic layer explains the graph (explanation/: paths, their count, the steps backward,
 all from the nodes' own formulas); this adds what only the program knows: each node's variable
 or source text and line, and, for `--why`, the sentence that says why an input's gradient is
 None or zero, pointing at the line (not used; used only under no_grad; cut by detach; a
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.explain import LIMIT, Explanation, InputExplanation, NodeInfo, explain_graph
+from ..explanation import LIMIT, Explanation, InputExplanation, NodeInfo, explain_graph
 from ..autograd.node import AccumulateGrad
 from ..language import ast
 from ..language.analysis import input_advice
 from ..language.builtins import suggestion
-from ..language.spelling import option
+from ..language.option_names import option
 from .errors import UsageProblem
 from .graph import source_of
 from .run import differentiate

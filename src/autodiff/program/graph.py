@@ -11,7 +11,7 @@ from dataclasses import field
 
 import numpy as np
 
-from ..language.records import record
+from .._record import record
 from ..autograd.node import AccumulateGrad
 from .values import host, to_python
 
@@ -48,7 +48,7 @@ class GraphModel:
 
 
 def build_graph(evaluation, output, limit: int = 500, labels: dict | None = None) -> GraphModel:
-    """The graph of `output`; `labels` ({(node, position): text}, from autograd.explain.edge_labels)
+    """The graph of `output`; `labels` ({(node, position): text}, from explanation.edge_labels)
     are written on the edges."""
     model = GraphModel()
     root = output.grad_fn if output is not None else None

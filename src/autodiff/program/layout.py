@@ -8,13 +8,17 @@
    it (the output on top, the leaves below what uses them), in topological order (Kahn's
    algorithm: no recursion).
 2. **Long edges are cut** into one-layer steps through dummy points, so they bend around the
-   boxes between; an edge may carry a label, drawn as a box in the layer just below its start
+   boxes between; long edges into the same node share one trunk of points (edge concentration),
+   so a node used on every line of a long program costs a point per layer, not one per layer
+   and use. An edge may carry a label, drawn as a box in the layer just below its start
    (labels live in layers of their own, so they never overlap a node or one another).
 3. **Crossings reduced** by barycenter sweeps, down then up, keeping the order with the fewest
    crossings seen.
 4. **Coordinates**: each layer's boxes pulled towards the mean position of their neighbours,
    kept apart by a fixed gap (the mean of a left-packed and a right-packed placement, each of
-   which keeps the gaps, keeps them too).
+   which keeps the gaps, keeps them too); then each trunk straightened onto one vertical line
+   wherever the layers leave room, and a route keeps only the ends of its straight runs, so the
+   drawing grows as the graph does.
 
 Every step is iterative and deterministic; graphs of a few hundred nodes lay out in milliseconds.
 """
@@ -68,27 +72,48 @@ def layered(nodes: list, edges: list, sizes: dict, labels: dict | None = None, *
     rank = {n: layer[n] * spread for n in nodes}
     width = {n: float(sizes[n][0]) for n in nodes}
     height = {n: float(sizes[n][1]) for n in nodes}
+    # Long edges into the same node share one trunk of points (edge concentration), each joining
+    # it in the layer below its start: an input used on every line of a long program costs one
+    # point per layer, not one per layer and use. A labelled edge keeps its first point (the
+    # label) its own; an edge repeated between the same two nodes takes a trunk of its own.
+    repeats: dict = {}
+    joins = []  # per edge: (its trunk's key, the layer where it joins it)
+    reach: dict = {}  # trunk key -> the highest layer it starts at
+    for index, (upper, lower) in enumerate(edges):
+        k = repeats[(upper, lower)] = repeats.get((upper, lower), -1) + 1
+        start = rank[upper] + 1 + (1 if index in labels and rank[upper] + 1 < rank[lower] else 0)
+        joins.append(((lower, k), start))
+        if start < rank[lower]:
+            reach[(lower, k)] = min(reach.get((lower, k), start), start)
+    for key, start in reach.items():
+        for r in range(start, rank[key[0]]):
+            point = ("dummy", key, r)
+            rank[point] = r
+            width[point], height[point] = DUMMY, 0.0
     chains = []
     for index, (upper, lower) in enumerate(edges):
         chain = [upper]
-        for k in range(rank[upper] + 1, rank[lower]):
-            point = ("dummy", index, k)
-            rank[point] = k
-            first = k == rank[upper] + 1
-            size = labels.get(index) if first else None
-            width[point], height[point] = (float(size[0]), float(size[1])) if size else (DUMMY, 0.0)
+        key, start = joins[index]
+        if start > rank[upper] + 1:  # its label, in the layer just below its start
+            point = ("label", index, rank[upper] + 1)
+            rank[point] = rank[upper] + 1
+            size = labels[index]
+            width[point], height[point] = float(size[0]), float(size[1])
             chain.append(point)
+        chain.extend(("dummy", key, r) for r in range(start, rank[lower]))
         chain.append(lower)
         chains.append(chain)
-    steps = [(a, b) for chain in chains for a, b in zip(chain, chain[1:])]
+    steps = list(dict.fromkeys((a, b) for chain in chains for a, b in zip(chain, chain[1:])))
     depth = max(rank.values(), default=-1) + 1
     rows = [[] for _ in range(depth)]
     for n in nodes:  # the nodes' given order first: a depth-first order is a good start
         rows[rank[n]].append(n)
+    placed = set(nodes)
     for chain in chains:
-        rows_of = chain[1:-1]
-        for point in rows_of:
-            rows[rank[point]].append(point)
+        for point in chain[1:-1]:
+            if point not in placed:
+                placed.add(point)
+                rows[rank[point]].append(point)
     up = {v: [] for v in rank}
     down = {v: [] for v in rank}
     for a, b in steps:
@@ -102,7 +127,7 @@ def layered(nodes: list, edges: list, sizes: dict, labels: dict | None = None, *
     for row in rows:
         tops.append(y)
         y += max((height[v] for v in row), default=0.0) + v_gap / spread
-    total_height = y - v_gap / spread + margin
+    total_height = (y - v_gap / spread if rows else y) + margin  # no gap after the last layer; nothing: the margins
     centre = {}
     for row in rows:
         x = margin
@@ -113,6 +138,7 @@ def layered(nodes: list, edges: list, sizes: dict, labels: dict | None = None, *
         for order, neighbours in ((range(1, depth), up), (range(depth - 2, -1, -1), down)):
             for i in order:
                 _place(rows[i], neighbours, centre, width, h_gap)
+    _straighten(reach, rank, rows, centre, width, h_gap)
     least = min((centre[v] - width[v] / 2 for v in rank), default=margin)
     row_heights = [max((height[v] for v in row), default=0.0) for row in rows]
     result = Layout(layers={n: layer[n] for n in nodes})
@@ -123,7 +149,7 @@ def layered(nodes: list, edges: list, sizes: dict, labels: dict | None = None, *
                       width[v], height[v])
             if v in layer:
                 result.boxes[v] = box
-            elif v[1] in labels and v[2] == rank[edges[v[1]][0]] + 1:
+            elif v[0] == "label":
                 result.label_boxes[v[1]] = box
             centre[v] = box.center
     for index, chain in enumerate(chains):
@@ -135,11 +161,48 @@ def layered(nodes: list, edges: list, sizes: dict, labels: dict | None = None, *
             points.append((cx, box_top))
             points.append((cx, box_top + row_heights[rank[point]]))
         points.append((last.center[0], last.y))
-        result.routes[index] = points
+        result.routes[index] = _straight_runs(points)
     result.width = max((b.x + b.width for b in [*result.boxes.values(), *result.label_boxes.values()]),
                        default=0.0) + margin
     result.height = total_height
     return result
+
+
+def _straighten(trunks: dict, rank: dict, rows: list, centre: dict, width: dict, gap: float) -> None:
+    """Move each trunk's points onto one vertical line (where most of its layers have room) wherever the
+    boxes beside them leave room, keeping every layer's order and gaps: a straight trunk is drawn
+    as one segment, however many layers it passes."""
+    where = {v: (i, k) for i, row in enumerate(rows) for k, v in enumerate(row)}
+
+    def room(point) -> tuple:
+        i, k = where[point]
+        row = rows[i]
+        low = centre[row[k - 1]] + width[row[k - 1]] / 2 + gap + width[point] / 2 if k else float("-inf")
+        high = centre[row[k + 1]] - width[row[k + 1]] / 2 - gap - width[point] / 2 if k + 1 < len(row) \
+            else float("inf")
+        return low, high
+
+    for key, start in trunks.items():
+        points = [("dummy", key, r) for r in range(start, rank[key[0]])]
+        rooms = [room(point) for point in points]
+        xs = sorted(centre[p] for p in points)
+        candidates = {xs[len(xs) * q // 8] for q in range(8)}  # the line that most layers have room for
+        target = max(sorted(candidates), key=lambda x: sum(low <= x <= high for low, high in rooms))
+        for point, (low, high) in zip(points, rooms):
+            if low <= target <= high:
+                centre[point] = target
+
+
+def _straight_runs(points: list) -> list:
+    """The route without the points inside a vertical run (a trunk going straight down through
+    layers): its drawing is the same, its length no longer grows with the layers it passes."""
+    kept = points[:2]
+    for point in points[2:]:
+        if abs(kept[-1][0] - point[0]) < 0.05 and abs(kept[-2][0] - point[0]) < 0.05:
+            kept[-1] = point
+        else:
+            kept.append(point)
+    return kept
 
 
 def _longest_path_layers(nodes: list, edges: list) -> dict:

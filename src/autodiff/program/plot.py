@@ -20,12 +20,20 @@ import numpy as np
 from ..language import Source
 from ..language.analysis import analyze
 from ..language.builtins import suggestion
-from ..language.spelling import given, input_values, option
+from ..language.option_names import given, input_values, option
 from .errors import GradientProblem, UsageProblem
 from .points import Sweep
 from .values import for_json, host, to_python
 
 MAX_POINTS = 100_000
+# A curve gets axes of its own where the two curves' range together is more than this many
+# times its own: on shared axes it would be drawn in a tenth of the height or less.
+SEPARATE_SCALES = 10
+
+
+def _span(series: np.ndarray) -> float:
+    finite = series[np.isfinite(series)]
+    return float(finite.max() - finite.min()) if finite.size else 0.0
 
 
 @dataclass
@@ -46,15 +54,27 @@ class Plot:
     first_not_finite: int | None = None  # the first of them
     not_finite_warnings: list = field(default_factory=list)  # what that point says, run alone
 
-    def y_range(self) -> tuple:
-        """The values' and derivatives' range, with a little room (a flat line gets some)."""
-        finite = np.concatenate([self.values, self.grads])
+    def y_range(self, *series) -> tuple:
+        """The range of `series` (default: the values and the derivatives), with a little room (a
+        flat line gets some)."""
+        finite = np.concatenate(series or [self.values, self.grads])
         finite = finite[np.isfinite(finite)]
         if finite.size == 0:
             return (-1.0, 1.0)
         low, high = float(finite.min()), float(finite.max())
         room = (high - low) * 0.05 or max(abs(low), 1.0) * 0.5
         return (low - room, high + room)
+
+    def panels(self) -> list:
+        """What to draw on which axes: [(which, y range)], `which` a tuple of "value" and "grad".
+        One pair of axes for both curves; one each, the output's above, where their scales differ
+        so much that one would be a flat line on the other's axes (Planck's law: 10¹³ and 10¹⁹),
+        as matplotlib users draw them."""
+        spans = [_span(self.values), _span(self.grads)]
+        both = _span(np.concatenate([self.values, self.grads]))
+        if min(spans) > 0 and both > SEPARATE_SCALES * min(spans):
+            return [(("value",), self.y_range(self.values)), (("grad",), self.y_range(self.grads))]
+        return [(("value", "grad"), self.y_range())]
 
     def at_text(self) -> dict:
         return {name: to_python(value) for name, value in self.at.items()}

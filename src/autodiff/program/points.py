@@ -19,10 +19,10 @@ from dataclasses import field
 
 import numpy as np
 
-from ..language.records import record
+from .._record import record
 from .. import Tensor, as_tensor, no_grad, tensor
 from ..autograd.engine import grad as autograd_grad
-from ..language import Options, ProgramError, Source, evaluate, parse
+from ..language import ErrorKind, Options, ProgramError, Source, evaluate, parse
 from ..ops.batching import Batched, DataDependent
 from .errors import GradientProblem
 from .run import the_output
@@ -45,6 +45,7 @@ class Results:
 
     groups: list = field(default_factory=list)
     errors: dict = field(default_factory=dict)  # point index -> message
+    bad_values: set = field(default_factory=set)  # the failed points whose values the program refuses (a usage error)
 
     def point(self, index: int) -> dict:
         """One point's results, as {"output", "value", "grads"} (or {"error"})."""
@@ -106,6 +107,7 @@ class Sweep:
         point = {**self.fixed, **point}
         options = Options(**{**vars(self.options), "check_finite": True})
         wrt = [name for name in columns if self.wrt is None or name in self.wrt]  # as _batched: the points' own
+        wrt += [name for name in self._defaulted(columns) if self.wrt is None or name in self.wrt]  # and defaults
         try:
             if self.gradients and wrt:
                 run = differentiate(self.source, point, program=self.program, wrt=wrt, output=self.output,
@@ -116,6 +118,14 @@ class Sweep:
             return []  # it ran batched: alone it fails only where the batched run could not tell
         said = {warning.render() for warning in self.warnings}
         return [warning for warning in run.warnings if warning.render() not in said]
+
+    def _defaulted(self, columns: dict) -> list:
+        """The inputs that neither the points nor the shared values give: left at their defaults."""
+        from ..language.analysis import analyze
+
+        declared = analyze(self.program, self.source).declared
+        return [name for name, node in declared.items()
+                if node.kind == "input" and node.value is not None and name not in columns and name not in self.fixed]
 
     def _warn(self, warnings: list) -> None:
         said = {warning.render() for warning in self.warnings}
@@ -141,6 +151,8 @@ class Sweep:
                     ArithmeticError, MemoryError) as error:
                 if len(group) == 1:
                     results.errors[int(group[0])] = _message(error)
+                    if isinstance(error, ProgramError) and error.category is ErrorKind.INVALID_INPUT:
+                        results.bad_values.add(int(group[0]))
                 else:
                     self._note("one by one", f"the points together failed ({_message(error)}), so each point "
                                              "was run alone to find which")
@@ -172,13 +184,16 @@ class Sweep:
                 leaves[name] = physical
             at[name] = Batched(physical)
         at = {**self.fixed, **at}
-        options = Options(**{**vars(self.options), "check_finite": False})
+        options = Options(**{**vars(self.options), "check_finite": False, "points": size})
         if self.gradients:
             evaluation = evaluate(self.program, self.source, at=at, wrt=self.wrt, output=self.output, options=options)
         else:
             with no_grad():
                 evaluation = evaluate(self.program, self.source, at=at, output=self.output, options=options)
         self._warn(evaluation.warnings)
+        for name, value in evaluation.inputs.items():  # an input left at its default: the run made its leaf
+            if name not in leaves and value.__class__ is Batched and value.physical.requires_grad:
+                leaves[name] = value.physical
         output = evaluation.output
         name = evaluation.output_name
         physical = _physical_output(output, size, name)

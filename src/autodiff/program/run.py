@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..language.records import record
+from .._record import record
 from .. import Tensor, autograd, no_grad, return_types
 from ..language import Evaluation, InputProblem, Options, Program, Source, Warning_, evaluate, parse, parse_value
-from ..language.spelling import given, option
+from ..language.option_names import given, option
 from ..language.builtins import suggestion
 from .errors import GradientProblem, NotATensor, UsageProblem
 from .values import host
@@ -428,7 +428,7 @@ def record(source: Source | str, at: dict | None = None, *, program: Program | N
         raise InputProblem(f"{the_output(evaluation.output_name)} is not a tensor: it has no graph")
     labels = None
     if edge_labels:
-        from ..autograd.explain import edge_labels as local_derivatives
+        from ..explanation import edge_labels as local_derivatives
         from .explain import _namer
 
         labels = local_derivatives(result, _namer(evaluation))

@@ -92,6 +92,8 @@ def graph_svg(model, title: str = "autodiff graph") -> str:
             labels[index] = (text_width(text) + PAD, LINE + 4)
     layout = layered([n.id for n in model.nodes], edges, sizes, labels)
     note = f"… {model.left_out} more nodes" if model.left_out else ""
+    if not model.nodes:  # nothing recorded (the output needs no grad): a drawing that says so
+        note = "nothing recorded: no operation needs a gradient"
     width = max(layout.width, text_width(note) + 2 * PAD, 40.0)
     height = layout.height + (LINE + PAD if note else 0)
     out = _open(width, height, title, "graph")
@@ -171,66 +173,81 @@ def nice_ticks(low: float, high: float, count: int = 6) -> list:
     raw = (high - low) / max(count - 1, 1)
     power = 10 ** math.floor(math.log10(raw))
     step = min((m * power for m in (1, 2, 5, 10)), key=lambda c: abs(math.log(c / raw)))
-    first = math.ceil(low / step - 1e-9) * step
+    first = math.ceil(low / step - 1e-9)
     ticks, k = [], 0
-    while first + k * step <= high + step * 1e-9:
-        ticks.append(round(first + k * step, 12))
+    while (first + k) * step <= high + step * 1e-9:
+        ticks.append(float(f"{(first + k) * step:.12g}"))  # 0.30000000000000004 is 0.3; 5e-07 stays
         k += 1
     return ticks
 
 
 def plot_svg(plot, width: float = 640.0, height: float = 400.0) -> str:
-    """The output and its derivative over the range (program.plot.Plot), on one pair of axes;
+    """The output and its derivative over the range (program.plot.Plot), on one pair of axes, or
+    on two, one above the other, where their scales differ too much to share one (Plot.panels);
     the samples themselves are in <metadata> as JSON."""
     left, right, top, bottom = 64.0, 16.0, 40.0, 44.0
-    xs, ys = plot.xs, [plot.values, plot.grads]
-    low_y, high_y = plot.y_range()
-    x_ticks, y_ticks = nice_ticks(plot.low, plot.high), nice_ticks(low_y, high_y)
+    panels = plot.panels()
+    if len(panels) > 1:
+        left, height = 88.0, height * 1.5
+    gap = 28.0  # between two panels
+    each = (height - top - bottom - gap * (len(panels) - 1)) / len(panels)
 
     def sx(x):
         return left + (x - plot.low) / (plot.high - plot.low) * (width - left - right)
 
-    def sy(y):
-        return top + (high_y - y) / (high_y - low_y) * (height - top - bottom)
-
     title = f"{plot.output} and ∂{plot.output}/∂{plot.wrt}"
     out = _open(width, height, title, "plot")
     out.append(f'<metadata id="autodiff-plot-data">{escape(json.dumps(plot.to_dict()))}</metadata>')
-    out.append(f'<defs><clipPath id="plot-area"><rect x="{left}" y="{top}" width="{width - left - right}" '
-               f'height="{height - top - bottom}"/></clipPath></defs>')
-    out.append('<g class="axis">')
-    for t in x_ticks:
-        out.append(f'<line class="grid" x1="{sx(t):.1f}" y1="{top}" x2="{sx(t):.1f}" y2="{height - bottom}" '
-                   f'stroke="#d0d7de" stroke-width="0.6"/>')
-        out.append(f'<text x="{sx(t):.1f}" y="{height - bottom + 16}" text-anchor="middle" fill="#1f2328">'
-                   f"{_tick(t)}</text>")
-    for t in y_ticks:
-        out.append(f'<line class="grid" x1="{left}" y1="{sy(t):.1f}" x2="{width - right}" y2="{sy(t):.1f}" '
-                   f'stroke="#d0d7de" stroke-width="0.6"/>')
-        out.append(f'<text x="{left - 6}" y="{sy(t) + 4:.1f}" text-anchor="end" fill="#1f2328">{_tick(t)}</text>')
-    if low_y < 0 < high_y:
-        out.append(f'<line x1="{left}" y1="{sy(0):.1f}" x2="{width - right}" y2="{sy(0):.1f}" stroke="#8c959f"/>')
-    if plot.low < 0 < plot.high:
-        out.append(f'<line x1="{sx(0):.1f}" y1="{top}" x2="{sx(0):.1f}" y2="{height - bottom}" stroke="#8c959f"/>')
-    out.append(f'<path d="M {left} {top} L {left} {height - bottom} L {width - right} {height - bottom}" '
-               'stroke="#8c959f" fill="none"/>')
-    out.append(f'<text x="{(left + width - right) / 2:.1f}" y="{height - 8}" text-anchor="middle" fill="#1f2328">'
-               f"{escape(plot.wrt)}</text>")
-    out.append("</g>")
-    names = (plot.output, f"∂{plot.output}/∂{plot.wrt}")
-    for kind, series, colour, dash, name in zip(("value", "grad"), ys, ("#0969da", "#bc4c00"), ("", "6 4"), names):
-        d = _polyline([(sx(x), sy(y)) for x, y in zip(xs, series)], (top, height - bottom))
-        dashes = f' stroke-dasharray="{dash}"' if dash else ""
-        out.append(f'<path class="series {kind}" data-series="{kind}" data-name={quoteattr(name)} d="{d}" '
-                   f'stroke="{colour}" stroke-width="2" fill="none"{dashes} clip-path="url(#plot-area)"/>')
+    names = {"value": plot.output, "grad": f"∂{plot.output}/∂{plot.wrt}"}
+    series = {"value": plot.values, "grad": plot.grads}
+    looks = {"value": ("#0969da", ""), "grad": ("#bc4c00", "6 4")}
+    x_ticks = nice_ticks(plot.low, plot.high)
+    for number, (which, (low_y, high_y)) in enumerate(panels):
+        ceiling = top + number * (each + gap)
+        floor = ceiling + each
+        clip = "plot-area" if number == 0 else f"plot-area-{number + 1}"
+
+        def sy(y, ceiling=ceiling, low_y=low_y, high_y=high_y):
+            return ceiling + (high_y - y) / (high_y - low_y) * each
+
+        out.append(f'<defs><clipPath id="{clip}"><rect x="{left}" y="{ceiling}" width="{width - left - right}" '
+                   f'height="{each}"/></clipPath></defs>')
+        out.append('<g class="axis">')
+        for t in x_ticks:
+            out.append(f'<line class="grid" x1="{sx(t):.1f}" y1="{ceiling}" x2="{sx(t):.1f}" y2="{floor}" '
+                       f'stroke="#d0d7de" stroke-width="0.6"/>')
+            if number == len(panels) - 1:
+                out.append(f'<text x="{sx(t):.1f}" y="{floor + 16}" text-anchor="middle" fill="#1f2328">'
+                           f"{_tick(t)}</text>")
+        for t in nice_ticks(low_y, high_y):
+            out.append(f'<line class="grid" x1="{left}" y1="{sy(t):.1f}" x2="{width - right}" y2="{sy(t):.1f}" '
+                       f'stroke="#d0d7de" stroke-width="0.6"/>')
+            out.append(f'<text x="{left - 6}" y="{sy(t) + 4:.1f}" text-anchor="end" fill="#1f2328">{_tick(t)}</text>')
+        if low_y < 0 < high_y:
+            out.append(f'<line x1="{left}" y1="{sy(0):.1f}" x2="{width - right}" y2="{sy(0):.1f}" stroke="#8c959f"/>')
+        if plot.low < 0 < plot.high:
+            out.append(f'<line x1="{sx(0):.1f}" y1="{ceiling}" x2="{sx(0):.1f}" y2="{floor}" stroke="#8c959f"/>')
+        out.append(f'<path d="M {left} {ceiling} L {left} {floor} L {width - right} {floor}" '
+                   'stroke="#8c959f" fill="none"/>')
+        if number == len(panels) - 1:
+            out.append(f'<text x="{(left + width - right) / 2:.1f}" y="{height - 8}" text-anchor="middle" '
+                       f'fill="#1f2328">{escape(plot.wrt)}</text>')
+        out.append("</g>")
+        for kind in which:
+            colour, dash = looks[kind]
+            d = _polyline([(sx(x), sy(y)) for x, y in zip(plot.xs, series[kind])], (ceiling, floor))
+            dashes = f' stroke-dasharray="{dash}"' if dash else ""
+            out.append(f'<path class="series {kind}" data-series="{kind}" data-name={quoteattr(names[kind])} '
+                       f'd="{d}" stroke="{colour}" stroke-width="2" fill="none"{dashes} clip-path="url(#{clip})"/>')
     out.append('<g class="legend">')
     x = left
-    for kind, colour, dash, name in zip(("value", "grad"), ("#0969da", "#bc4c00"), ("", "6 4"), names):
+    for kind in ("value", "grad"):
+        colour, dash = looks[kind]
         dashes = f' stroke-dasharray="{dash}"' if dash else ""
         out.append(f'<line class="series {kind}" x1="{x:.1f}" y1="20" x2="{x + 24:.1f}" y2="20" stroke="{colour}" '
                    f'stroke-width="2"{dashes}/>')
-        out.append(f'<text x="{x + 30:.1f}" y="24" fill="#1f2328">{escape(name)}</text>')
-        x += 30 + text_width(name) + 24
+        out.append(f'<text x="{x + 30:.1f}" y="24" fill="#1f2328">{escape(names[kind])}</text>')
+        x += 30 + text_width(names[kind]) + 24
     if plot.at:
         fixed = ", ".join(f"{k}={v}" for k, v in plot.at_text().items())
         out.append(f'<text x="{width - right:.1f}" y="24" text-anchor="end" fill="#1f2328">{escape(fixed)}</text>')

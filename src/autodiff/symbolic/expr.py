@@ -38,9 +38,13 @@ _TABLE: dict = {}
 _ORDER = itertools.count()
 
 
+_HAS_SYMBOLS: dict = {}  # node -> whether an input's symbol is in it (sizes alone are not)
+
+
 def new_table() -> None:
     """Start a new table (as a trace begins, never inside one)."""
     _TABLE.clear()
+    _HAS_SYMBOLS.clear()
 
 
 class Expr:
@@ -206,6 +210,20 @@ def _split_coefficient(e: Expr) -> tuple:
             base, exponent = factors[0]
             return k, base if exponent == 1.0 else _pow_node(base, exponent)
         return k, _intern("mul", (1.0, factors), e.shape, e.symbolic)
+    return 1.0, e
+
+
+def coefficient(e: Expr) -> tuple:
+    """(k, rest) with e == k * rest and k a number (1 where e is no multiple of one): the number
+    and the rest, as the matrix rewrites and the Jacobians split a term."""
+    if e.op == "mul":
+        k, factors = e.args
+        if k != 1:
+            if not factors:
+                return k, const(1.0, e.shape)
+            if len(factors) == 1 and factors[0][1] == 1.0:
+                return k, factors[0][0]
+            return k, mul(*[power(b, x) for b, x in factors])
     return 1.0, e
 
 
@@ -391,7 +409,7 @@ def mul(*parts: Expr) -> Expr:
         if exponent == 0.0:  # an expression is never equal to a number
             continue
         factors.append((base, exponent))
-    return with_shape(_product(number, factors, None), shape)
+    return with_shape(_product_node(number, factors, None), shape)
 
 
 def _add_factor(product: Expr, p: Expr):
@@ -410,7 +428,7 @@ def _first_order(pair) -> int:
     return pair[0].order
 
 
-def _product(number: float, factors, shape) -> Expr:
+def _product_node(number: float, factors, shape) -> Expr:
     if not factors:
         return const(number, shape or ())
     if len(factors) == 1:
@@ -529,3 +547,26 @@ def postorder(roots, uses: dict | None = None) -> list:
 
 def symbols_of(e: Expr) -> set:
     return {n.args[0] for n in postorder([e]) if n.op == "sym"}
+
+
+def has_symbols(e: Expr) -> bool:
+    """Whether an input's symbol is in `e` (a number made of sizes has none); each node worked
+    out once, without recursion."""
+    found = _HAS_SYMBOLS.get(e)
+    if found is not None:
+        return found
+    if not e.symbolic:
+        return False
+    stack = [e]
+    while stack:
+        node = stack[-1]
+        if node in _HAS_SYMBOLS:
+            stack.pop()
+            continue
+        pending = [c for c in children(node) if c not in _HAS_SYMBOLS and c.symbolic]
+        if pending:
+            stack.extend(pending)
+            continue
+        _HAS_SYMBOLS[node] = node.op == "sym" or any(c.symbolic and _HAS_SYMBOLS[c] for c in children(node))
+        stack.pop()
+    return _HAS_SYMBOLS[e]

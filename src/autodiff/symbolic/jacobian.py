@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..ops.spelling import ATOM, PRODUCT, Spelling, declare
 from . import expr as E
-from .matrix import scalar_factor, transpose_matrix
+from .matrix import matrix_product, scalar_factor, transpose_matrix
 
 SEED = "_s"  # the seed's symbol: no program's name (the language's names do not start so)
 
@@ -139,11 +139,39 @@ def seed(shape: tuple) -> E.Expr:
 
 def linear_map(v: E.Expr, s: E.Expr):
     """M with v == M · s (M's shape v's then s's), or None where v is not of a form written here."""
+    if not s.shape:  # a number: v is M s, so M is v at s = 1
+        return _at_one(v, s)
     if len(s.shape) == 1:
         return _vector_map(v, s)
     if len(s.shape) == 2:
         return _matrix_map(v, s)
     return None
+
+
+def _at_one(v: E.Expr, s: E.Expr) -> E.Expr:
+    """v with the number s replaced by 1, rebuilt bottom up through the algebra (no recursion)."""
+    from .build import build
+
+    memo: dict = {s: E.const(1.0)}
+    for e in E.postorder([v]):
+        if e in memo:
+            continue
+        op, args = e.op, e.args
+        if op in ("sym", "size", "const", "tensor"):
+            memo[e] = e
+        elif op == "add":
+            memo[e] = E.with_shape(E.add(E.const(args[0]), *[E.mul(E.const(k), memo[t]) for t, k in args[1]]), e.shape)
+        elif op == "mul":
+            memo[e] = E.with_shape(E.mul(E.const(args[0]), *[E.power(memo[b], memo[x] if x.__class__ is E.Expr else x)
+                                                              for b, x in args[1]]), e.shape)
+        elif op == "pow":
+            memo[e] = E.power(memo[args[0]], memo[args[1]] if args[1].__class__ is E.Expr else args[1])
+        else:
+            rebuilt = [memo[a] if a.__class__ is E.Expr else
+                       tuple(memo[x] if x.__class__ is E.Expr else x for x in a) if a.__class__ is tuple else a
+                       for a in args]
+            memo[e] = build(op, rebuilt, e.shape)
+    return memo[v]
 
 
 def _contains(e: E.Expr, s: E.Expr, memo: dict) -> bool:
@@ -269,6 +297,24 @@ def _vector_step(v: E.Expr, s: E.Expr, memo: dict):
         if summed is None or v.shape == ():
             return summed
         return E.call("reshape", (summed, (1,) + s.shape), (1,) + s.shape)
+    if op == "where" and len(v.shape) == 1 and _contains(v.args[1], s, memo) and _contains(v.args[2], s, memo):
+        # each branch a multiple of one u (softplus's where(x > 20, s, s * sigmoid(x))): diag(where(c, a, b)) u
+        condition, a, b = v.args
+        if _contains(condition, s, memo):
+            return None
+        scaled = [_scaled_by(branch, s, memo) for branch in (a, b)]
+        if None in scaled or scaled[0][1] is not scaled[1][1] or scaled[0][1].shape != v.shape:
+            return None
+        inner = (yield scaled[0][1])
+        scale = E.call("where", (condition, scaled[0][0], scaled[1][0]), v.shape)
+        return None if inner is None else _diag_times(E.with_shape(scale, v.shape), inner)
+    if op == "flip" and len(v.shape) == 1 and v.args[0].op == "cumsum" and v.args[0].args[0].op == "flip":
+        # cumsum's vector-Jacobian product, flip(cumsum(flip(u))), is Uᵀ u with U the upper triangle of ones
+        u = v.args[0].args[0].args[0]
+        inner = (yield u)
+        n = v.shape[0]
+        upper = E.call("triu", (E.const(1.0, (n, n)),), (n, n))
+        return None if inner is None else _times(upper, inner)
     if op == "where" and len(v.shape) == 1:  # a mask: where(c, 0, u) is diag(where(c, 0, 1)) u
         condition, a, b = v.args
         if _contains(condition, s, memo) or (_contains(a, s, memo) and _contains(b, s, memo)):
@@ -323,6 +369,13 @@ def _sum_map(v: E.Expr, parts: list) -> E.Expr | None:
     return E.add(*[E.mul(E.const(k), p) for p, (_, k) in zip(parts, terms)])
 
 
+def _scaled_by(e: E.Expr, s: E.Expr, memo: dict):
+    """(d, u) with e == d * u, u the one factor holding s (d 1 where e is u); None otherwise."""
+    if e.op == "mul":
+        return _split_product(e, s, memo)
+    return E.const(1.0), e
+
+
 def _numberlike(e: E.Expr) -> bool:
     """A number, or a vector of one (sum(..., keepdim=True)): it broadcasts over a vector."""
     return e.shape in ((), (1,))
@@ -368,19 +421,9 @@ def _diag_times(d: E.Expr, m: E.Expr) -> E.Expr:
 
 def _outer(a: E.Expr, b: E.Expr) -> E.Expr:
     """a bᵀ, the numbers of a and b in front: -(a bᵀ), not a (-b)ᵀ."""
-    ka, ra = _number_of(a)
-    kb, rb = _number_of(b)
+    ka, ra = E.coefficient(a)
+    kb, rb = E.coefficient(b)
     return E.mul(E.const(ka * kb), E.call("outer", (ra, rb), a.shape + b.shape))
-
-
-def _number_of(e: E.Expr) -> tuple:
-    """(k, rest) with e == k * rest, k a number."""
-    if e.op == "mul" and e.args[0] != 1.0:
-        k, factors = e.args
-        rest = factors[0][0] if len(factors) == 1 and factors[0][1] == 1.0 else \
-            E.mul(*[E.power(b, x) for b, x in factors])
-        return k, rest
-    return 1.0, e
 
 
 def _times(a: E.Expr, m: E.Expr, row: bool = False) -> E.Expr:
@@ -435,10 +478,10 @@ def _matrix_step(v: E.Expr, s: E.Expr, memo: dict):
     if op == "mm":
         a, b = v.args
         if not _contains(a, s, memo):  # a (P s Rᵀ) is (a P) s Rᵀ
-            return _each_map((yield b), lambda kind, p, r: (kind, _product(a, p), r))
+            return _each_map((yield b), lambda kind, p, r: (kind, matrix_product(a, p), r))
         if not _contains(b, s, memo):  # (P s Rᵀ) b is P s (bᵀ R)ᵀ
             return _each_map((yield a),
-                             lambda kind, p, r: (kind, p, _product(transpose_matrix(b), r)))
+                             lambda kind, p, r: (kind, p, matrix_product(transpose_matrix(b), r)))
         return None
     if op == "t":  # (P s Rᵀ)ᵀ is R sᵀ Pᵀ, and (P sᵀ Rᵀ)ᵀ is R s Pᵀ
         swapped = {"kron_map": "kron_t_map", "kron_t_map": "kron_map"}
@@ -446,7 +489,7 @@ def _matrix_step(v: E.Expr, s: E.Expr, memo: dict):
     if op == "linalg_solve" and v.args[2] and not _contains(v.args[0], s, memo):  # A⁻¹ B
         a, b = v.args[0], v.args[1]
         inverse = E.call("linalg_inv", (a,), a.shape)
-        return _each_map((yield b), lambda kind, p, r: (kind, _product(inverse, p), r))
+        return _each_map((yield b), lambda kind, p, r: (kind, matrix_product(inverse, p), r))
     return None
 
 
@@ -479,9 +522,3 @@ def _kron(p: E.Expr, r: E.Expr) -> E.Expr:
     return E.call("kron_map", (p, r), (p.shape[0], r.shape[0], p.shape[1], r.shape[1]))
 
 
-def _product(a: E.Expr, b: E.Expr) -> E.Expr:
-    if a.op == "eye":
-        return b
-    if b.op == "eye":
-        return a
-    return E.call("mm", (a, b), (a.shape[0], b.shape[1]))

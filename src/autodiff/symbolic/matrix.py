@@ -115,7 +115,7 @@ def _dims(dim) -> tuple:
 def _sum_rule(e: E.Expr):
     """A number leaves a sum: sum(-y) is -sum(y)."""
     x = e.args[0]
-    k, rest = _coefficient(x) if x.op == "mul" else (1.0, x)
+    k, rest = E.coefficient(x) if x.op == "mul" else (1.0, x)
     if k == 1:
         return None
     inner = E.call(e.op, (rest,) + tuple(e.args[1:]), e.shape)
@@ -137,17 +137,6 @@ def _eye(e: E.Expr):
 
 def _is_eye(e) -> bool:
     return e.__class__ is E.Expr and e.op == "eye"
-
-
-def _coefficient(e: E.Expr) -> tuple:
-    """(k, rest) with e == k * rest, k a number."""
-    if e.op == "mul":
-        k, factors = e.args
-        if k != 1:
-            if len(factors) == 1 and factors[0][1] == 1.0:
-                return k, factors[0][0]
-            return k, E.mul(*[E.power(b, x) for b, x in factors]) if factors else E.const(1.0, e.shape)
-    return 1.0, e
 
 
 def scalar_factor(e: E.Expr) -> tuple:
@@ -179,89 +168,209 @@ def _transpose(e: E.Expr) -> E.Expr:
     return _matrix_rule(E.call("t", (e,), e.shape[::-1])) or E.call("t", (e,), e.shape[::-1])
 
 
-def _product(a: E.Expr, b: E.Expr, shape) -> E.Expr:
-    """a @ b, as mm (two matrices) or mv (a matrix and a vector), in textbook form."""
+def matrix_product(a: E.Expr, b: E.Expr, shape=None) -> E.Expr:
+    """a @ b, as mm (two matrices) or mv (a matrix and a vector), in textbook form; its shape is
+    a's rows and b's columns unless given."""
     op = "mv" if len(b.shape) == 1 else "mm"
+    if shape is None:
+        shape = a.shape[:1] + b.shape[1:]
     node = E.call(op, (a, b), tuple(shape))
     return _matrix_rule(node) or node
 
 
-def _matrix_rule(e: E.Expr):
-    """The node in textbook form, or None where no identity applies."""
-    op, args = e.op, e.args
-    if op in _PRODUCTS:
-        a, b = args
-        if _is_eye(a):
-            return b
-        if _is_eye(b):
-            return a
-        for k_of, rest_of in ((a, b), (b, a)):  # a number, or a scalar, leaves the product
-            scalar, matrix = scalar_factor(k_of)
-            if scalar is not None:
-                pair = (matrix, rest_of) if k_of is a else (rest_of, matrix)
-                return E.mul(scalar, _product(pair[0], pair[1], e.shape))
-        column, row = _column(a), _row(b)
-        if op == "mm" and column is not None and row is not None:  # a column times a row
-            return E.call("outer", (column, row), e.shape)
-        return None
-    if op == "reshape":
-        x, shape = args
-        vector = _as_vector_product(x, shape)
-        if vector is not None:
-            return vector
-        if x.shape == () and all(s == 1 for s in shape):  # a number raised to (1, 1): broadcasts as it is
-            return None
-        return None
-    if op == "t":
-        (x,) = args
-        if _is_eye(x) or x.op == "diag":  # symmetric
-            return x
-        if x.op == "t":
-            return x.args[0]
-        if x.op == "mm":
-            left, right = x.args
-            return _product(_transpose(right), _transpose(left), e.shape)
-        if x.op == "outer":
-            a, b = x.args
-            return E.call("outer", (b, a), e.shape)
-        if x.op == "add":  # a term broadcast over rows (X - mu) is transposed as the matrix it stands for
-            number, terms = x.args
-            parts = [E.mul(E.const(k), _transpose(E.with_shape(t, x.shape))) for t, k in terms]
-            return E.add(*parts, E.const(number)) if number else E.add(*parts)
-        k, rest = _coefficient(x)
-        if k != 1:
-            return E.mul(E.const(k), _transpose(rest))
-        scalar, matrix = scalar_factor(x)
+class Rule:
+    """One identity of the algebra: `name` says it as a textbook would, `ops` are the operations
+    whose nodes it may rewrite, `rewrite(node)` gives the node in the identity's other form, or
+    None where the identity does not apply. Every rule holds for every value and every size."""
+
+    __slots__ = ("name", "ops", "rewrite")
+
+    def __init__(self, name: str, ops: tuple, rewrite) -> None:
+        self.name, self.ops, self.rewrite = name, ops, rewrite
+
+    def __repr__(self) -> str:
+        return f"Rule({self.name!r})"
+
+
+def _identity_vanishes(e):
+    a, b = e.args
+    return b if _is_eye(a) else a if _is_eye(b) else None
+
+
+def _number_leaves_product(e):
+    a, b = e.args
+    for k_of, rest_of in ((a, b), (b, a)):  # a number, or a scalar, leaves the product
+        scalar, matrix = scalar_factor(k_of)
         if scalar is not None:
-            return E.mul(scalar, _transpose(matrix))
-        if x.op == "linalg_inv":  # (X⁻¹)ᵀ, as the Cookbook writes X⁻ᵀ
-            return None
+            pair = (matrix, rest_of) if k_of is a else (rest_of, matrix)
+            return E.mul(scalar, matrix_product(pair[0], pair[1], e.shape))
+    return None
+
+
+def _column_times_row(e):
+    column, row = _column(e.args[0]), _row(e.args[1])
+    return E.call("outer", (column, row), e.shape) if column is not None and row is not None else None
+
+
+def _vector_product(e):
+    x, shape = e.args
+    return _as_vector_product(x, shape)
+
+
+def _symmetric(e):
+    (x,) = e.args
+    return x if _is_eye(x) or x.op == "diag" else None
+
+
+def _twice_transposed(e):
+    (x,) = e.args
+    return x.args[0] if x.op == "t" else None
+
+
+def _transposed_product(e):
+    (x,) = e.args
+    if x.op != "mm":
         return None
-    if op == "expand" and len(args[0].shape) == 1 and len(e.shape) == 2:  # the rows all x: 1 xᵀ
-        return E.call("outer", (E.const(1.0, (e.shape[0],)), args[0]), e.shape)
-    if op == "transpose" and len(e.shape) == 2 and {args[1] % 2, args[2] % 2} == {0, 1}:
-        return _transpose(args[0])
-    if op == "permute" and len(e.shape) == 2 and tuple(d % 2 for d in args[1]) == (1, 0):
-        return _transpose(args[0])
-    if op == "linalg_solve":
-        A, B, left = args
-        if B.op == "const" and B.number == 0.0:  # the solution of A X = 0
-            return B
-        if left and _is_eye(B):
-            return _inverse(A)
-        if left:
-            scalar, matrix = scalar_factor(B)
-            if scalar is not None and _is_eye(matrix):
-                return E.mul(scalar, _inverse(A))
+    factors, stack = [], [x]  # the chain's factors, left to right, without recursion however long it is
+    while stack:
+        node = stack.pop()
+        if node.op == "mm":
+            stack += (node.args[1], node.args[0])
+        else:
+            factors.append(node)
+    result = None  # (F1 F2 ... Fk)ᵀ = Fkᵀ ... F1ᵀ
+    for factor in reversed(factors):
+        t = _transpose(factor)
+        result = t if result is None else matrix_product(result, t, (result.shape[0], t.shape[1]))
+    return result
+
+
+def _transposed_outer(e):
+    (x,) = e.args
+    return E.call("outer", (x.args[1], x.args[0]), e.shape) if x.op == "outer" else None
+
+
+def _transposed_sum(e):
+    (x,) = e.args
+    if x.op != "add":
         return None
-    if op in ("sum", "sum_dim"):
-        return _sum_rule(e)
-    if op == "exp":
-        if args[0].op == "log_softmax":
-            return E.call("softmax", args[0].args, e.shape)
-        return _softmax(args[0])
-    if op == "linalg_inv" and args[0].op == "t":
-        return _transpose(E.call("linalg_inv", (args[0].args[0],), e.shape))
+    number, terms = x.args  # a term broadcast over rows (X - mu) is transposed as the matrix it stands for
+    parts = [E.mul(E.const(k), _transpose(E.with_shape(t, x.shape))) for t, k in terms]
+    return E.add(*parts, E.const(number)) if number else E.add(*parts)
+
+
+def _transposed_multiple(e):
+    (x,) = e.args
+    k, rest = E.coefficient(x)
+    if k != 1:
+        return E.mul(E.const(k), _transpose(rest))
+    scalar, matrix = scalar_factor(x)
+    return E.mul(scalar, _transpose(matrix)) if scalar is not None else None
+
+
+def _transposed_uniform(e):
+    (x,) = e.args
+    return E.const(x.number, e.shape) if x.op == "const" else None
+
+
+def _transposed_triangle(e):
+    (x,) = e.args
+    other = {"triu": "tril", "tril": "triu"}.get(x.op)
+    if other is None or len(x.args) != 1:
+        return None
+    return E.call(other, (_transpose(x.args[0]),), e.shape)
+
+
+def _rows_all_one_vector(e):
+    x = e.args[0]
+    if len(x.shape) == 1 and len(e.shape) == 2:
+        return E.call("outer", (E.const(1.0, (e.shape[0],)), x), e.shape)
+    return None
+
+
+def _transpose_by_dims(e):
+    if len(e.shape) != 2:
+        return None
+    if e.op == "transpose" and {e.args[1] % 2, e.args[2] % 2} == {0, 1}:
+        return _transpose(e.args[0])
+    if e.op == "permute" and tuple(d % 2 for d in e.args[1]) == (1, 0):
+        return _transpose(e.args[0])
+    return None
+
+
+def _solve_of_zero(e):
+    B = e.args[1]
+    return B if B.op == "const" and B.number == 0.0 else None
+
+
+def _solve_against_identity(e):
+    A, B, left = e.args
+    if not left:
+        return None
+    if _is_eye(B):
+        return _inverse(A)
+    scalar, matrix = scalar_factor(B)
+    return E.mul(scalar, _inverse(A)) if scalar is not None and _is_eye(matrix) else None
+
+
+def _exp_of_log_softmax(e):
+    x = e.args[0]
+    return E.call("softmax", x.args, e.shape) if x.op == "log_softmax" else None
+
+
+def _exp_less_logsumexp(e):
+    return _softmax(e.args[0])
+
+
+def _summed_to_a_number(e):
+    x, shape = e.args
+    return E.call("sum", (x,), ()) if tuple(shape) == () and x.shape else None
+
+
+def _inverse_of_transpose(e):
+    x = e.args[0]
+    return _transpose(E.call("linalg_inv", (x.args[0],), e.shape)) if x.op == "t" else None
+
+
+# The identities, in the order they are tried on a node: the first that applies rewrites it, and
+# the rewriter (simplify) passes over the result again. Adding one is a row here and a row in
+# tests/program/test_matrix_calculus.py's Cookbook table.
+RULES = (
+    Rule("the identity vanishes from a product: A I = A", _PRODUCTS, _identity_vanishes),
+    Rule("a number leaves a product: A (k x) = k A x", _PRODUCTS, _number_leaves_product),
+    Rule("a column times a row is an outer product: a bᵀ", ("mm",), _column_times_row),
+    Rule("a row or column product is a matrix-vector product: xᵀ A = (Aᵀ x)ᵀ", ("reshape",), _vector_product),
+    Rule("the identity and a diagonal are symmetric: Iᵀ = I", ("t",), _symmetric),
+    Rule("twice transposed is itself: (Aᵀ)ᵀ = A", ("t",), _twice_transposed),
+    Rule("a transpose goes through a product: (A B)ᵀ = Bᵀ Aᵀ", ("t",), _transposed_product),
+    Rule("an outer product transposed: (a bᵀ)ᵀ = b aᵀ", ("t",), _transposed_outer),
+    Rule("a transpose goes through a sum: (A + B)ᵀ = Aᵀ + Bᵀ", ("t",), _transposed_sum),
+    Rule("a number leaves a transpose: (k A)ᵀ = k Aᵀ", ("t",), _transposed_multiple),
+    Rule("a matrix of one number is its own transpose", ("t",), _transposed_uniform),
+    Rule("an upper triangle transposed is a lower one: triu(A)ᵀ = tril(Aᵀ)", ("t",), _transposed_triangle),
+    Rule("rows that are all one vector: 1 xᵀ", ("expand",), _rows_all_one_vector),
+    Rule("swapping a matrix's two dims is its transpose", ("transpose", "permute"), _transpose_by_dims),
+    Rule("the solution of A X = 0 is 0", ("linalg_solve",), _solve_of_zero),
+    Rule("a solve against the identity is an inverse: A⁻¹ (k I) = k A⁻¹", ("linalg_solve",), _solve_against_identity),
+    Rule("a number leaves a sum: sum(k x) = k sum(x)", ("sum", "sum_dim"), _sum_rule),
+    Rule("summed to a number is the sum: sum_to(x, ()) = sum(x)", ("sum_to",), _summed_to_a_number),
+    Rule("exp of log_softmax is softmax", ("exp",), _exp_of_log_softmax),
+    Rule("exp(z - logsumexp(z)) is softmax(z)", ("exp",), _exp_less_logsumexp),
+    Rule("the inverse of a transpose is the inverse transposed: (Xᵀ)⁻¹ = X⁻ᵀ", ("linalg_inv",),
+         _inverse_of_transpose),
+)
+_RULES_BY_OP: dict = {}
+for _rule in RULES:
+    for _op in _rule.ops:
+        _RULES_BY_OP.setdefault(_op, []).append(_rule)
+
+
+def _matrix_rule(e: E.Expr):
+    """The node in textbook form by the first rule of RULES that applies, or None."""
+    for rule in _RULES_BY_OP.get(e.op, ()):
+        rewritten = rule.rewrite(e)
+        if rewritten is not None:
+            return rewritten
     return None
 
 
@@ -308,10 +417,10 @@ def _as_vector_product(x: E.Expr, shape: tuple):
     a, b = x.args
     row = _row(a)
     if row is not None and x.shape[0] == 1:
-        return _product(_transpose(b), row, shape)
+        return matrix_product(_transpose(b), row, shape)
     column = _column(b)
     if column is not None and x.shape[1] == 1:
-        return _product(a, column, shape)
+        return matrix_product(a, column, shape)
     return None
 
 
@@ -330,7 +439,16 @@ def _outer(e: E.Expr) -> E.Expr:
 
 
 def _collected(e: E.Expr) -> E.Expr:
-    """Terms that share a factor, collected: A @ x + B @ x is (A + B) @ x."""
+    """Terms that share a factor, collected: A @ x + B @ x is (A + B) @ x (again, until no two
+    terms share one)."""
+    while True:
+        collected = _collected_once(e)
+        if collected is e:
+            return e
+        e = collected
+
+
+def _collected_once(e: E.Expr) -> E.Expr:
     if e.op != "add":
         return e
     number, terms = e.args
@@ -346,9 +464,9 @@ def _collected(e: E.Expr) -> E.Expr:
         parts = [E.mul(E.const(k), t) for t, k in kept]
         for (op, factor), members in shared.items():
             other = E.add(*[E.mul(E.const(k), t.args[1 - side]) for t, k in members])
-            parts.append(_product(factor, other, members[0][0].shape) if side == 0 else
-                         _product(other, factor, members[0][0].shape))
+            parts.append(matrix_product(factor, other, members[0][0].shape) if side == 0 else
+                         matrix_product(other, factor, members[0][0].shape))
         if number:
             parts.append(E.const(number))
-        return _collected(E.add(*parts))
+        return E.add(*parts)
     return e

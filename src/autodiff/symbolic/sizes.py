@@ -66,6 +66,8 @@ class SizeNames:
         bottom, below = self.factors(fraction.denominator)
         if not above and not below:
             return None
+        if top > 1000 or bottom > 1000:  # an irrational constant (1/√2) that happens to factor: not sizes
+            return None
         plain = math.copysign(top / bottom, value)
         return plain, above, below
 

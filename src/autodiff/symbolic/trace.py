@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.grad_mode import STATE as GRAD_MODE
-from ..ops import batching, registry
+from ..ops import batching, hooks, registry
 from ..tensor import Size, Tensor
 from . import expr as E
 from .build import build
@@ -93,7 +93,7 @@ class Traced(Tensor):
 def detached(e: E.Expr) -> E.Expr:
     """`detach(e)`: e's value without its derivative (a constant stays itself, and so does a
     number made of sizes)."""
-    if not e.symbolic or e.op == "detach" or not E.symbols_of(e):
+    if not e.symbolic or e.op == "detach" or not E.has_symbols(e):
         return e
     return E.call("detach", (e,), e.shape)
 
@@ -133,6 +133,10 @@ class Tracer:
         # differentiates them), and not recording them is most of derive's time saved.
         self.recording = True
         self._results: dict = {}  # backward node -> the traced result its formulas may read
+        # Where a caller sets a dict here, each traced result's expression -> the backward node
+        # that made it (the first, where two made one expression): derive --steps reads an op's
+        # own formula from it, one step at a time.
+        self.made: dict | None = None
         # function -> (its name, its registry op or None for one without a derivative)
         self._ops = {op.apply: (op.name, op) for op in registry.REGISTRY.values()}
         self._ops.update({apply: (name, None) for name, apply in registry.NONDIFF.items()})
@@ -143,15 +147,13 @@ class Tracer:
         Tracer.active = self
         E.new_table()  # each trace's expressions on their own: its output never depends on earlier ones
         batching.INTERCEPTED.add(Traced)
-        batching.TRACER = self._apply
-        registry.REATTACH = self._reattach
+        self._hooks = hooks.push(tracer=self._apply, reattach=self._reattach)
         return self
 
     def __exit__(self, *exc_info) -> None:
         Tracer.active = None
         batching.INTERCEPTED.discard(Traced)
-        batching.TRACER = None
-        registry.REATTACH = None
+        hooks.pop(self._hooks)  # what was in force before, a dual level's included
 
     # -- leaves --------------------------------------------------------------------------------------
 
@@ -213,6 +215,8 @@ class Tracer:
         built = build(name, exprs, result._data.shape, result)
         traced = Traced(result, detached(built) if under_no_grad else built)
         node = result.grad_fn
+        if self.made is not None and node is not None:
+            self.made.setdefault(traced.expr, node)
         if node is not None and op is not None:
             if getattr(node, "op", None) is op:
                 self._keep_traced(node, args, plain_args)
@@ -257,9 +261,11 @@ class Tracer:
 def _constant(name: str, exprs: list, result: Tensor) -> E.Expr:
     """The expression of a result that depends on no input: the algebra's own where it folds
     its arguments exactly (1/d * d is 1, not its rounding 0.9999999999999999), else the value."""
-    if any(e.__class__ is E.Expr and e.op == "const" for e in exprs):
+    # an identity matrix (a trace's gradient) is eye(n), so it stays one at every size
+    structured = any(e.__class__ is E.Expr and e.op == "eye" for e in exprs)
+    if structured or any(e.__class__ is E.Expr and e.op == "const" for e in exprs):
         built = build(name, exprs, result._data.shape, result)
-        if built.op in ("const", "tensor"):
+        if built.op in ("const", "tensor") or structured:
             return built
         folded = _folded(built)  # a number times an array: -1 * I is -I, exactly
         if folded is not None:
@@ -293,10 +299,19 @@ def _expr_of(value):
     if isinstance(value, Traced):
         return value.expr
     if isinstance(value, Tensor):
-        return E.constant(_host(value))
+        array = _host(value)
+        if array.ndim == 2 and array.shape[0] == array.shape[1] > 1 and array[0, 0] == 1 and _is_identity(array):
+            from . import matrix  # noqa: F401 (declares how eye is written)
+
+            return E.call("eye", (array.shape[0],), array.shape)
+        return E.constant(array)
     if value.__class__ in (list, tuple) and any(isinstance(v, Tensor) for v in value):
         return tuple(_expr_of(v) for v in value)
     return value
+
+
+def _is_identity(array) -> bool:
+    return array.dtype.kind in "fiu" and bool((array == np.eye(array.shape[0], dtype=array.dtype)).all())
 
 
 def _any_symbolic(value) -> bool:

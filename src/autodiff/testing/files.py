@@ -7,10 +7,15 @@ never followed) in the target's own directory, then renamed over the target in o
 existing file keeps its permission bits, a new one follows the umask. A target that is a
 symlink is updated where it points; a character device (/dev/null, /dev/stdout) is written
 to directly, never replaced.
+
+A change that reads a record and writes it back (`--update`, `accept`, dropping unused points)
+holds `locked(expression file)` from the read to the write, so that runs at once (CI shards on
+one checkout) each keep what the others wrote: nothing a run reports written is lost.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -148,3 +153,34 @@ def _write_directly(target: str, data: bytes, shown: str, what: str) -> None:
             os.close(fd)
     except OSError as exc:
         raise WriteProblem(f"{what} {shown}: cannot be written ({exc.strerror or exc})") from None
+
+
+@contextlib.contextmanager
+def locked(path):
+    """Hold an exclusive lock on the regular file `path` (an expression file, whose record is about
+    to be read and written) until the block ends; another run's `locked` of the same file waits.
+    Where the file cannot be opened or locked (gone, not a regular file, a system without flock),
+    the block runs unlocked: the lock orders writers, it is never a reason to fail."""
+    fd = None
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock
+        fcntl = None
+    if fcntl is not None:
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                         | getattr(os, "O_CLOEXEC", 0))
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                fd = None
+            else:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            if fd is not None:
+                os.close(fd)
+            fd = None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # closing the file releases the lock

@@ -30,7 +30,7 @@ from ..language._gc import collector_paused
 from ..language.analysis import analyze
 from ..language.files import read_file
 from ..program import GradientProblem, NotATensor, differentiate, to_python
-from .files import WriteProblem
+from .files import WriteProblem, locked
 from .compare import DEFAULT_ATOL, DEFAULT_RTOL, Mismatch, compare_point
 from .records import (FORMAT, RECORD_SUFFIX, RecordProblem, as_floats, from_record, load, pending_path, point_key,
                       record_path, to_record, write)
@@ -131,6 +131,13 @@ def _is_expected(error: dict, expectations: list) -> bool:
 
 
 def _run(path: Path, settings: Settings) -> FileResult:
+    if not settings.update:
+        return _run_file(path, settings)
+    with locked(path):  # from reading the record to writing it: another run's points are never lost
+        return _run_file(path, settings)
+
+
+def _run_file(path: Path, settings: Settings) -> FileResult:
     name = str(path)
     try:
         source = read_file(path)
@@ -406,11 +413,12 @@ def _remove(path: Path) -> None:
 
 def drop_points(path, at_points: list) -> bool:
     """Remove the given points from a file's record (--unused delete); True when written."""
-    record = load(path)
-    if record is None:
-        return False
-    keys = {point_key(at) for at in at_points}
-    kept = [p for p in record.get("points", []) if point_key(p.get("at", {})) not in keys]
-    if len(kept) == len(record.get("points", [])):
-        return False
-    return write(path, {**record, "points": kept})
+    with locked(path):
+        record = load(path)
+        if record is None:
+            return False
+        keys = {point_key(at) for at in at_points}
+        kept = [p for p in record.get("points", []) if point_key(p.get("at", {})) not in keys]
+        if len(kept) == len(record.get("points", [])):
+            return False
+        return write(path, {**record, "points": kept})

@@ -17,6 +17,8 @@ EXAMPLES = """[bold]Examples[/]
 
   autodiff derive -e "x**3 * y" --wrt x
 
+  autodiff derive -e "y = x ** 2 * sin(x)" --steps
+
   autodiff derive examples/tutorial.expr --format json
 
   autodiff derive -e "sum(W @ x)" --at 'W=[[1,2],[3,4]]' --at 'x=[1,1]'
@@ -37,6 +39,8 @@ def derive(
                                              "for every size."),
     output: Optional[str] = OUTPUT,
     order: int = Option(1, "--order", metavar="1|2", help="2 also derives the second derivatives."),
+    steps: bool = Option(False, "--steps", help="Show the derivation rule by rule, as on paper (numbers only; "
+                                                "rich, plain, json, latex or markdown)."),
     check: bool = Option(False, "--check", help="Run the derived program against the engine's gradients at the "
                                                 "--at point, or at random points (exit 1 if one differs)."),
     format: DeriveFormat = Option(DeriveFormat.auto, "--format", "-f",
@@ -51,6 +55,8 @@ def derive(
     from ..render.derive import check_lines
 
     source, values = program
+    if steps:
+        return _steps(source, values, wrt, shape, output, order, check, format, options)
     result = derivation.derive(source, values, wrt=parse_names(wrt, "--wrt"), output=output, order=order,
                                options=options, shapes=parse_shapes(shape))
     if check:
@@ -62,3 +68,18 @@ def derive(
     emit("derivation", result, format, warnings=False)
     if result.check is not None and not result.check.passed:
         return ExitCode.CHECK_FAILED
+
+
+def _steps(source, values, wrt, shape, output, order, check, format, options) -> None:
+    """derive --steps: the steps of each derivative, in the formats that show them."""
+    from ...program.errors import UsageProblem
+    from ...program.steps import derive_steps
+    from ..program_input import parse_names
+
+    for given, what in ((shape, "--shape"), (order != 1, "--order 2"), (check, "--check")):
+        if given:
+            raise UsageProblem(f"--steps derives first derivatives of numbers; it does not take {what}")
+    if format.value not in ("auto", "rich", "plain", "json", "latex", "markdown"):
+        raise UsageProblem(f"--steps writes rich, plain, json, latex or markdown, not {format.value}")
+    result = derive_steps(source, values, wrt=parse_names(wrt, "--wrt"), output=output, options=options)
+    emit("steps", result, format)

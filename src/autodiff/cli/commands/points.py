@@ -78,8 +78,10 @@ def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) ->
             positions = {e.line: k for k, e in enumerate(good)}
             results = sweep.run(columns, len(good)) if good else None
             failures = {e.line: e.error for e in entries if e.error is not None}
+            bad_values = {e.line for e in entries if e.error is not None}
             if results is not None:
                 failures.update({good[i].line: message for i, message in results.errors.items()})
+                bad_values.update(good[i].line for i in results.bad_values)
                 if results.groups and writer.output is None:
                     writer.output = results.groups[0].output
             for note in sweep.notes[notes_said:]:
@@ -103,7 +105,7 @@ def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) ->
                     if on_error is OnError.stop:
                         writer.write(kept, positions, results, {})
                         print(f"autodiff: error: {where}: {problem}", file=sys.stderr)
-                        return ExitCode.USAGE if entry.error else ExitCode.EVALUATION
+                        return ExitCode.USAGE if entry.line in bad_values else ExitCode.EVALUATION
                     if on_error is OnError.skip:
                         print(f"autodiff: warning: {where}: skipped: {problem}", file=sys.stderr)
                         continue

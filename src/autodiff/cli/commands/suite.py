@@ -80,7 +80,9 @@ def test(
     pending: bool = typer.Option(False, "--pending", help="As --update, but write NAME.golden.new beside each record, "
                                                           "for autodiff test review / accept / reject."),
     at: List[str] = typer.Option([], "--at", metavar="NAME=VALUE,...",
-                                 help="With --update: one more point to record, for the files that take these inputs."),
+                                 help="With --update: a point to record, for the files that take these inputs. "
+                                      "Repeated, it adds to the same point, as in grad; an --at that names an input "
+                                      "again starts the next point (--at x=1 --at x=2: two points)."),
     glob: List[str] = typer.Option([], "--glob", metavar="PATTERN",
                                    help="File names to take in directories (repeatable); default: [tool.autodiff] "
                                         "patterns in pyproject.toml, else *.expr."),
@@ -128,8 +130,7 @@ def test(
     update = update or pending
     if at and not update:
         raise typer.BadParameter("--at adds points to records, so it needs --update", param_hint="'--at'")
-    extra_points = [{name: getattr(value, "tolist", lambda: value)() for name, value in parse_at([option]).items()}
-                    for option in at]
+    extra_points = _points_of(at, parse_at)
     paths = paths or ["."]
     run = suite_plan(paths, globs=glob, keyword=keyword, shard=shard, rtol=rtol, atol=atol)
     check_tolerances(run.atol, run.rtol)
@@ -209,19 +210,55 @@ def _delete_unused(summary) -> None:
         result.unused = []
 
 
+def _points_of(options: list, parse_at) -> list:
+    """The points of repeated --at options: as grad reads them, each option adds its values to the
+    point (`--at 'X=[[1,2],[3,4]]' --at w=[1,1]` is one point), and an option that names an input
+    the point already has starts the next one."""
+    points: list = []
+    for option in options:
+        values = {name: getattr(value, "tolist", lambda: value)() for name, value in parse_at([option]).items()}
+        if points and not set(values) & set(points[-1]):
+            points[-1].update(values)
+        else:
+            points.append(values)
+    return points
+
+
 def _pending(paths) -> list:
     from ...testing.discover import pending_records
 
     return pending_records(paths or ["."])
 
 
+def _unreadable(pending) -> str | None:
+    """Why a pending record cannot replace its record (edited into text that is not a record:
+    merge-conflict markers, a cut file), or None when it can."""
+    from ...testing.records import PENDING_SUFFIX, RecordProblem, load
+
+    try:
+        load(str(pending)[: -len(PENDING_SUFFIX)], where=pending)
+    except RecordProblem as problem:
+        return str(problem)
+    return None
+
+
 def _settle(pending, accept: bool) -> None:
+    """Install a pending record over its record, or delete it; WriteProblem (exit 2, one line)
+    where the folder does not let it (read-only)."""
+    from ...testing.files import WriteProblem, locked
     from ...testing.records import PENDING_SUFFIX, RECORD_SUFFIX
 
-    if accept:
-        os.replace(pending, str(pending)[: -len(PENDING_SUFFIX)] + RECORD_SUFFIX)
-    else:
-        os.remove(pending)
+    owner = str(pending)[: -len(PENDING_SUFFIX)]
+    try:
+        if accept:
+            with locked(owner):  # not between another run's reading of the record and its writing
+                os.replace(pending, owner + RECORD_SUFFIX)
+        else:
+            os.remove(pending)
+    except OSError as exc:
+        word = "accepted" if accept else "rejected"
+        raise WriteProblem(f"{shown(str(pending))}: cannot be {word} ({exc.strerror or exc}); the record is as it "
+                           "was") from None
 
 
 def accept(paths: Optional[List[str]] = PATHS) -> None:
@@ -235,8 +272,16 @@ def reject(paths: Optional[List[str]] = PATHS) -> None:
 
 
 def _settle_all(paths, *, accept: bool) -> None:
+    from ...testing.discover import SuiteProblem
+
     word = "accepted" if accept else "rejected"
     found = _pending(paths)
+    if accept:  # every pending record is a record before any is installed: a bad one changes nothing
+        for pending in found:
+            problem = _unreadable(pending)
+            if problem is not None:
+                raise SuiteProblem(f"not accepted, every record is kept: {problem} (fix it, or autodiff test "
+                                   f"reject {shown(str(pending))})")
     for pending in found:
         _settle(pending, accept=accept)
         print(f"{word}\t{shown(str(pending))}")
@@ -274,7 +319,11 @@ def review(paths: Optional[List[str]] = PATHS) -> None:
             answer = typer.prompt("accept, reject or skip? [a/r/s]", default="s", show_default=False).strip().lower()
             if answer in ("a", "accept", "r", "reject", "s", "skip"):
                 break
-        if answer.startswith("a"):
+        problem = _unreadable(pending) if answer.startswith("a") else None
+        if problem is not None:
+            print(f"  not accepted, the record is kept: {problem}")
+            counts["skipped"] += 1
+        elif answer.startswith("a"):
             _settle(pending, accept=True)
             counts["accepted"] += 1
         elif answer.startswith("r"):

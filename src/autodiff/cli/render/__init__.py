@@ -26,6 +26,9 @@ RENDERERS = {
                     "markdown": "explain:markdown", "latex": "explain:latex", "svg": None, "html": None},
     "derivation": {"rich": "derive:rich", "plain": "derive:plain", "json": "derive:json_", "latex": "derive:latex",
                    "markdown": "derive:markdown", "expr": "derive:expr", "python": "derive:python"},
+    # derive --steps: the derivation rule by rule (program/steps.py)
+    "steps": {"rich": "steps:rich", "plain": "steps:plain", "json": "steps:json_", "latex": "steps:latex",
+              "markdown": "steps:markdown"},
     "plot": {"rich": "plot:rich", "plain": "plot:plain", "json": "plot:json_", "svg": "plot:svg"},
     "suite": {"rich": "suite:rich", "plain": "suite:plain", "json": "suite:json_"},
     "page": {"html": "page:html"},

@@ -1,6 +1,6 @@
 """`autodiff explain` as text: rich (a terminal, down to 60 columns), plain, JSON, Markdown, LaTeX.
 
-The plain text is the engine's own (autograd/explain/), so `print(autodiff.explain(...))`
+The plain text is the symbolic layer's own (explanation/), so `print(autodiff.explain(...))`
 and `--format plain` agree."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 import json as _json
 import re
 
-from ...autograd.explain import (grad_label, number_text, plain as plain_text, product_text, seed_text, seeded,
+from ...explanation import (grad_label, number_text, plain as plain_text, product_text, seed_text, seeded,
                                  step_lines, values_text)
-from ..._text import latex_text
+from ..._text import escape, latex_text
 from ...program.values import for_json
 
 _HOW = "Multiply the local derivatives along each path from the output to the input, then add up the paths."
@@ -78,12 +78,40 @@ _SYMBOLS = {"·": r" \cdot ", "×": r" \times ", "²": "^2", "σ": r"\sigma", "�
 _FUNCTIONS = {"exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "sign"}
 
 
+_TOKENS = r"\*\*|\.T\b|[A-Za-z_][A-Za-z0-9_]*|[0-9]+(?:\.[0-9]*)?(?:e[-+]?[0-9]+)?|\s+|."
+
+
 def _math(text: str) -> str:
-    """Formula text as LaTeX math: symbols as commands, functions upright, words as text."""
+    """Formula text (the language's) as LaTeX math: `x ** 2` as a power, `A @ x` as a product,
+    `A.T` transposed, a called name upright, other names italic, markup characters as text."""
+    tokens = re.findall(_TOKENS, text)
     pieces = []
-    for token in re.findall(r"[A-Za-z_][A-Za-z0-9_]*|\s+|.", text):
-        if token in _FUNCTIONS:
-            pieces.append(f"\\operatorname{{{token}}}")
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        if token == "**":  # the exponent: the next atom, or the parenthesized group that follows
+            while i < len(tokens) and tokens[i].isspace():
+                i += 1
+            if i < len(tokens) and tokens[i] == "(":
+                depth, j = 0, i
+                while j < len(tokens):
+                    depth += tokens[j] == "("
+                    depth -= tokens[j] == ")"
+                    j += 1
+                    if depth == 0:
+                        break
+                pieces.append("^{" + _math("".join(tokens[i:j])) + "}")
+                i = j
+            elif i < len(tokens):
+                pieces.append("^{" + _math(tokens[i]) + "}")
+                i += 1
+        elif token == ".T":
+            pieces.append(r"^{\top}")
+        elif token == "@":
+            pieces.append(r" \, ")
+        elif token in _FUNCTIONS or (re.fullmatch(r"[A-Za-z_]\w*", token) and i < len(tokens) and tokens[i] == "("):
+            pieces.append(f"\\operatorname{{{token.replace('_', chr(92) + '_')}}}")
         elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", token):
             escaped = token.replace("_", r"\_")
             pieces.append(escaped if len(token) == 1 else f"\\mathit{{{escaped}}}")
@@ -91,7 +119,8 @@ def _math(text: str) -> str:
             pieces.append(" ")
         else:
             safe = latex_text(token)  # a character LaTeX reads as markup: as text
-            pieces.append(_SYMBOLS[token] if token in _SYMBOLS else token if safe == token else rf"\text{{{safe}}}")
+            pieces.append(_SYMBOLS[token] if token in _SYMBOLS else token if safe == token or token in "<>"
+                          else rf"\text{{{safe}}}")
     return "".join(pieces)
 
 
@@ -103,7 +132,8 @@ def _fraction(head: str) -> str:
 
 def latex(explanation) -> str:
     output = explanation.output
-    out = [f"% autodiff explain: {latex_text(explanation.source)}", f"$${_math(output)} = {_math(values_text(explanation.value))}$$"]
+    out = [f"% autodiff explain: {escape(explanation.source)}",  # a comment: a line break is all it fears
+           f"$${_math(output)} = {_math(values_text(explanation.value))}$$"]
     for name, item in explanation.inputs.items():
         label = grad_label(explanation, name)
         head = _math(label.partition("∂")[0]) + _fraction(f"∂{output}/∂{name}")  # g·, gᵀ· before ∂y/∂x

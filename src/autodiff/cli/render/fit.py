@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...language.records import record
+from ..._record import record
 
 GAP = 3  # the space between two columns of a SIMPLE_HEAD table without edges
 LABEL_MIN = 8  # a label cut shorter than this says nothing

@@ -43,12 +43,15 @@ def _number(value) -> str:
     return json.dumps(for_json(float(value))).strip('"')
 
 
-def canvas(plot, columns: int, rows: int) -> list:
-    """The braille cells: rows × columns of (bits, which series: 1 value, 2 derivative, 3 both)."""
+def canvas(plot, columns: int, rows: int, which=("value", "grad"), y_range=None) -> list:
+    """The braille cells: rows × columns of (bits, which series: 1 value, 2 derivative, 3 both),
+    for the curves `which` names, on `y_range` (default: both curves')."""
     cells = [[[0, 0] for _ in range(columns)] for _ in range(rows)]
-    low_y, high_y = plot.y_range()
+    low_y, high_y = y_range or plot.y_range()
     width, height = columns * 2, rows * 4
-    for series, flag in ((plot.values, 1), (plot.grads, 2)):
+    chosen = [(series, flag) for kind, series, flag in (("value", plot.values, 1), ("grad", plot.grads, 2))
+              if kind in which]
+    for series, flag in chosen:
         previous = None
         for x, y in zip(plot.xs, series):
             if not np.isfinite(y):
@@ -74,14 +77,15 @@ def _between(a: tuple, b: tuple) -> list:
 
 
 def rich(plot, console) -> None:
+    """The curves in braille, on one pair of axes, or the output's above its derivative's where
+    their scales differ too much to share one (Plot.panels)."""
     from rich.text import Text
 
-    low_y, high_y = plot.y_range()
-    labels = [f"{high_y:.4g}", f"{(low_y + high_y) / 2:.4g}", f"{low_y:.4g}"]
-    margin = max(len(t) for t in labels) + 1
+    panels = plot.panels()
+    labels = [[f"{high:.4g}", f"{(low + high) / 2:.4g}", f"{low:.4g}"] for _, (low, high) in panels]
+    margin = max(len(t) for group in labels for t in group) + 1
     columns = max(20, min(console.width, 120) - margin - 2)
-    rows = 16
-    cells = canvas(plot, columns, rows)
+    rows = 16 if len(panels) == 1 else 9
     mono = console.color_system is None
     legend = Text()
     legend.append("⠿ ", style=VALUE).append(plot.output).append("    ")
@@ -91,19 +95,23 @@ def rich(plot, console) -> None:
     if plot.at:
         legend.append("    " + ", ".join(f"{k}={v}" for k, v in plot.at_text().items()), style="dim")
     console.print(legend)
-    zero = None
-    if low_y < 0 < high_y:
-        zero = int(round((high_y / (high_y - low_y)) * (rows * 4 - 1))) // 4
-    for r, row in enumerate(cells):
-        label = labels[0] if r == 0 else labels[1] if r == rows // 2 else labels[2] if r == rows - 1 else ""
-        line = Text(label.rjust(margin - 1) + " ┤" if label else " " * margin + "│", style="dim")
-        for bits, which in row:
-            if bits:
-                glyph = MONO[which] if mono and which in MONO else chr(0x2800 + bits)
-                line.append(glyph, style={1: VALUE, 2: GRAD, 3: BOTH}[which])
-            else:
-                line.append("┈" if r == zero else " ", style="dim")
-        console.print(line, no_wrap=True, overflow="crop")
+    for number, ((which, (low_y, high_y)), marks) in enumerate(zip(panels, labels)):
+        if number:
+            console.print(Text(" " * margin + "│", style="dim"), no_wrap=True, overflow="crop")
+        cells = canvas(plot, columns, rows, which, (low_y, high_y))
+        zero = None
+        if low_y < 0 < high_y:
+            zero = int(round((high_y / (high_y - low_y)) * (rows * 4 - 1))) // 4
+        for r, row in enumerate(cells):
+            label = marks[0] if r == 0 else marks[1] if r == rows // 2 else marks[2] if r == rows - 1 else ""
+            line = Text(label.rjust(margin - 1) + " ┤" if label else " " * margin + "│", style="dim")
+            for bits, kind in row:
+                if bits:
+                    glyph = MONO[kind] if mono and kind in MONO else chr(0x2800 + bits)
+                    line.append(glyph, style={1: VALUE, 2: GRAD, 3: BOTH}[kind])
+                else:
+                    line.append("┈" if r == zero else " ", style="dim")
+            console.print(line, no_wrap=True, overflow="crop")
     axis = " " * margin + "└" + "─" * columns
     console.print(Text(axis, style="dim"), no_wrap=True, overflow="crop")
     low, high = f"{plot.low:g}", f"{plot.high:g}"
@@ -133,18 +141,23 @@ def save_png(plot, path: str) -> None:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(6.4, 4.0), dpi=150)
-    axes = figure.subplots()
-    axes.plot(plot.xs, plot.values, label=plot.output, color="#0969da", linewidth=2)
-    axes.plot(plot.xs, plot.grads, label=f"∂{plot.output}/∂{plot.wrt}", color="#bc4c00", linewidth=2, linestyle="--")
-    axes.axhline(0, color="#8c959f", linewidth=0.8)
-    axes.set_xlabel(plot.wrt)
-    axes.set_xlim(plot.low, plot.high)
-    axes.set_ylim(*plot.y_range())
-    axes.grid(True, color="#d0d7de", linewidth=0.6)
+    panels = plot.panels()
+    figure = Figure(figsize=(6.4, 4.0 * (1 + 0.5 * (len(panels) - 1))), dpi=150)
+    every = figure.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    looks = {"value": (plot.values, plot.output, "#0969da", "-"),
+             "grad": (plot.grads, f"∂{plot.output}/∂{plot.wrt}", "#bc4c00", "--")}
+    for axes, (which, y_range) in zip(every, panels):
+        for kind in which:
+            series, label, colour, style = looks[kind]
+            axes.plot(plot.xs, series, label=label, color=colour, linewidth=2, linestyle=style)
+        axes.axhline(0, color="#8c959f", linewidth=0.8)
+        axes.set_xlim(plot.low, plot.high)
+        axes.set_ylim(*y_range)
+        axes.grid(True, color="#d0d7de", linewidth=0.6)
+        axes.legend()
+    every[-1].set_xlabel(plot.wrt)
     title = ", ".join(f"{k}={v}" for k, v in plot.at_text().items())
     if title:
-        axes.set_title(title, fontsize=9)
-    axes.legend()
+        every[0].set_title(title, fontsize=9)
     figure.tight_layout()
     figure.savefig(path, format="png")

@@ -7,7 +7,8 @@
 
 The program runs once: its graph is drawn by program/svg.py exactly as `graph --format svg`
 draws it (the same model, the same layout), and explained by program/explain.py exactly as
-`explain --format json` writes it. The page embeds that JSON as it is, with the graph's nodes
+`explain --format json` writes it. The page embeds that JSON as it is (but a large tensor
+summarised: for_page), with the graph's nodes
 (their values, as `graph --format json` gives them) and, for each path and each backward step,
 which drawn nodes and edges it runs through, so its script only shows numbers, never works one
 out. The page itself is page.html, page.css and page.js beside this file (write.py puts them
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...autograd.explain import LIMIT, Explanation, grad_label, seed_text, seeded
+from ...explanation import LIMIT, Explanation, grad_label, seed_text, seeded
 from ..explain import explain_run
 from ..graph import GraphModel, build_graph
 from ..run import differentiate
@@ -26,6 +27,43 @@ from ..svg import graph_svg
 from ..values import for_json
 
 NODES = 2_000  # graph nodes drawn on explain's page (graph's page draws its --limit)
+STEPS_NODES = 200  # a graph larger than this has no Formula part (derive --steps writes it)
+STEP_VALUES = 150  # steps whose values the page works out (each a run of the engine); beyond, none
+# A tensor of more numbers than this is summarised on the page: its shape, its corners (the first
+# and last EDGE_ITEMS along each axis, as NumPy prints a large array) and statistics, never every
+# number (`explain --format json` has them all): a page of a 2000 × 2000 input stays small.
+SUMMARISED = 10_000
+EDGE_ITEMS = 3
+
+
+def for_page(value):
+    """A value as the page embeds it: as `explain --format json` writes it, but a tensor of more
+    than SUMMARISED numbers as {"summary": true, "shape", "size", "corner", "min", "max", "mean",
+    "not_finite"} (the statistics over its finite numbers; None where it has none)."""
+    import numpy as np
+
+    if value is None or isinstance(value, (bool, int, float)):
+        return for_json(value)
+    array = np.asarray(value)
+    if array.size <= SUMMARISED:
+        return for_json(array)
+    corner = array
+    for axis, length in enumerate(array.shape):
+        if length > 2 * EDGE_ITEMS:
+            keep = np.r_[0:EDGE_ITEMS, length - EDGE_ITEMS:length]
+            corner = np.take(corner, keep, axis=axis)
+    summary = {"summary": True, "shape": list(array.shape), "size": int(array.size), "corner": for_json(corner)}
+    if array.dtype.kind in "fc":
+        finite = np.isfinite(array)
+        count = int(finite.sum())
+        values = array[finite] if count < array.size else array
+        summary["not_finite"] = int(array.size - count)
+    else:
+        values, count = array, array.size
+        summary["not_finite"] = 0
+    summary.update({"min": for_json(values.min()) if count else None, "max": for_json(values.max()) if count else None,
+                    "mean": for_json(values.mean(dtype=np.float64)) if count else None})
+    return summary
 
 
 @dataclass(repr=False)
@@ -36,6 +74,7 @@ class Page:
     graph: GraphModel
     svg: str  # the drawing, as `graph --format svg` makes it
     warnings: list = field(default_factory=list)
+    formula: dict | None = None  # derive --steps for each input, each step's value at the point (numbers only)
 
     def data(self) -> dict:
         """Everything the page shows, as JSON-ready data: `explanation` is `explain --format json`."""
@@ -44,10 +83,10 @@ class Page:
         return {
             "source": self.source,
             "program": self.text,
-            "explanation": explanation.to_dict(for_json),
+            "explanation": explanation.to_dict(for_page),
             "graph": {
                 "nodes": [{"id": n.id, "op": n.op, "name": n.name, "source": n.source, "line": n.line,
-                           "shape": list(n.shape), "value": for_json(n.value), "leaf": n.op == "AccumulateGrad"}
+                           "shape": list(n.shape), "value": for_page(n.value), "leaf": n.op == "AccumulateGrad"}
                           for n in model.nodes],
                 "root": model.root,
                 "left_out": model.left_out,
@@ -62,6 +101,7 @@ class Page:
                            for name, item in explanation.inputs.items()},
             },
             "warnings": [w.message for w in self.warnings],
+            "formula": self.formula,
         }
 
     def __repr__(self) -> str:
@@ -95,7 +135,46 @@ def build(source, at: dict | None = None, *, program=None, wrt=None, why: str | 
     for node in model.nodes:  # drawn as before backward, as `graph --format svg` draws it: the steps show gradients
         node.grad, node.retained = None, False
     svg = graph_svg(model, title=f"autodiff graph of {run.source}") if model.nodes else ""  # nothing recorded
-    return Page(run.source, run.evaluation.source.text, explanation, model, svg, list(run.warnings))
+    formula = formula_steps(run, at, wrt, output, options) if len(model.nodes) <= STEPS_NODES else \
+        {"refused": f"the program has more than {STEPS_NODES} operations; derive --steps writes its steps"}
+    return Page(run.source, run.evaluation.source.text, explanation, model, svg, list(run.warnings), formula)
+
+
+def formula_steps(run, at, wrt, output, options) -> dict:
+    """The page's Formula part: `derive --steps` of each input, each step's value at the run's point;
+    where the steps are not written (a tensor, a function without one), `refused` says why."""
+    from dataclasses import replace
+
+    from ...language import ProgramError
+    from ..errors import GradientProblem, UsageProblem
+    from ..steps import derivative_text, derive_steps, lines, result_text, rule_label, values_at, where_text
+
+    source = run.evaluation.source
+    tensors = [q for q in run.inputs if q.shape]
+    if tensors:  # said before derive runs, which may take long over matrices
+        return {"refused": f"the steps are written for numbers; {tensors[0].name} has shape {list(tensors[0].shape)}"}
+    try:
+        d = derive_steps(source, at, wrt=wrt, output=output, options=replace(options, keep_tensors=False))
+        point = {q.name: q.value for q in run.inputs if q.name in d.derived.inputs}
+        values = values_at(d, point) if sum(len(b.steps) for b in d.inputs) <= STEP_VALUES else {}
+    except (ProgramError, GradientProblem, UsageProblem) as exc:
+        return {"refused": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+    grads = {q.name: q.grad for q in run.inputs}
+    inputs = {}
+    for block in d.inputs:
+        shown = []
+        for s in block.steps:
+            if s.rule == "simplify":
+                text, value = f"∂{d.output}/∂{block.wrt} = {s.result[0]}", grads.get(block.wrt)
+            else:
+                text, value = f"{derivative_text(block.wrt, s)} = {result_text(block.steps, s, block.wrt)}", \
+                    values.get(block.wrt, {}).get(s.id)
+            where = where_text(d, s)
+            shown.append({"id": s.id, "rule": rule_label(s), "text": text, "value": for_json(value),
+                          "where": f"({where})" if where else None})
+        inputs[block.wrt] = shown
+    notes = [text for kind, text in lines(d) if kind in ("where", "assume")]
+    return {"inputs": inputs, "notes": notes}
 
 
 def links(explanation: Explanation, model: GraphModel) -> dict:

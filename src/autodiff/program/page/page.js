@@ -56,52 +56,77 @@
     while (Array.isArray(v)) { shape.push(v.length); v = v[0]; }
     return shape;
   }
-  function kept(n, whole) {
+  function kept(n, whole, full) {
+    // the indices shown of an axis of n (null: the gap); `full`, where the data holds only the
+    // corners of a summarised tensor, is the axis's whole length
     var out = [], i;
-    if (whole || n <= THRESHOLD) { for (i = 0; i < n; i++) out.push(i); return out; }
+    if (full === undefined) full = n;
+    if (whole || full <= THRESHOLD) { for (i = 0; i < n; i++) out.push(i); return out; }
     for (i = 0; i < EDGE_ITEMS; i++) out.push(i);
     out.push(null);
     for (i = n - EDGE_ITEMS; i < n; i++) out.push(i);
     return out;
   }
-  function row(values, whole) {
+  function row(values, whole, full) {
     var tr = el("tr");
-    kept(values.length, whole).forEach(function (i) {
+    kept(values.length, whole, full).forEach(function (i) {
       var td = el("td", i === null ? "gap" : "");
       add(td, i === null ? "…" : number(values[i]));
       tr.appendChild(td);
     });
     return tr;
   }
-  function matrix(v, whole) {
+  function matrix(v, whole, full) {
+    // full: the whole lengths of the (one or two) axes, where v holds a summary's corners
     var table = el("table");
-    if (v.length && !Array.isArray(v[0])) { table.appendChild(row(v, whole)); return table; }
-    var width = v.length ? kept(v[0].length, whole).length : 0;
-    kept(v.length, whole).forEach(function (i) {
+    full = full || shapeOf(v);
+    if (v.length && !Array.isArray(v[0])) { table.appendChild(row(v, whole, full[0])); return table; }
+    var width = v.length ? kept(v[0].length, whole, full[1]).length : 0;
+    kept(v.length, whole, full[0]).forEach(function (i) {
       if (i === null) {
         var tr = el("tr"), td = el("td", "gap", "⋮");
         td.colSpan = Math.max(width, 1);
         table.appendChild(add(tr, td));
       } else {
-        table.appendChild(row(v[i], whole));
+        table.appendChild(row(v[i], whole, full[1]));
       }
     });
     return table;
   }
-  function slices(v, shape, prefix, whole, box) {
+  function slices(v, shape, prefix, whole, box, full) {
     // tensors of 3 dimensions or more: one matrix per index of the leading dimensions
+    full = full || shape;
     if (shape.length <= 2) {
       if (prefix.length) box.appendChild(el("span", "index", "[" + prefix.concat([":", ":"]).join(", ") + "]"));
-      box.appendChild(matrix(v, whole));
+      box.appendChild(matrix(v, whole, full));
       return;
     }
-    kept(v.length, whole).forEach(function (i) {
-      if (i === null) box.appendChild(el("span", "index gap", "⋮"));
-      else slices(v[i], shape.slice(1), prefix.concat([i]), whole, box);
+    kept(v.length, whole, full[0]).forEach(function (i) {
+      if (i === null) { box.appendChild(el("span", "index gap", "⋮")); return; }
+      var index = i < v.length - EDGE_ITEMS || v.length === full[0] ? i : full[0] - v.length + i; // a corner's place
+      slices(v[i], shape.slice(1), prefix.concat([index]), whole, box, full.slice(1));
     });
   }
+  function summaryView(s, role) {
+    // a tensor too large to embed whole: its corners, in its shape, and its statistics
+    var box = el("span", "tensor summary");
+    box.dataset.shape = JSON.stringify(s.shape);
+    box.dataset.whole = "false";
+    if (role) box.dataset.role = role;
+    slices(s.corner, shapeOf(s.corner), [], false, box, s.shape);
+    box.appendChild(el("span", "shape", "shape [" + s.shape.join(", ") + "]"));
+    var stats = el("span", "stats");
+    add(stats, "min ", number(s.min, "min"), " · max ", number(s.max, "max"), " · mean ", number(s.mean, "mean"));
+    if (s.not_finite) add(stats, " (of the finite; " + s.not_finite.toLocaleString("en-US") + " nan or inf)");
+    box.appendChild(stats);
+    box.appendChild(el("span", "muted", s.size.toLocaleString("en-US") +
+                       " numbers, summarised: autodiff explain --format json writes them all"));
+    return box;
+  }
+  function cornerOf(v) { return v !== null && typeof v === "object" && v.summary ? v.corner : v; }
   function tensorView(v, role) {
     // a value in its shape: a number, or a table (one per index of the leading dimensions)
+    if (v !== null && typeof v === "object" && v.summary) return summaryView(v, role);
     if (!Array.isArray(v)) return number(v, role);
     var shape = shapeOf(v), size = shape.reduce(function (a, b) { return a * b; }, 1);
     var box = el("span", "tensor");
@@ -131,6 +156,7 @@
   }
   function short(v) {
     // a value in a line of text (an edge's label): a number, or a tensor's first numbers
+    v = cornerOf(v);
     if (!Array.isArray(v)) return fmt(v);
     var flat = [];
     (function walk(x) { if (Array.isArray(x)) x.forEach(walk); else flat.push(x); })(v);
@@ -298,7 +324,29 @@
     return formula + (showsLocal(e) ? " = " + short(e.local) : "");
   }
 
+  // -- the formula, rule by rule (derive --steps), each step's value at the point --
+  function showFormula(name) {
+    var box = $("formula"), formula = data.formula;
+    box.textContent = "";
+    if (!formula || formula.refused) {
+      box.appendChild(el("p", "muted", formula ? "No steps here: " + formula.refused : "No steps here."));
+      return;
+    }
+    var steps = formula.inputs[name];
+    if (!steps) { box.appendChild(el("p", "muted", "No steps for " + name + ".")); return; }
+    var list = el("ol", "formula-steps");
+    steps.forEach(function (s) {
+      var li = add(el("li", "formula-step"), el("span", "rule", s.rule), " ", el("span", "formula", s.text));
+      if (s.value !== null) add(li, " = ", number(s.value, "step"));
+      if (s.where) add(li, " ", el("span", "muted", s.where));
+      list.appendChild(li);
+    });
+    box.appendChild(list);
+    formula.notes.forEach(function (note) { box.appendChild(el("p", "muted", note)); });
+  }
+
   function showInput(name, quiet) {
+    showFormula(name);
     chosenInput = name;
     chosenPath = 0;
     inputNames.forEach(function (n) { inputButtons[n].setAttribute("aria-pressed", n === name ? "true" : "false"); });

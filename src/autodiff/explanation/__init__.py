@@ -34,9 +34,9 @@ import math
 
 import numpy as np
 
-from ...tensor import Tensor
-from ..grad_mode import no_grad
-from ..node import edge
+from ..tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ..autograd.node import edge
 from .graph import _Graph, _is_number_graph, default_namer
 from .model import Edge, Explanation, InputExplanation, NodeInfo, Passed, Path, Step  # noqa: F401
 from .paths import _number_paths, _reaching, _tensor_paths, count_paths

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ... import codec
+from .. import codec
 
 
 @dataclass
@@ -93,7 +93,7 @@ class Explanation:
         printer.text(plain(self))
 
     def _repr_html_(self) -> str:  # Jupyter
-        from ..._html import text_html  # a notebook's only: the module is not loaded otherwise
+        from .._html import text_html  # a notebook's only: the module is not loaded otherwise
         from .text import plain
 
         return text_html(plain(self))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine import _conform, _schedule
-from ..node import AccumulateGrad
+from ..autograd.engine import _conform, _schedule
+from ..autograd.node import AccumulateGrad
 from .graph import _Graph
 from .model import Passed, Step
 

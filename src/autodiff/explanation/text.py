@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ... import codec
+from .. import codec
 from .model import Explanation, Passed, Path
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops.spelling import called_as
-from ..engine import _conform, topological
-from ..node import AccumulateGrad
+from ..ops.spelling import called_as
+from ..autograd.engine import _conform, topological
+from ..autograd.node import AccumulateGrad
 from .model import NodeInfo
 from .text import values_text
 
@@ -117,7 +117,7 @@ class _Graph:
     def _body(self, node, position: int) -> str:
         """The local derivative's text: the op's own `defop` formula, traced (symbolic/formulas.py)
         and written in the node's operands."""
-        from ...symbolic.formulas import node_formula  # the symbolic tracer loads when a formula is first written
+        from ..symbolic.formulas import node_formula  # the symbolic tracer loads when a formula is first written
 
         try:
             formula = node_formula(node, position)

@@ -12,11 +12,11 @@ from contextlib import contextmanager
 FLAGS = {"at": "--at", "wrt": "--wrt", "output": "--output", "order": "--order", "retain": "--retain",
          "grad_output": "--grad-output", "check": "--check", "max_iterations": "--max-iterations",
          "max_elements": "--max-elements", "range": "--range", "points": "--samples", "mode": "--mode", "shape": "--shape",
-         "eps": "--eps"}
+         "eps": "--eps", "steps": "--steps"}
 PARAMETERS = {"at": "at", "wrt": "wrt", "output": "output", "order": "order", "retain": "retain",
               "grad_output": "grad_output", "check": "check", "max_iterations": "Options.max_iterations",
               "max_elements": "Options.max_elements", "range": "low and high", "points": "points", "mode": "mode",
-              "shape": "shapes", "eps": "eps"}
+              "shape": "shapes", "eps": "eps", "steps": "derive_steps"}
 
 
 class _State:

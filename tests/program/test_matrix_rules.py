@@ -1,0 +1,78 @@
+"""The matrix algebra's identities, one row each (symbolic/matrix.py's RULES): every rule has an
+example here and rewrites it as the textbook does (test_matrix_calculus.py holds the derived
+formulas to PyTorch's numbers at two sizes). Adding a rule is a row in RULES and a row here;
+the first test says which rule has none."""
+
+from __future__ import annotations
+
+import pytest
+
+from autodiff.symbolic import expr as E
+from autodiff.symbolic import matrix as M
+from autodiff.symbolic.printing import MathPrinter
+
+n, m = 3, 4
+A, B = E.symbol("A", (n, n)), E.symbol("B", (n, m))
+x, b = E.symbol("x", (n,)), E.symbol("b", (m,))
+k = E.symbol("k")
+I = E.call("eye", (n,), (n, n))
+
+
+def call(op, *args, shape):
+    return E.call(op, args, shape)
+
+
+# rule name -> (an expression it rewrites, the rewritten expression as a page of mathematics writes it)
+EXAMPLES = {
+    "the identity vanishes from a product: A I = A": (lambda: call("mm", A, I, shape=(n, n)), "A"),
+    "a number leaves a product: A (k x) = k A x": (lambda: call("mv", A, 2 * x, shape=(n,)), "2 * (A @ x)"),
+    "a column times a row is an outer product: a bᵀ": (
+        lambda: call("mm", call("reshape", x, (n, 1), shape=(n, 1)), call("reshape", b, (1, m), shape=(1, m)),
+                     shape=(n, m)), "x bᵀ"),
+    "a row or column product is a matrix-vector product: xᵀ A = (Aᵀ x)ᵀ": (
+        lambda: call("reshape", call("mm", call("reshape", x, (1, n), shape=(1, n)), B, shape=(1, m)), (m,),
+                     shape=(m,)), "Bᵀ @ x"),
+    "the identity and a diagonal are symmetric: Iᵀ = I": (lambda: call("t", I, shape=(n, n)), "I"),
+    "twice transposed is itself: (Aᵀ)ᵀ = A": (lambda: call("t", call("t", A, shape=(n, n)), shape=(n, n)), "A"),
+    "a transpose goes through a product: (A B)ᵀ = Bᵀ Aᵀ": (
+        lambda: call("t", call("mm", A, B, shape=(n, m)), shape=(m, n)), "Bᵀ @ Aᵀ"),
+    "an outer product transposed: (a bᵀ)ᵀ = b aᵀ": (
+        lambda: call("t", call("outer", x, b, shape=(n, m)), shape=(m, n)), "b xᵀ"),
+    "a transpose goes through a sum: (A + B)ᵀ = Aᵀ + Bᵀ": (
+        lambda: call("t", A + call("t", A, shape=(n, n)), shape=(n, n)), "A + Aᵀ"),
+    "a number leaves a transpose: (k A)ᵀ = k Aᵀ": (lambda: call("t", 3 * A, shape=(n, n)), "3 * Aᵀ"),
+    "a matrix of one number is its own transpose": (lambda: call("t", E.const(2.0, (n, m)), shape=(m, n)),
+                                                     "full((4, 3), 2)"),
+    "an upper triangle transposed is a lower one: triu(A)ᵀ = tril(Aᵀ)": (
+        lambda: call("t", call("triu", A, shape=(n, n)), shape=(n, n)), "tril(Aᵀ)"),
+    "rows that are all one vector: 1 xᵀ": (lambda: call("expand", x, (m, n), shape=(m, n)), "1 xᵀ"),
+    "swapping a matrix's two dims is its transpose": (lambda: call("transpose", B, 0, 1, shape=(m, n)), "Bᵀ"),
+    "the solution of A X = 0 is 0": (lambda: call("linalg_solve", A, E.const(0.0, (n, m)), True, shape=(n, m)),
+                                     "zeros(3, 4)"),
+    "a solve against the identity is an inverse: A⁻¹ (k I) = k A⁻¹": (
+        lambda: call("linalg_solve", A, 2 * I, True, shape=(n, n)), "2 * A⁻¹"),
+    "a number leaves a sum: sum(k x) = k sum(x)": (lambda: call("sum", -3 * x, shape=()), "-3 * sum(x)"),
+    "summed to a number is the sum: sum_to(x, ()) = sum(x)": (lambda: call("sum_to", x, (), shape=()), "sum(x)"),
+    "exp of log_softmax is softmax": (lambda: call("exp", call("log_softmax", x, 0, shape=(n,)), shape=(n,)),
+                                      "softmax(x, 0)"),
+    "exp(z - logsumexp(z)) is softmax(z)": (
+        lambda: call("exp", x - call("reshape", call("logsumexp", x, (0,), shape=()), (1,), shape=(1,)),
+                     shape=(n,)), "softmax(x, 0)"),
+    "the inverse of a transpose is the inverse transposed: (Xᵀ)⁻¹ = X⁻ᵀ": (
+        lambda: call("linalg_inv", call("t", A, shape=(n, n)), shape=(n, n)), "A⁻ᵀ"),
+}
+
+
+def test_every_rule_has_an_example():
+    assert [r.name for r in M.RULES if r.name not in EXAMPLES] == []
+    assert [name for name in EXAMPLES if name not in {r.name for r in M.RULES}] == []
+
+
+@pytest.mark.parametrize("rule", M.RULES, ids=lambda r: r.name)
+def test_a_rule_rewrites_its_example_as_the_textbook_does(rule):
+    E.new_table()
+    make, written = EXAMPLES[rule.name]
+    before = make()
+    assert rule.rewrite(before) is not None, "the rule applies to its example"
+    (after,) = M.simplify([before])
+    assert MathPrinter().text(after) == written
