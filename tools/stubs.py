@@ -29,6 +29,7 @@ import autodiff  # noqa: E402  (after the path: the checkout's own)
 # The names a stub may use in an annotation as they are; any other annotation is Any.
 KNOWN = {"Tensor", "Size", "dtype", "device", "int", "float", "bool", "str", "None", "tuple", "list", "dict", "object"}
 SUBMODULES = ("autograd", "func", "linalg", "nn", "return_types")
+LAZY = ("derive", "explain")  # functions autodiff's __getattr__ loads on first use
 HEADER = ('"""autodiff\'s public surface for editors and type checkers: written by tools/stubs.py from what\n'
           'importing autodiff defines; do not edit by hand."""\n\n'
           "from typing import Any\n\n")
@@ -117,9 +118,10 @@ def tensor_class() -> list:
 def stub() -> str:
     out = [HEADER]
     out += [f"from . import {name} as {name}\n" for name in SUBMODULES]
-    out.append("\n__version__: str\n\n\ndef __getattr__(name: str) -> Any: ...  # what loads on first use: derive, explain\n\n\n")
+    out.append("\n__version__: str\n\n\n")
     classes, functions, values = [], [], []
-    for name in sorted(n for n in dir(autodiff) if not n.startswith("_")):
+    # what loads on first use is named too, so the stub is the same whichever loaded already
+    for name in sorted({n for n in dir(autodiff) if not n.startswith("_")} | set(LAZY)):
         value = getattr(autodiff, name)
         if inspect.ismodule(value):
             continue

@@ -41,7 +41,9 @@ def backward_cpu_per_step(steps: int, how: str) -> float:
 def test_backward_on_interleaved_tapes_costs_the_same_per_step_at_eight_times_the_size(how):
     small, large = 400, 3200
     ratio = backward_cpu_per_step(large, how) / backward_cpu_per_step(small, how)
-    assert ratio < 1.5  # a scan of the runs per record made it grow with the size (~8x here)
+    # a scan of the runs per record made it grow with the size (~8x here); linear reads 1.0-1.5 on
+    # a quiet machine, a little more on a loaded one: the bound catches the growth, not the noise
+    assert ratio < 3.0
 
 
 def leaf_used_everywhere(lib):

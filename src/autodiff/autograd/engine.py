@@ -863,8 +863,8 @@ def _store_grad(tensor: Tensor, g: Tensor, create_graph: bool) -> None:
     with _ACCUMULATING:
         current = tensor._grad
         if current is None and create_graph and g.requires_grad:
-            # PyTorch's AccumulateGrad copies a gradient that is itself recorded into a new tensor of
-            # the leaf's layout (copy_), so `.grad`'s node is CopyBackwards(None, the gradient's node).
+            # PyTorch's AccumulateGrad copies a gradient that is itself recorded into a new tensor of the
+            # leaf's layout (copy_), so `.grad`'s node is CopyBackwards(None, the gradient's node).
             tensor._grad = COPY.apply(_make(backend.array_module(g._data).empty_like(g._data)), g)
         elif current is None:
             tensor._grad = _alias(g) if create_graph else _make(g._data)
