@@ -67,12 +67,13 @@ def CLOSE() -> None:  # replaced by tape.py: ends the runs of records that the o
 
 
 def _dropper(key: int):
-    def drop(ref) -> None:
-        with _LOCK:
-            entry = EVENTS.get(key)
+    # (the module's objects bound here: an array may die as the interpreter clears the module)
+    def drop(ref, lock=_LOCK, events=EVENTS, state=_state) -> None:
+        with lock:
+            entry = events.get(key)
             if entry is not None and entry[0] is ref:
-                del EVENTS[key]
-                _state["events"] -= len(entry) - 1
+                del events[key]
+                state["events"] -= len(entry) - 1
 
     return drop
 
