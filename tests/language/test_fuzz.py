@@ -206,7 +206,7 @@ def _well_formed(draw):
     return "\n".join(lines)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(_well_formed())
 def test_well_formed_programs_on_inputs_of_several_shapes(text):
     try:
