@@ -549,24 +549,40 @@ def symbols_of(e: Expr) -> set:
     return {n.args[0] for n in postorder([e]) if n.op == "sym"}
 
 
-def has_symbols(e: Expr) -> bool:
-    """Whether an input's symbol is in `e` (a number made of sizes has none); each node worked
-    out once, without recursion."""
-    found = _HAS_SYMBOLS.get(e)
+def reaches(e: Expr, hit, memo: dict, worth=None) -> bool:
+    """Whether a node for which `hit(node)` holds is in `e`, `e` included; `memo` keeps every
+    node's answer, so each is worked out once, and nothing recurses. A node `worth` rejects
+    (where given) holds none below it and is not walked."""
+    found = memo.get(e)
     if found is not None:
         return found
-    if not e.symbolic:
-        return False
     stack = [e]
     while stack:
         node = stack[-1]
-        if node in _HAS_SYMBOLS:
+        if node in memo:
             stack.pop()
             continue
-        pending = [c for c in children(node) if c not in _HAS_SYMBOLS and c.symbolic]
+        if worth is not None and not worth(node):
+            memo[node] = False
+            stack.pop()
+            continue
+        pending = [c for c in children(node) if c not in memo]
         if pending:
             stack.extend(pending)
             continue
-        _HAS_SYMBOLS[node] = node.op == "sym" or any(c.symbolic and _HAS_SYMBOLS[c] for c in children(node))
+        memo[node] = hit(node) or any(memo[c] for c in children(node))
         stack.pop()
-    return _HAS_SYMBOLS[e]
+    return memo[e]
+
+
+def has_symbols(e: Expr) -> bool:
+    """Whether an input's symbol is in `e` (a number made of sizes has none)."""
+    return reaches(e, _is_symbol, _HAS_SYMBOLS, _is_symbolic)
+
+
+def _is_symbol(e: Expr) -> bool:
+    return e.op == "sym"
+
+
+def _is_symbolic(e: Expr) -> bool:
+    return e.symbolic

@@ -175,23 +175,8 @@ def _at_one(v: E.Expr, s: E.Expr) -> E.Expr:
 
 
 def _contains(e: E.Expr, s: E.Expr, memo: dict) -> bool:
-    """Whether s is in e (memo: every node's answer so far); an explicit stack, not recursion."""
-    found = memo.get(e)
-    if found is not None:
-        return found
-    stack = [e]
-    while stack:
-        node = stack[-1]
-        if node in memo:
-            stack.pop()
-            continue
-        pending = [c for c in E.children(node) if c not in memo]
-        if pending:
-            stack.extend(pending)
-            continue
-        memo[node] = node is s or any(memo[c] for c in E.children(node))
-        stack.pop()
-    return memo[e]
+    """Whether s is in e (memo: every node's answer so far)."""
+    return E.reaches(e, lambda node: node is s, memo)
 
 
 def _driven(step, v: E.Expr, s: E.Expr, memo: dict | None):
