@@ -404,3 +404,18 @@ class _Zygote:
 
 
 _ZYGOTE = _Zygote()
+
+
+def interrupted(args: list, after: float) -> tuple:
+    """The console script run with `args` and sent Ctrl-C (SIGINT) `after` seconds: (its exit
+    status, standard output, standard error, seconds from the signal to its end)."""
+    import signal
+    import time
+
+    process = subprocess.Popen(console_script() + list(args), cwd=ROOT, env=environment(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    time.sleep(after)
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    stdout, stderr = process.communicate(timeout=60)
+    return process.returncode, stdout, stderr, time.monotonic() - sent

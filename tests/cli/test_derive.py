@@ -101,10 +101,8 @@ def test_a_declared_shape_is_checked_against_the_value(autodiff):
 import os  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
-import signal  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 import xml.dom.minidom  # noqa: E402
 
 import pytest  # noqa: E402
@@ -146,20 +144,15 @@ def test_a_file_name_is_data_in_svg_html_and_latex(autodiff, tmp_path, name):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_ends_derive_at_once(tmp_path):
-    from console import ROOT, console_script, environment
+    from console import interrupted
 
     path = tmp_path / "long.expr"
     path.write_text("y = x\nfor i in range(2000000):\n    y = y * 0.5 + x\n")
-    process = subprocess.Popen(console_script() + ["derive", str(path), "--at", "x=1", "--max-iterations",
-                                                   "100000000"], cwd=ROOT, env=environment(),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(2.0)  # well into the trace
-    process.send_signal(signal.SIGINT)
-    sent = time.monotonic()
-    stdout, stderr = process.communicate(timeout=60)
+    code, stdout, stderr, waited = interrupted(["derive", str(path), "--at", "x=1", "--max-iterations", "100000000"],
+                                               after=2.0)  # well into the trace
     # generous for a loaded machine: what this holds is no wait for the trace to finish (tens of seconds)
-    assert time.monotonic() - sent < 5
-    assert (process.returncode, stdout, stderr) == (130, b"", b"autodiff: interrupted\n")
+    assert waited < 5
+    assert (code, stdout, stderr) == (130, b"", b"autodiff: interrupted\n")
 
 
 def test_made_up_points_respect_the_element_limit_before_allocating(autodiff):
