@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+from . import expr as E
+
 TRACED = (7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47)
 CHECKED = (53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103)
 
@@ -105,8 +107,6 @@ class _SizeArithmetic:
 
     def _other(self, other):
         """(other's value, its expression) for a number; None for anything else."""
-        from . import expr as E
-
         sym = getattr(other, "sym", None)
         if sym is not None:
             return other, sym
@@ -156,8 +156,6 @@ class _SizeArithmetic:
         return self._binary(other, lambda a, b: a / b, lambda a, b: a / b, True)
 
     def __pow__(self, other):
-        from . import expr as E
-
         if isinstance(other, (int, float)) and not isinstance(other, bool) and getattr(other, "sym", None) is None:
             return self._made(self._plain() ** other, E.power(self.sym, float(other)))
         return NotImplemented
@@ -207,8 +205,6 @@ def symbolic_size(value: int, by_prime: dict, sizes: dict):
     found = sizes.get(value)
     if found is not None:
         return found
-    from . import expr as E
-
     rest, names = int(value), []
     if rest > 1:
         for prime, name in sorted(by_prime.items()):
