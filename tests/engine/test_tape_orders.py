@@ -13,7 +13,11 @@ def interleaved(steps: int):
     """Two chains on two tapes, one op of each in turn: every op starts a run of its tape."""
     s1 = autodiff.tensor(0.9, requires_grad=True)
     s2 = autodiff.tensor(1.1, requires_grad=True)
-    a, b = s1 * 1.0, s2 * 1.0
+    b = s2 * 1.0
+    a = s1 * 1.0  # (records of leaves alone go to the open tape: b's)
+    for _ in range(WINDOW):
+        a = a * 1.0
+    b = b * 1.0  # b is more than WINDOW records back: a tape of its own from here
     for _ in range(steps):
         a = autodiff.tanh(a * s1)
         b = autodiff.tanh(b * s2)

@@ -288,14 +288,29 @@ def _run_tapes(tensors, seeds, keep_graph: bool) -> bool:
 
 def _run_many_tapes(tapes: dict, tensors, seeds, keep_graph: bool, leaves: dict, sums: list) -> None:
     buffers = {serial: [None] * n for serial, (tape, n, _, _) in tapes.items()}
+    # Each tape's lowest index with a gradient pending (a list, which its link targets lower),
+    # and highest with one to come (a seed, or a link from another tape): a tape shared by
+    # several graphs (see tape.JOIN_BYTES) is read only between the two.
+    lows = {serial: [n] for serial, (tape, n, _, _) in tapes.items()}
+    tops = {serial: 0 for serial in tapes}
     for t, seed in zip(tensors, seeds):
-        buffer, at = buffers[t._node.serial], t._at
+        serial, at = t._node.serial, t._at
+        buffer = buffers[serial]
         buffer[at] = seed._data if buffer[at] is None else buffer[at] + seed._data
+        lows[serial][0] = min(lows[serial][0], at)
+        tops[serial] = max(tops[serial], at + 1)
+    for tape, _, links, _ in tapes.values():
+        for node, _, _ in links:
+            if node.__class__ is not AccumulateGrad:
+                serial = node._tape.serial
+                tops[serial] = max(tops[serial], node._at + 1)
     # Every run of records of every tape, newest first: PyTorch's order across graphs too.
     runs = []
     for tape, n, _, marks in tapes.values():
+        top = tops[tape.serial]
         for k in range(0, len(marks), 3):
-            runs.append((marks[k + 1], tape, marks[k], marks[k + 3] if k + 3 < len(marks) else n))
+            if marks[k] < top:
+                runs.append((marks[k + 1], tape, marks[k], min(marks[k + 3] if k + 3 < len(marks) else n, top)))
     if len(runs) > 1:  # one tape of one run (a small graph) has its order already
         runs.sort(key=itemgetter(0), reverse=True)
     targets: dict = {}  # serial -> what each of the tape's links leads to
@@ -309,10 +324,14 @@ def _run_many_tapes(tapes: dict, tensors, seeds, keep_graph: bool, leaves: dict,
     failed: list = []
     try:
         for _, tape, start, end in runs:
-            links = targets.get(tape.serial)
+            serial = tape.serial
+            low = lows[serial]
+            if low[0] >= end:  # nothing pending in this run
+                continue
+            links = targets.get(serial)
             if links is None:
-                links = targets[tape.serial] = _link_targets(tapes[tape.serial][2], buffers, records, leaves, sums)
-            _run_records(records[tape.serial], buffers[tape.serial], links, start, end, keep_graph, failed)
+                links = targets[serial] = _link_targets(tapes[serial][2], buffers, records, lows, leaves, sums)
+            _run_records(records[serial], buffers[serial], links, start, end, keep_graph, failed, low)
     except BaseException:
         if failed:
             _keep_complete_leaves(tapes, records, buffers, (tape.serial, failed[0]), leaves, sums)
@@ -330,18 +349,25 @@ def _run_one_tape(entry: tuple, tensors, seeds, keep_graph: bool, leaves: dict, 
     per tape, and its runs newest first as they were appended, without a sort."""
     tape, n, links, marks = entry
     buffer = [None] * n
+    low, top = [n], 0  # as in _run_many_tapes (a tape alone links to leaves only)
     for t, seed in zip(tensors, seeds):
         at = t._at
         buffer[at] = seed._data if buffer[at] is None else buffer[at] + seed._data
+        low[0] = min(low[0], at)
+        top = max(top, at + 1)
     records = tape.unpack() if tape.base else tape.records  # as in _run_many_tapes
-    links = _link_targets(links, {tape.serial: buffer}, {tape.serial: records}, leaves, sums)
+    links = _link_targets(links, {tape.serial: buffer}, {tape.serial: records}, {}, leaves, sums)
     quiet = backend.quiet()
     failed: list = []
     try:
-        end = n
+        end = top
         for k in range(len(marks) - 3, -1, -3):
-            _run_records(records, buffer, links, marks[k], end, keep_graph, failed)
-            end = marks[k]
+            start = marks[k]
+            if start < end:
+                _run_records(records, buffer, links, start, end, keep_graph, failed, low)
+                if low[0] >= start:  # nothing pending below this run
+                    break
+                end = start
     except BaseException:
         if failed:
             serial = tape.serial
@@ -430,9 +456,10 @@ def _lean_tapes(tensors):
     return tapes
 
 
-def _link_targets(links: list, buffers: dict, records: dict, leaves: dict, sums: list) -> list:
-    """For each of a tape's links, (buffer, index, (shape, dtype)) where a gradient sent through
-    it goes: a record of an older tape, or a leaf (its place in `sums`, one per AccumulateGrad)."""
+def _link_targets(links: list, buffers: dict, records: dict, lows: dict, leaves: dict, sums: list) -> list:
+    """For each of a tape's links, (buffer, index, (shape, dtype), low) where a gradient sent
+    through it goes: a record of an older tape (`low`: that tape's lowest pending index, which
+    the gradient may lower), or a leaf (its place in `sums`, one per AccumulateGrad; low None)."""
     targets = []
     for node, _, _ in links:
         if node.__class__ is AccumulateGrad:
@@ -441,29 +468,35 @@ def _link_targets(links: list, buffers: dict, records: dict, leaves: dict, sums:
                 k = leaves[node] = len(sums)
                 sums.append(None)
             meta = (node._shape, node._dtype)
-            targets.append((sums, k, _SCALAR_META if meta == _SCALAR_META else meta))
+            targets.append((sums, k, _SCALAR_META if meta == _SCALAR_META else meta, None))
         else:
             serial = node._tape.serial
-            targets.append((buffers[serial], node._at, records[serial][node._at][1]))
+            targets.append((buffers[serial], node._at, records[serial][node._at][1], lows[serial]))
     return targets
 
 
-def _run_records(records, buffer, links, start, end, keep_graph, failed: list) -> None:
+def _run_records(records, buffer, links, start, end, keep_graph, failed: list, low: list) -> None:
     """Records end-1 down to start: each one's formulas on its saved arrays, each gradient added
-    into its input's place; on a failure, the record's index goes into `failed`. (The hot loop
-    of backward: written out, without calls of its own.)"""
+    into its input's place; on a failure, the record's index goes into `failed`. `low[0]` is
+    the lowest index with a gradient pending: below it, nothing is left to do. (The hot loop of
+    backward: written out, without calls of its own.)"""
     free = not keep_graph
     i = end
+    lowest = low[0]
     try:
         for i in range(end - 1, start - 1, -1):
             g = buffer[i]
             if g is None:
+                if i < lowest:
+                    break
                 continue
             buffer[i] = None
             record = records[i]
             plan, head, length, frees, op = LEAN[record[0]]
             if plan is None or frees and len(record) < length:  # three inputs or more, a list of them, or freed
-                _run_record(records, buffer, links, i, record, op, g)
+                reached = _run_record(records, buffer, links, i, record, op, g)
+                if reached < lowest:
+                    lowest = reached
             else:
                 for f, j, r in plan:
                     ref = record[r]
@@ -485,8 +518,10 @@ def _run_records(records, buffer, links, start, end, keep_graph, failed: list) -
                             gi = _conformed(gi, meta, op, r - 2)
                         previous = buffer[ref]
                         buffer[ref] = gi if previous is None else previous + gi
+                        if ref < lowest:
+                            lowest = ref
                         continue
-                    into, at, meta = links[~ref]  # a record of an older tape, or a leaf
+                    into, at, meta, below = links[~ref]  # a record of an older tape, or a leaf
                     if gi.__class__ is _F64:
                         if meta is not _SCALAR_META:
                             gi = _conformed(gi, meta, op, r - 2)
@@ -494,28 +529,38 @@ def _run_records(records, buffer, links, start, end, keep_graph, failed: list) -
                         gi = _conformed(gi, meta, op, r - 2)
                     previous = into[at]
                     into[at] = gi if previous is None else previous + gi
+                    if below is not None and at < below[0]:
+                        below[0] = at
             if free and frees:
                 records[i] = record[:head]  # free the saved values
     except BaseException:
         failed.append(i)
         raise
+    low[0] = lowest
 
 
-def _run_record(records, buffer, links, i, record, op, g) -> None:
-    """One record that the loop above does not run itself: the op's general callers."""
+def _run_record(records, buffer, links, i, record, op, g) -> int:
+    """One record that the loop above does not run itself: the op's general callers. Returns
+    the lowest index of this tape it sent a gradient to (`i` where none)."""
     if len(record) < op.length:
         raise RuntimeError(_FREED_ERROR)
     refs = record[2] if op.variadic else record[2:op.head]
+    lowest = i
     for position, (ref, gi) in enumerate(zip(refs, _outputs(op, record, g))):
         if ref is None or gi is None:
             continue
+        below = None
         if ref > 0:
             into, at, meta = buffer, i - ref, records[i - ref][1]
+            lowest = min(lowest, at)
         else:
-            into, at, meta = links[~ref]
+            into, at, meta, below = links[~ref]
         gi = _conformed(gi, meta, op, position)
         previous = into[at]
         into[at] = gi if previous is None else previous + gi
+        if below is not None and at < below[0]:
+            below[0] = at
+    return lowest
 
 
 def _outputs(op, record, g) -> list:

@@ -62,6 +62,17 @@ from .versions import InplaceClock
 # `y = tanh(y * w + y * b)`.
 WINDOW = 16
 
+# A record whose differentiable inputs are all leaves joins the thread's open tape while that
+# tape is young: no chunk sealed yet, under JOIN_BYTES of array results, and nothing on it that
+# sends backward off its lean path (a record keeping tensors, hooks, a custom Function). A tape of its own for each
+# such record made a program of many statements (`y = y * a + x * b`, line after line) a graph
+# of as many tapes, each one object for the collector and one round of backward's bookkeeping.
+# The bounds keep what a surviving result can pin of unrelated graphs small, and a graph's
+# backward off the lean path only for what it reaches itself, or shares a tape with briefly.
+JOIN_BYTES = 1 << 16
+# ... and while it links to at most this many other tapes, each of them lean as far as it tells.
+SOURCES = 4
+
 # op code -> the node class of that op (ops/registry.py appends one per op)
 NODE_CLASSES: list = []
 
@@ -95,7 +106,7 @@ class Tape:
     """One graph's records, the links out of it, and its side tables."""
 
     __slots__ = ("records", "chunks", "base", "links", "link_of", "runs", "starts", "open", "owner", "lock", "me",
-                 "serial", "special", "hooks", "traces", "notes", "proxies", "full", "bytes", "sweep_at", "busy",
+                 "serial", "special", "foreign", "sources", "hooks", "traces", "notes", "proxies", "full", "bytes", "sweep_at", "busy",
                  "__weakref__")
 
     def __init__(self) -> None:
@@ -112,6 +123,8 @@ class Tape:
         self.me = weakref.ref(self)  # what _OPEN holds, without keeping the tape alive
         self.serial = next(_serials)  # tapes link only to older tapes (no reference cycles)
         self.special = False  # a record keeps tensors or lists: backward reads it on its general path
+        self.foreign = False  # a link to a node object outside the tapes (a custom Function's): the same
+        self.sources = None  # the older tapes this one links to (a list), where it links to any
         self.hooks = None  # index -> the node's hook table (Node._hooks)
         self.traces = None  # index -> forward stack (anomaly mode)
         self.notes = None  # index -> the piece number of a split, chunk or unbind
@@ -347,6 +360,23 @@ _new = object.__new__
 
 # thread id -> the `me` of the tape whose run is open in that thread
 _OPEN: dict = {}
+
+
+def tape_for_leaves() -> "Tape":
+    """The tape for a record whose differentiable inputs are all leaves: the thread's open tape
+    where it may take more (see JOIN_BYTES), a new one otherwise."""
+    me = _OPEN.get(get_ident())
+    if me is not None:
+        tape = me()
+        if tape is not None and not tape.base and tape.bytes < JOIN_BYTES and not tape.full and _lean(tape) and \
+                (tape.sources is None or len(tape.sources) <= SOURCES and all(_lean(s) for s in tape.sources)):
+            return tape
+    return Tape()
+
+
+def _lean(tape: "Tape") -> bool:
+    """Whether backward may read this tape on its lean path, as far as the tape itself tells."""
+    return not (tape.special or tape.foreign or tape.hooks)
 
 
 def close_run(ident: int | None = None) -> None:

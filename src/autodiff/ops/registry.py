@@ -48,7 +48,7 @@ from ..autograd.anomaly import ANOMALY, forward_trace
 from ..autograd.grad_mode import EVERYWHERE
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import AccumulateGrad, Node, _sequence, accumulator_of, edge, output_numbers
-from ..autograd.tape import CHUNK, NODE_CLASSES, SCALAR_META, WINDOW, Tape
+from ..autograd.tape import CHUNK, NODE_CLASSES, SCALAR_META, SOURCES, WINDOW, Tape, tape_for_leaves
 from ..tensor import InplaceClock, Tensor, _make, as_array, legacy_type_name
 from . import hooks, surface
 from .batching import INTERCEPTED, Batched, dispatch
@@ -692,9 +692,9 @@ def _record_one(op: OpDef, input: Tensor, values, arrays, out) -> Tensor:
     if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or tape.owner != _ident() or
                                                 tape.full or tape.base + len(tape.records) - input._at > WINDOW):
         return _record(op, (input,), values, arrays, out)
-    if tape is None:  # a leaf: its AccumulateGrad, linked by a new tape
-        tape = Tape()
-        at = 0
+    if tape is None:  # a leaf: its AccumulateGrad, linked by the thread's open tape or a new one
+        tape = tape_for_leaves()
+        at = tape.base + len(tape.records)
         ref = tape.link(accumulator_of(input), 0, input._accumulator)
     else:
         at = tape.base + len(tape.records)
@@ -761,8 +761,8 @@ def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
     if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or tape.owner != _ident() or
                                                 tape.full or second is not None and second is not tape):
         return _record(op, (input, other), (input, other), (a, b), out)
-    if tape is None:
-        tape = Tape()
+    if tape is None:  # two leaves, or one and a tensor without a gradient
+        tape = tape_for_leaves()
     at = tape.base + len(tape.records)
     if first is not None:
         first = at - input._at
@@ -801,7 +801,8 @@ def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
 
 def _tape_for(inputs) -> Tape:
     """The tape a record goes to: that of the newest input tape, when the input is among its
-    last WINDOW records; a new one otherwise. So tapes link only to older ones, and a tape
+    last WINDOW records; for leaves alone, the thread's open tape while it is young
+    (tape_for_leaves); a new one otherwise. So tapes link only to older ones, and a tape
     links to a custom Function's node only when it is newer than it: no reference cycles."""
     best, best_at = None, -1
     for t in inputs:
@@ -815,7 +816,9 @@ def _tape_for(inputs) -> Tape:
                 best_at = t._at
         elif node is not None and node.__class__ is not AccumulateGrad:
             return Tape()  # the output of a node object
-    if best is None or len(best) - best_at > WINDOW or best.owner != _ident() or best.full:
+    if best is None:  # leaves only
+        return tape_for_leaves()
+    if len(best) - best_at > WINDOW or best.owner != _ident() or best.full:
         return Tape()  # (another thread's tape: this thread's records go to one of its own)
     return best
 
@@ -830,12 +833,18 @@ def _reference(tape: Tape, t, at: int) -> int | None:
     if node is tape:
         return at - t._at
     if node.__class__ is Tape:  # a record of an older tape
+        sources = tape.sources
+        if sources is None:
+            tape.sources = [node]
+        elif len(sources) <= SOURCES and node not in sources:
+            sources.append(node)  # (past SOURCES of them, the tape takes no more records of leaves)
         proxy = node.proxy(t._at)
         return tape.link(proxy, 0, id(proxy))
     if node is None:  # a leaf: its AccumulateGrad, keyed by the tensor's reference to it
         node = accumulator_of(t)
         return tape.link(node, 0, t._accumulator)
     nr = t._output_nr
+    tape.foreign = True
     return tape.link(node, nr, (id(node), nr) if nr else id(node))
 
 
