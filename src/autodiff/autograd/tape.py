@@ -176,6 +176,8 @@ class Tape:
     def record(self, at: int) -> tuple:
         if at < self.base:  # sealed: a chunk is there before `base` counts it
             return self.chunks[at >> SHIFT][at & _MASK]
+        if self.owner == get_ident():  # only the owner seals: `records` and `base` hold still
+            return self.records[at - self.base]
         with self.lock:  # the newest: `records` and `base` change together when the owner seals
             if at >= self.base:
                 return self.records[at - self.base]
