@@ -31,6 +31,7 @@ from .analysis import Analysis, analyze, bound_in, equality_advice, input_advice
 from .builtins import (CONSTANTS, FUNCTIONS, LOSSES, WORDS, CallProblem, GradModeWord, call, reduction_word,
                        signature_text, suggestion)
 from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
+from .origins import Origins
 from .foreign import power_of_e_advice
 from .source import Source
 from .option_names import given, input_values, option
@@ -68,7 +69,7 @@ class Evaluation:
     output_name: str | None = None
     output: object = None
     output_node: ast.Node | None = None
-    origins: dict = field(default_factory=dict)  # grad_fn -> the syntax node that recorded it
+    origins: Origins = field(default_factory=Origins)  # grad_fn -> the syntax node that recorded it
     labels: dict = field(default_factory=dict)  # grad_fn -> the variable its tensor was assigned to
     tensors: dict = field(default_factory=dict)  # grad_fn -> its tensor (with Options.keep_tensors)
     warnings: list = field(default_factory=list)
@@ -1047,11 +1048,9 @@ class _Runner:
     def _recorded(self, result, node, operands):
         """Remember where a recorded node came from, and warn where nan or inf first appears."""
         if isinstance(result, Tensor):
-            fn = result.grad_fn  # a record's node is made when asked for: asked once
-            if fn is not None and fn not in self.result.origins:
-                self.result.origins[fn] = node
-                if self.options.keep_tensors:
-                    self.result.tensors[fn] = result
+            self.result.origins.note(result, node)
+            if self.options.keep_tensors and result._node is not None:
+                self.result.tensors.setdefault(result.grad_fn, result)
             if self.options.check_finite and not self.finite_warning_given and not _all_finite(result):
                 if all(_all_finite(v) for v in operands if isinstance(v, Tensor)):
                     self._warn_non_finite(node, result)

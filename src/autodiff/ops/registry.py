@@ -748,11 +748,13 @@ def _kept(op: OpDef, tape: Tape, refs, values, arrays, out) -> tuple:
     return saved
 
 
-def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
+def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out, given=None, arrays=None) -> Tensor:
     """Record a binary op of two plain tensors that saves its arguments or nothing (mul, mm,
     add...), where the inline path did not: an input without a gradient, a leaf the tape does
     not link yet, two leaves (a new tape). What it cannot place simply goes to _record.
-    (Written out, without calls of its own: three of a small MLP's five ops come here.)"""
+    (Written out, without calls of its own: three of a small MLP's five ops come here.)
+    A Python number operand (`x * 0.5`) comes as _CONSTANT, kept as given (`a` or `b`); `given`
+    and `arrays` are then the operands and their arrays, for _record."""
     # Each input that needs a gradient is a leaf (None) or one of the newest records of a tape,
     # the same tape for both; two leaves start a new one.
     first = input._node if input._requires_grad else None
@@ -760,18 +762,21 @@ def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
     tape = first if first is not None else second
     if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or tape.owner != _ident() or
                                                 tape.full or second is not None and second is not tape):
-        return _record(op, (input, other), (input, other), (a, b), out)
+        return _record(op, (input, other), (input, other), (a, b), out) if given is None else \
+                _record(op, given, given, arrays, out)
     if tape is None:  # two leaves, or one and a tensor without a gradient
         tape = tape_for_leaves()
     at = tape.base + len(tape.records)
     if first is not None:
         first = at - input._at
         if first > WINDOW:
-            return _record(op, (input, other), (input, other), (a, b), out)
+            return _record(op, (input, other), (input, other), (a, b), out) if given is None else \
+                _record(op, given, given, arrays, out)
     if second is not None:
         second = at - other._at
         if second > WINDOW:
-            return _record(op, (input, other), (input, other), (a, b), out)
+            return _record(op, (input, other), (input, other), (a, b), out) if given is None else \
+                _record(op, given, given, arrays, out)
     # Leaves: their AccumulateGrad, linked once per tape
     if first is None and input._requires_grad:
         first = tape.link(accumulator_of(input), 0, input._accumulator)
@@ -797,6 +802,19 @@ def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out) -> Tensor:
     if out.__class__ is not _F64:
         _grew(tape, out)
     return result
+
+
+class _Constant:
+    """A Python number operand, as _record_pair reads an operand: no gradient, no node."""
+
+    __slots__ = ()
+    _requires_grad = False
+    _node = None
+    _token = None
+
+
+_CONSTANT = _Constant()
+_PYTHON_NUMBERS = (float, int)
 
 
 def _tape_for(inputs) -> Tape:
@@ -1237,6 +1255,11 @@ def _binary_apply(op: OpDef):
             raise _explained(exc, (a, b)) from None
         if not needs or not (EVERYWHERE.enabled or GRAD_MODE.enabled):
             return _make(out)
+        if inline and (input.__class__ in _PYTHON_NUMBERS or other.__class__ in _PYTHON_NUMBERS):
+            # `x * 0.5`: the number is kept as given, as _record keeps it (a weak scalar for NumPy)
+            if input_is_tensor:
+                return _record_pair(op, input, _CONSTANT, a, other, out, (input, other), (a, b))
+            return _record_pair(op, _CONSTANT, other, input, b, out, (input, other), (a, b))
         return _record(op, (input, other), (input, other), (a, b), out)
 
     apply.__name__ = apply.__qualname__ = op.name
