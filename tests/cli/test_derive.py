@@ -52,8 +52,7 @@ def test_a_path_that_depends_on_a_value_needs_at(autodiff):
 
 
 def test_errors_have_their_exit_codes(autodiff):
-    assert autodiff("derive", "-e", "X @ W + b", "--at", "X=[[1,2],[3,4],[5,6]]", "--at", "W=[[1],[2]]", "--at",
-                    "b=[0.5]", "--wrt", "b").code == 4  # a Jacobian with no formula
+    assert autodiff("derive", "-e", "cumprod(x, 0)", "--at", "x=[1,2,3]").code == 4  # a Jacobian with no formula
     assert autodiff("derive", "-e", "x * x", "--at", "x=[1,2]", "--order", "2").code == 2  # not a number
     assert autodiff("derive", "-e", "x @ A @ x").code == 2  # shapes needed, none given
     assert autodiff("derive", "-e", "x +").code == 3  # syntax

@@ -175,6 +175,7 @@ def _torch_function(program: str):
                  "log": torch.log, "softmax": torch.softmax, "sum": torch.sum, "det": torch.det,
                  "trace": torch.trace, "relu": torch.relu, "norm": torch.linalg.norm,
                  "logsumexp": torch.logsumexp, "softplus": torch.nn.functional.softplus, "cumsum": torch.cumsum,
+                 "log_softmax": torch.log_softmax,
                  **values}
         for line in lines[:-1]:
             name, text = line.split(" = ", 1)
@@ -233,6 +234,41 @@ def test_a_jacobian_agrees_with_pytorch_at_two_sizes(program, spec, readable):
         for name in names:
             np.testing.assert_allclose(jacobians[name], theirs[names.index(name)].numpy(), rtol=1e-9, atol=1e-12,
                                        err_msg=name)
+
+
+# Jacobians of a batch, block by block: each output row depends on one row of the input
+BLOCK_JACOBIANS = [
+    ("-sum(Y * log_softmax(Z, 1), 1)", {"Y": "mk", "Z": "mk"}, "Z",
+     "blockdiag(softmax(Z, 1) * sum(Y, dim=1, keepdim=True) - Y)"),
+    ("-sum(Y * log_softmax(Z, 1), 1)", {"Y": "mk", "Z": "mk"}, "Y", "blockdiag(-log_softmax(Z, 1))"),
+    ("sum(Z ** 2, 1)", {"Z": "mk"}, "Z", "blockdiag(2 * Z)"),
+    ("tanh(X @ W + b)", {"X": "mn", "W": "nk", "b": "k"}, "b", "diag(vec(1 - tanh(b + X @ W) ** 2)) (1 ⊗ I)"),
+    ("X @ W + b", {"X": "mn", "W": "nk", "b": "k"}, "b", "1 ⊗ I"),
+    ("sigmoid(X + b) * 3", {"X": "mk", "b": "k"}, "b", None),
+]
+
+
+@pytest.mark.parametrize("program, spec, wrt, readable", BLOCK_JACOBIANS, ids=[f"{j[0]} by {j[2]}" for j in BLOCK_JACOBIANS])
+def test_a_block_jacobian_of_a_batch_agrees_with_pytorch_at_two_sizes(program, spec, wrt, readable):
+    shapes = _shapes(spec)
+    d = D.derive(program, shapes=shapes, wrt=[wrt])
+    assert d.jacobian and d.sizes is not None
+    for text in (d.program, D.latex(d), D.python_module(d)):
+        assert not literal_sizes(text), text
+    code = D.python_module(d)
+    assert "np.diag" not in code and "kron" not in code  # each block written from its rows, no big diagonal
+    if readable is not None:
+        lines = dict(D.readable_lines(d))
+        assert _resolved(lines[f"∂output/∂{wrt}"], lines) == readable
+    module = module_of(d)
+    names = list(shapes)
+    function = _torch_function(program)
+    for sizes in SIZES:
+        values = point(shapes, sizes)
+        _, jacobians = module.value_and_jacobian(**values)
+        theirs = torch.autograd.functional.jacobian(
+            lambda *args: function(**dict(zip(names, args))), tuple(torch.tensor(values[n]) for n in names))
+        np.testing.assert_allclose(jacobians[wrt], theirs[names.index(wrt)].numpy(), rtol=1e-9, atol=1e-12)
 
 
 HESSIANS = [

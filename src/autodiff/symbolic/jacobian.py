@@ -99,6 +99,54 @@ declare("jacobian_outer", Spelling(language=_jacobian_outer_language, numpy="np.
         public=False)
 
 
+# Block forms, where each output's row depends on one row of the input (a batch):
+# - row_scale_map(G), the map s ↦ diag(s) G of a vector seed s (m,) (a per-example loss's by its
+#   logits): element [i, q, p] is δ_ip G[i, q]; its Jacobian, jacobian_row_scale(G) (m, m, k),
+#   element [p, i, q] δ_pi G[i, q]: the block-diagonal matrix whose p-th block is G's p-th row;
+# - rows_diag_map(D), the map s ↦ 1ᵀ (D ⊙ s) of a matrix seed s (m, k) (a batched layer's by its
+#   bias): element [l, i, j] is δ_lj D[i, j]; its Jacobian, jacobian_rows_diag(D) (m, k, k),
+#   element [i, j, l] D[i, j] δ_jl: a diagonal block diag(D[i]) per example.
+def _row_scale_language(w, g) -> str:
+    m, k = g.shape
+    return f"reshape({w(g)}, {w((m, k, 1))}) * reshape(eye({w(m)}), {w((m, 1, m))})"
+
+
+def _jacobian_row_scale_language(w, g) -> str:
+    m = g.shape[0]
+    return f"reshape(eye({w(m)}), {w((m, m, 1))}) * {w(g, PRODUCT + 1)}"
+
+
+def _rows_diag_language(w, d) -> str:
+    k = d.shape[1]
+    return f"reshape(eye({w(k)}), {w((k, 1, k))}) * {w(d, PRODUCT + 1)}"
+
+
+def _jacobian_rows_diag_language(w, d) -> str:
+    m, k = d.shape
+    return f"reshape({w(d)}, {w((m, k, 1))}) * eye({w(k)})"
+
+
+declare("row_scale_map", Spelling(language=_row_scale_language, level=PRODUCT,
+                                  numpy=lambda w, g: f"{w(g, ATOM)}[:, :, None] * np.eye({w(g.shape[0])})[:, None, :]",
+                                  latex=lambda w, g: rf"\operatorname{{blockdiag}}\left({w(g)}\right)^{{\top}}"),
+        public=False)
+declare("jacobian_row_scale", Spelling(language=_jacobian_row_scale_language, level=PRODUCT,
+                                       numpy=lambda w, g: f"np.eye({w(g.shape[0])})[:, :, None] * {w(g, PRODUCT + 1)}",
+                                       latex=lambda w, g: rf"\operatorname{{blockdiag}}\left({w(g)}\right)"),
+        public=False)
+declare("rows_diag_map", Spelling(language=_rows_diag_language, level=PRODUCT,
+                                  numpy=lambda w, d: f"np.eye({w(d.shape[1])})[:, None, :] * {w(d, PRODUCT + 1)}",
+                                  latex=lambda w, d: rf"\left(\mathbf{{1}} \otimes I\right)^{{\top}} "
+                                                     rf"\operatorname{{diag}}\left(\operatorname{{vec}} {w(d, ATOM)}\right)"),
+        public=False)
+declare("jacobian_rows_diag", Spelling(language=_jacobian_rows_diag_language, level=PRODUCT,
+                                       numpy=lambda w, d: f"{w(d, ATOM)}[:, :, None] * np.eye({w(d.shape[1])})",
+                                       latex=lambda w, d: r"\mathbf{1} \otimes I" if d.op == "const" and d.number == 1.0
+                                       else rf"\operatorname{{diag}}\left(\operatorname{{vec}} {w(d, ATOM)}"
+                                            rf"\right) \left(\mathbf{{1}} \otimes I\right)"),
+        public=False)
+
+
 def jacobian_of(m: E.Expr, shape: tuple):
     """The Jacobian (the output's dimensions first, `shape`) from M (the input's first), or None."""
     if m.op == "const":
@@ -121,6 +169,10 @@ def jacobian_of(m: E.Expr, shape: tuple):
         return _kron_t(transpose_matrix(r), transpose_matrix(p))
     if m.op == "diag_map":
         return m
+    if m.op == "row_scale_map":
+        return E.call("jacobian_row_scale", m.args, shape)
+    if m.op == "rows_diag_map":
+        return E.call("jacobian_rows_diag", m.args, shape)
     if m.op == "add" and not m.args[0]:
         parts = [jacobian_of(t, shape) for t, _ in m.args[1]]
         return None if any(p is None for p in parts) else E.add(*[E.mul(E.const(k), p)
@@ -237,7 +289,7 @@ def _vector_step(v: E.Expr, s: E.Expr, memo: dict):
         parts = []
         for t, _ in v.args[1]:
             parts.append(_broadcast_map((yield t), t.shape, v.shape))
-        return _sum_map(v, parts)
+        return _row_scales_merged(_sum_map(v, parts))
     if op == "mul":
         split = _split_product(v, s, memo)
         if split is None:
@@ -246,6 +298,9 @@ def _vector_step(v: E.Expr, s: E.Expr, memo: dict):
         inner = (yield u)
         if inner is None:
             return None
+        scaled = _row_scale(inner)
+        if scaled is not None and len(v.shape) == 2:  # d ⊙ (diag(s) G) is diag(s) (d ⊙ G)
+            return _row_scale_map(E.with_shape(E.mul(d, scaled), v.shape), s)
         if d.shape == ():
             return E.mul(d, inner)
         if len(d.shape) == 1 and _numberlike(u):  # a vector times a number made from s: an outer product
@@ -314,7 +369,62 @@ def _vector_step(v: E.Expr, s: E.Expr, memo: dict):
         return None if inner is None else _diag_times(E.with_shape(mask, v.shape), inner)
     if op == "t":
         return (yield v.args[0])
+    if op == "reshape" and len(v.shape) == 2 and v.shape[1] == 1 and v.args[0].shape == s.shape:
+        # u as a column (m, 1): it scales the rows of what it multiplies
+        inner = (yield v.args[0])
+        column = _column(inner, v.shape)
+        return None if column is None else _row_scale_map(column, s)
+    if op == "sum_dim" and len(v.shape) == 2 and v.args[2] and _dims_of(v.args[1], 2) == {1}:
+        inner = _row_scale((yield v.args[0]))  # the rows of diag(s) G summed: diag(s) (G 1)
+        return None if inner is None else _row_scale_map(E.call("sum_dim", (inner, v.args[1], True), v.shape), s)
     return None
+
+
+def _dims_of(dims, rank: int) -> set:
+    return {d % rank for d in (dims if isinstance(dims, tuple) else (dims,))}
+
+
+def _column(m: E.Expr | None, shape: tuple):
+    """The column d (m, 1) with u's map M = diag(d), for u a vector (m,) of the seed; None where
+    M is not diagonal."""
+    if m is None:
+        return None
+    if m.op == "eye":
+        return E.const(1.0, shape)
+    if m.op == "diag":
+        return E.call("reshape", (m.args[0], shape), shape)
+    scalar, rest = scalar_factor(m)
+    if scalar is not None:
+        inner = _column(rest, shape)
+        return None if inner is None else E.mul(scalar, inner)
+    return None
+
+
+def _row_scale_map(g: E.Expr, s: E.Expr) -> E.Expr:
+    return E.call("row_scale_map", (g,), g.shape + s.shape)
+
+
+def _row_scale(m: E.Expr | None):
+    """G where m is the map s ↦ diag(s) G (a multiple of it included); None otherwise."""
+    if m is None:
+        return None
+    if m.op == "row_scale_map":
+        return m.args[0]
+    scalar, rest = scalar_factor(m)
+    if scalar is not None and rest.op == "row_scale_map":
+        return E.mul(scalar, rest.args[0])
+    return None
+
+
+def _row_scales_merged(m: E.Expr | None):
+    """A sum of maps diag(s) G_k as one, diag(s) (Σ G_k): the Jacobian is then one block form."""
+    if m is None or m.op != "add" or m.args[0]:
+        return m
+    parts = [_row_scale(t) for t, _ in m.args[1]]
+    if any(p is None for p in parts):
+        return m
+    g = E.add(*[E.mul(E.const(k), p) for p, (_, k) in zip(parts, m.args[1])])
+    return E.call("row_scale_map", (g,), m.shape)
 
 
 def _summed(m: E.Expr):
@@ -439,6 +549,11 @@ def _matrix_step(v: E.Expr, s: E.Expr, memo: dict):
         return _kron(E.call("eye", (m,), (m, m)), E.call("eye", (r,), (r, r)))
     if not _contains(v, s, memo):
         return E.const(0.0, v.shape + s.shape)
+    if v.shape == s.shape[1:] and v.args and v.args[0].__class__ is E.Expr and v.args[0].shape == s.shape and (
+            v.op == "sum_to" or v.op == "sum_dim" and not v.args[2] and _dims_of(v.args[1], 2) == {0}):
+        # the rows of D ⊙ s summed (a batched layer's bias): 1ᵀ (D ⊙ s)
+        elementwise = _elementwise((yield v.args[0]), s)
+        return None if elementwise is None else E.call("rows_diag_map", (elementwise,), v.shape + s.shape)
     if len(v.shape) != 2:
         return None
     op = v.op
@@ -475,6 +590,21 @@ def _matrix_step(v: E.Expr, s: E.Expr, memo: dict):
         a, b = v.args[0], v.args[1]
         inverse = E.call("linalg_inv", (a,), a.shape)
         return _each_map((yield b), lambda kind, p, r: (kind, matrix_product(inverse, p), r))
+    return None
+
+
+def _elementwise(m: E.Expr | None, s: E.Expr):
+    """D where m is the map s ↦ D ⊙ s (the identity: D ones); None otherwise."""
+    if m is None:
+        return None
+    if m.op == "diag_map":
+        return m.args[0]
+    if m.op == "kron_map" and all(f.op == "eye" for f in m.args):
+        return E.const(1.0, s.shape)
+    scalar, rest = scalar_factor(m)
+    if scalar is not None:
+        inner = _elementwise(rest, s)
+        return None if inner is None else E.mul(scalar, inner)
     return None
 
 

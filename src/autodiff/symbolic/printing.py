@@ -530,6 +530,13 @@ class MathPrinter(Printer):
             return f"({self._argument(args[0], _POWER)} ⊗ {self._argument(args[1], _POWER)}) K", _PRODUCT
         if op == "diag_map":
             return f"diag(vec({self._argument(args[0])}))", _ATOM
+        if op == "jacobian_row_scale":  # block p of row p: G's row p (a per-example loss by its logits)
+            return f"blockdiag({self._argument(args[0])})", _ATOM
+        if op == "jacobian_rows_diag":  # diag(D[i]) for each row i (a batched layer by its bias)
+            d = args[0]
+            if d.op == "const" and d.number == 1.0:
+                return "1 ⊗ I", _PRODUCT
+            return f"diag(vec({self._argument(d)})) (1 ⊗ I)", _PRODUCT
         if op == "jacobian_outer_t":  # element [i, j, k] is a[j] Q[i, k]
             return f"{self._argument(args[1], _ATOM)}{_SUPERSCRIPT_T} ⊗ {self._argument(args[0], _POWER)}", _PRODUCT
         if op == "jacobian_outer":
