@@ -245,6 +245,7 @@ BLOCK_JACOBIANS = [
     ("tanh(X @ W + b)", {"X": "mn", "W": "nk", "b": "k"}, "b", "diag(vec(1 - tanh(b + X @ W) ** 2)) (1 ⊗ I)"),
     ("X @ W + b", {"X": "mn", "W": "nk", "b": "k"}, "b", "1 ⊗ I"),
     ("sigmoid(X + b) * 3", {"X": "mk", "b": "k"}, "b", None),
+    ("sum(tanh(Z) @ A, 1)", {"Z": "mk", "A": "kn"}, "Z", None),
 ]
 
 
@@ -292,6 +293,10 @@ HESSIANS = [
      {"X": "mn", "w": "n", "b": "", "y": "m"}, ["w", "b"], None),
     ("sum((X @ w - y) ** 2) + lam * sum(w ** 2)", {"X": "mn", "w": "n", "y": "m", "lam": ""}, ["w", "lam"],
      "2 * lam * I + 2 * (Xᵀ @ X)"),
+    # a batch's mean: rows of a vector repeated, then summed (m is the batch's size)
+    ("R = X - mu\nloss = 0.5 * sum((R @ P) * R)", {"X": "mn", "mu": "n", "P": "nn"}, ["mu"],
+     "0.5 * m * P + 0.5 * m * Pᵀ"),
+    ("sum((X - mu) ** 2)", {"X": "mn", "mu": "n"}, ["mu"], "2 * m * I"),
 ]
 
 

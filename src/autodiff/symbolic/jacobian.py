@@ -369,6 +369,51 @@ def _vector_step(v: E.Expr, s: E.Expr, memo: dict):
         return None if inner is None else _diag_times(E.with_shape(mask, v.shape), inner)
     if op == "t":
         return (yield v.args[0])
+    if op == "reshape" and len(v.shape) == 2 and v.shape[0] == 1 and v.args[0].shape == s.shape[:1]:
+        # u as a row (1, n): v = 1 (M s)ᵀ with M u's map
+        inner = (yield v.args[0])
+        return None if inner is None or len(inner.shape) != 2 else \
+            E.call("outer_map_t", (inner, E.const(1.0, (1,))), v.shape + s.shape)
+    if op == "expand" and len(v.shape) == 2 and v.args[0].shape == (1, v.shape[1]):
+        # a row repeated: v = a (P s)ᵀ with a's ones repeated too
+        rows = _rows_of((yield v.args[0]))
+        if rows is None or rows[2].op != "const":
+            return None
+        k, p, a = rows
+        return E.mul(k, E.call("outer_map_t", (p, E.const(a.number, v.shape[:1])), v.shape + s.shape))
+    if op == "expand" and len(v.shape) == 2 and v.args[0].shape == (v.shape[0], 1):
+        scaled = _row_scale((yield v.args[0]))  # a column repeated: diag(s) C, C's column repeated
+        return None if scaled is None else _row_scale_map(E.with_shape(scaled, v.shape), s)
+    if op == "mm" and len(v.shape) == 2:
+        left, right = v.args
+        if _contains(left, s, memo) == _contains(right, s, memo):
+            return None
+        if not _contains(right, s, memo):  # (a (P s)ᵀ) B = a (Bᵀ P s)ᵀ; diag(s) G B = diag(s) (G B)
+            inner = (yield left)
+            rows = _rows_of(inner)
+            if rows is not None:
+                k, p, a = rows
+                return E.mul(k, E.call("outer_map_t", (matrix_product(transpose_matrix(right), p), a),
+                                       v.shape + s.shape))
+            scaled = _row_scale(inner)
+            return None if scaled is None else _row_scale_map(matrix_product(scaled, right), s)
+        rows = _rows_of((yield right))  # A (a (P s)ᵀ) = (A a) (P s)ᵀ
+        if rows is None:
+            return None
+        k, p, a = rows
+        return E.mul(k, E.call("outer_map_t", (p, E.call("mv", (left, a), left.shape[:1])), v.shape + s.shape))
+    if op in ("sum_to", "sum_dim") and len(v.args[0].shape) == 2 and v.shape in (v.args[0].shape[1:], (1,) + v.args[0].shape[1:]) \
+            and (op == "sum_to" or _dims_of(v.args[1], 2) == {0}):
+        summed = _rows_summed((yield v.args[0]))  # the rows summed: a matrix M, v = M s
+        if summed is None or len(v.shape) == 1:
+            return summed
+        return E.call("outer_map_t", (summed, E.const(1.0, (1,))), v.shape + s.shape)  # kept as a row
+    if op == "reshape" and len(v.shape) == 1 and v.args[0].shape == (1,) + v.shape:
+        rows = _rows_of((yield v.args[0]))  # a row (1, n) as a vector: α (P s)ᵀ is α P s
+        if rows is None or rows[2].op != "const":
+            return None
+        k, p, a = rows
+        return E.mul(k, E.const(a.number), p)
     if op == "reshape" and len(v.shape) == 2 and v.shape[1] == 1 and v.args[0].shape == s.shape:
         # u as a column (m, 1): it scales the rows of what it multiplies
         inner = (yield v.args[0])
@@ -378,6 +423,54 @@ def _vector_step(v: E.Expr, s: E.Expr, memo: dict):
         inner = _row_scale((yield v.args[0]))  # the rows of diag(s) G summed: diag(s) (G 1)
         return None if inner is None else _row_scale_map(E.call("sum_dim", (inner, v.args[1], True), v.shape), s)
     return None
+
+
+def _terms(m: E.Expr | None):
+    """[(k, map)] of a sum of maps (one term where m is no sum); None where m is None."""
+    if m is None:
+        return None
+    if m.op == "add" and not m.args[0]:
+        return [(k, t) for t, k in m.args[1]]
+    scalar, rest = scalar_factor(m)
+    if scalar is not None and rest.op == "add" and not rest.args[0]:
+        return [(k, E.mul(scalar, t)) for t, k in rest.args[1]]
+    return [(1.0, m)]
+
+
+def _rows_of(m: E.Expr | None):
+    """(k, P, a) where m is the map s ↦ k a (P s)ᵀ (outer_map_t, a multiple of it included)."""
+    if m is None:
+        return None
+    if m.op == "outer_map_t":
+        return E.const(1.0), m.args[0], m.args[1]
+    scalar, rest = scalar_factor(m)
+    if scalar is not None and rest.op == "outer_map_t":
+        return scalar, rest.args[0], rest.args[1]
+    return None
+
+
+def _rows_summed(m: E.Expr | None):
+    """M with 1ᵀ v = M s, for v's map m (a matrix v): of a (P s)ᵀ, (1ᵀ a) P; of diag(s) G, Gᵀ."""
+    terms = _terms(m)
+    if terms is None:
+        return None
+    summed = []
+    for k, term in terms:
+        rows = _rows_of(term)
+        scaled = _row_scale(term)
+        if rows is not None:
+            c, p, a = rows
+            summed.append(E.mul(E.const(k), c, _total(a), p))
+        elif scaled is not None:
+            summed.append(E.mul(E.const(k), transpose_matrix(scaled)))
+        else:
+            return None
+    return E.add(*summed)
+
+
+def _total(a: E.Expr) -> E.Expr:
+    """1ᵀ a: for ones, the number of them (a size of the program where it has one)."""
+    return E.call("sum", (a,), ())
 
 
 def _dims_of(dims, rank: int) -> set:
