@@ -25,6 +25,7 @@ from autodiff.program import differentiate
 from autodiff.program.errors import GradientProblem, UsageProblem
 from autodiff.symbolic.sizes import CHECKED, TRACED
 
+from .module_text import without_helpers
 from .test_derive import run_derived
 
 UNTRACED = ({"n": 4, "m": 5, "d": 3, "k": 4, "q": 2}, {"n": 6, "m": 3, "d": 4, "k": 3, "q": 5})
@@ -66,18 +67,9 @@ def assert_agrees_with_grad(d, text: str, at: dict) -> None:
 
 
 def every_format(d) -> str:
-    """Every format's text, the python module without the helpers it copies from the engine
-    (their own constants are no sizes)."""
-    module = ast.parse(D.python_module(d))
-    module.body = [node for node in module.body if not (isinstance(node, (ast.FunctionDef, ast.Assign)) and
-                                                        _helper_name(node))]
+    """Every format's text, the python module without the helpers it copies from the engine."""
     return "\n".join([*(f"{a} = {b}" for a, b in D.readable_lines(d)), D.latex(d), D.markdown(d), D.expr_program(d),
-                      ast.unparse(module), str(D.for_json(d))])
-
-
-def _helper_name(node) -> bool:
-    name = node.name if isinstance(node, ast.FunctionDef) else getattr(node.targets[0], "id", "")
-    return name.startswith("_") and name not in ("_check_point", "_as") and not name.startswith("_C")
+                      without_helpers(D.python_module(d)), str(D.for_json(d))])
 
 
 # -- the statistics people write, at two sizes derive never traced at ------------------------------------------

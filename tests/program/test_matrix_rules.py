@@ -60,7 +60,20 @@ EXAMPLES = {
                      shape=(n,)), "softmax(x, 0)"),
     "the inverse of a transpose is the inverse transposed: (Xᵀ)⁻¹ = X⁻ᵀ": (
         lambda: call("linalg_inv", call("t", A, shape=(n, n)), shape=(n, n)), "A⁻ᵀ"),
+    "e^A's derivative along the identity is e^A: L(A, c I) = c e^A": (lambda: exp_block(2 * I), "2 * linalg_matrix_exp(A)"),
 }
+
+
+def exp_block(g):
+    """The top-right block of e^[[A, g], [0, A]], as matrix_exp's backward writes it."""
+    rows = (call("cat", (A, g), 1, shape=(n, 2 * n)), call("cat", (E.const(0.0, (n, n)), A), 1, shape=(n, 2 * n)))
+    block = call("linalg_matrix_exp", call("cat", rows, 0, shape=(2 * n, 2 * n)), shape=(2 * n, 2 * n))
+    return call("narrow", call("narrow", block, 0, 0, n, shape=(n, 2 * n)), 1, n, n, shape=(n, n))
+
+
+def test_the_derivative_of_exp_along_a_matrix_that_need_not_commute_stays_the_block():
+    E.new_table()
+    assert M._exp_along_identity(exp_block(A)) is None
 
 
 def test_every_rule_has_an_example():

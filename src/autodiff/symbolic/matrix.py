@@ -20,7 +20,9 @@ value and every size:
   shorter (`p * (1 - p) * ((1 - y) / (1 - p) - y / p)` is `p - y`: symbolic/cancel.py);
 - `exp(z - logsumexp(z, d))` and `exp(log_softmax(z, d))` are `softmax(z, d)`;
 - a solve against the identity is an inverse (`solve(X, I)` is `X⁻¹`), against a multiple of
-  it a multiple of the inverse, and `(Xᵀ)⁻¹` is written `(X⁻¹)ᵀ`.
+  it a multiple of the inverse, and `(Xᵀ)⁻¹` is written `(X⁻¹)ᵀ`;
+- the derivative of e^A along a multiple of the identity, which commutes with A, is that
+  multiple of e^A (trace(e^X)'s gradient is e^{Xᵀ}, not a block of a 2n × 2n exponential).
 """
 
 from __future__ import annotations
@@ -332,6 +334,34 @@ def _inverse_of_transpose(e):
     return _transpose(E.call("linalg_inv", (x.args[0],), e.shape)) if x.op == "t" else None
 
 
+def _exp_along_identity(e):
+    """The derivative of e^A along G is the top-right block of e^[[A, G], [0, A]] (PyTorch's
+    matrix_exp backward); along G = c I, which commutes with A, it is c e^A."""
+    inner = e.args[0]
+    if inner.op != "narrow" or len(e.shape) != 2:
+        return None
+    n = e.shape[0]
+    if tuple(e.args[1:]) != (1, n, n) or tuple(inner.args[1:]) != (0, 0, n):
+        return None
+    block = inner.args[0]
+    if block.op != "linalg_matrix_exp" or block.args[0].op != "cat" or block.args[0].args[1] != 0:
+        return None
+    rows = block.args[0].args[0]
+    if len(rows) != 2 or any(r.op != "cat" or r.args[1] != 1 or len(r.args[0]) != 2 for r in rows):
+        return None
+    (a, g), (zero, a2) = rows[0].args[0], rows[1].args[0]
+    if a2 is not a or a.shape != (n, n) or not _zeros(zero):
+        return None
+    c, rest = E.coefficient(g) if g.op == "mul" else (1.0, g)
+    if rest.op != "eye":
+        return None
+    return E.mul(E.const(c), E.call("linalg_matrix_exp", (a,), (n, n)))
+
+
+def _zeros(e: E.Expr) -> bool:
+    return e.op == "const" and e.number == 0.0 or e.op == "zeros_like"
+
+
 # The identities, in the order they are tried on a node: the first that applies rewrites it, and
 # the rewriter (simplify) passes over the result again. Adding one is a row here and a row in
 # tests/program/test_matrix_calculus.py's Cookbook table.
@@ -358,6 +388,7 @@ RULES = (
     Rule("exp(z - logsumexp(z)) is softmax(z)", ("exp",), _exp_less_logsumexp),
     Rule("the inverse of a transpose is the inverse transposed: (Xᵀ)⁻¹ = X⁻ᵀ", ("linalg_inv",),
          _inverse_of_transpose),
+    Rule("e^A's derivative along the identity is e^A: L(A, c I) = c e^A", ("narrow",), _exp_along_identity),
 )
 _RULES_BY_OP: dict = {}
 for _rule in RULES:
