@@ -61,7 +61,22 @@ EXAMPLES = {
     "the inverse of a transpose is the inverse transposed: (Xᵀ)⁻¹ = X⁻ᵀ": (
         lambda: call("linalg_inv", call("t", A, shape=(n, n)), shape=(n, n)), "A⁻ᵀ"),
     "e^A's derivative along the identity is e^A: L(A, c I) = c e^A": (lambda: exp_block(2 * I), "2 * linalg_matrix_exp(A)"),
+    "a matrix and its inverse cancel where they meet: A (A⁻¹ B) = B, Aᵀ (A X)⁻ᵀ = X⁻ᵀ": (
+        lambda: call("mm", call("t", A, shape=(n, n)),
+                     call("linalg_inv", call("mm", call("t", X, shape=(n, n)), call("t", A, shape=(n, n)), shape=(n, n)),
+                          shape=(n, n)), shape=(n, n)), "X⁻ᵀ"),
+    "a Gram matrix and its inverse are symmetric: ((XᵀX)⁻¹)ᵀ = (XᵀX)⁻¹": (
+        lambda: call("t", call("linalg_inv", gram(), shape=(m, m)), shape=(m, m)), "(Bᵀ @ B)⁻¹"),
+    "a Gram matrix's determinant is never negative: sign det(XᵀX) ≠ -1": (
+        lambda: call("where", call("eq", call("linalg_slogdet_sign", gram(), shape=()), E.const(-1.0), shape=()),
+                     E.const(0.0), E.const(1.0), shape=()), "1"),
 }
+
+X = E.symbol("X", (n, n))
+
+
+def gram():
+    return call("mm", call("t", B, shape=(m, n)), B, shape=(m, m))
 
 
 def exp_block(g):

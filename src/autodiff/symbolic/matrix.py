@@ -21,6 +21,10 @@ value and every size:
 - `exp(z - logsumexp(z, d))` and `exp(log_softmax(z, d))` are `softmax(z, d)`;
 - a solve against the identity is an inverse (`solve(X, I)` is `X⁻¹`), against a multiple of
   it a multiple of the inverse, and `(Xᵀ)⁻¹` is written `(X⁻¹)ᵀ`;
+- a square matrix and its inverse cancel where they meet in a chain of products, the inverse
+  of a product of square matrices taken apart where that lets them meet (`Aᵀ (Bᵀ Xᵀ Aᵀ)⁻¹ Bᵀ`
+  is `X⁻ᵀ`: det(AXB)'s gradient); a Gram matrix XᵀX and its inverse are symmetric, and their
+  determinant is never negative (log det's sign mask is 1 there);
 - the derivative of e^A along a multiple of the identity, which commutes with A, is that
   multiple of e^A (trace(e^X)'s gradient is e^{Xᵀ}, not a block of a 2n × 2n exponential).
 """
@@ -224,6 +228,34 @@ def _symmetric(e):
     return x if _is_eye(x) or x.op == "diag" else None
 
 
+def _gram_symmetric(e):
+    (x,) = e.args
+    return x if _is_symmetric(x) else None
+
+
+def _is_symmetric(e: E.Expr) -> bool:
+    """A Gram matrix (XᵀX, X Xᵀ), or the inverse of one (the checks a textbook makes at sight)."""
+    if e.op == "linalg_inv":
+        e = e.args[0]
+    if e.op != "mm":
+        return False
+    a, b = e.args
+    return a.op == "t" and a.args[0] is b or b.op == "t" and b.args[0] is a
+
+
+def _gram_sign(e):
+    """where(sign(det(G)) == -1, a, b) is b for a Gram matrix G, whose determinant is never
+    negative (log det's formulas mask the sign that PyTorch's logdet makes nan)."""
+    condition, _, otherwise = e.args
+    if condition.op != "eq":
+        return None
+    left, right = condition.args
+    if left.op == "linalg_slogdet_sign" and _is_symmetric(left.args[0]) and left.args[0].op == "mm" and \
+            right.op == "const" and right.number == -1.0:
+        return E.with_shape(otherwise, e.shape)
+    return None
+
+
 def _twice_transposed(e):
     (x,) = e.args
     return x.args[0] if x.op == "t" else None
@@ -358,6 +390,67 @@ def _exp_along_identity(e):
     return E.mul(E.const(c), E.call("linalg_matrix_exp", (a,), (n, n)))
 
 
+def _inverses_cancel(e):
+    """A chain of products in which a square matrix meets its inverse: the pair is the identity
+    (A A⁻¹ = I), the inverse of a product of square matrices taken apart where that lets a pair
+    meet ((A X B)⁻¹ = B⁻¹ X⁻¹ A⁻¹). Written only where the chain comes out shorter."""
+    factors = _chain(e)
+    if len(factors) < 2:
+        return None
+    expanded = []
+    for f in factors:
+        inner = _chain(f.args[0]) if f.op == "linalg_inv" else ()
+        if len(inner) > 1 and all(_square(x) for x in inner):
+            expanded.extend(_inverse(x) for x in reversed(inner))
+        else:
+            expanded.append(f)
+    kept: list = []
+    for f in expanded:
+        if kept and _square(f) and (_inverse_of(f) is kept[-1] or _inverse_of(kept[-1]) is f):
+            kept.pop()
+        else:
+            kept.append(f)
+    if _cost(kept) >= _cost(factors):
+        return None
+    if not kept:
+        return E.call("eye", (e.shape[0],), e.shape)
+    product = kept[-1]
+    for f in reversed(kept[:-1]):
+        product = matrix_product(f, product)
+    return product
+
+
+def _chain(e: E.Expr) -> list:
+    """The factors of a chain of matrix products, left to right (an explicit stack)."""
+    factors, stack = [], [e]
+    while stack:
+        x = stack.pop()
+        if x.op in _PRODUCTS:
+            stack.append(x.args[1])
+            stack.append(x.args[0])
+        else:
+            factors.append(x)
+    return factors
+
+
+def _square(e: E.Expr) -> bool:
+    return len(e.shape) == 2 and e.shape[0] == e.shape[1]
+
+
+def _inverse_of(e: E.Expr):
+    """M where e is M⁻¹ (A⁻¹, or A⁻ᵀ written (A⁻¹)ᵀ), else None."""
+    if e.op == "linalg_inv":
+        return e.args[0]
+    if e.op == "t" and e.args[0].op == "linalg_inv":
+        return _transpose(e.args[0].args[0])
+    return None
+
+
+def _cost(factors: list) -> int:
+    """Operations of a chain: its products and the inverses in it."""
+    return len(factors) + sum(1 for f in factors if _inverse_of(f) is not None)
+
+
 def _zeros(e: E.Expr) -> bool:
     return e.op == "const" and e.number == 0.0 or e.op == "zeros_like"
 
@@ -368,9 +461,12 @@ def _zeros(e: E.Expr) -> bool:
 RULES = (
     Rule("the identity vanishes from a product: A I = A", _PRODUCTS, _identity_vanishes),
     Rule("a number leaves a product: A (k x) = k A x", _PRODUCTS, _number_leaves_product),
+    Rule("a matrix and its inverse cancel where they meet: A (A⁻¹ B) = B, Aᵀ (A X)⁻ᵀ = X⁻ᵀ", _PRODUCTS,
+         _inverses_cancel),
     Rule("a column times a row is an outer product: a bᵀ", ("mm",), _column_times_row),
     Rule("a row or column product is a matrix-vector product: xᵀ A = (Aᵀ x)ᵀ", ("reshape",), _vector_product),
     Rule("the identity and a diagonal are symmetric: Iᵀ = I", ("t",), _symmetric),
+    Rule("a Gram matrix and its inverse are symmetric: ((XᵀX)⁻¹)ᵀ = (XᵀX)⁻¹", ("t",), _gram_symmetric),
     Rule("twice transposed is itself: (Aᵀ)ᵀ = A", ("t",), _twice_transposed),
     Rule("a transpose goes through a product: (A B)ᵀ = Bᵀ Aᵀ", ("t",), _transposed_product),
     Rule("an outer product transposed: (a bᵀ)ᵀ = b aᵀ", ("t",), _transposed_outer),
@@ -389,6 +485,7 @@ RULES = (
     Rule("the inverse of a transpose is the inverse transposed: (Xᵀ)⁻¹ = X⁻ᵀ", ("linalg_inv",),
          _inverse_of_transpose),
     Rule("e^A's derivative along the identity is e^A: L(A, c I) = c e^A", ("narrow",), _exp_along_identity),
+    Rule("a Gram matrix's determinant is never negative: sign det(XᵀX) ≠ -1", ("where",), _gram_sign),
 )
 _RULES_BY_OP: dict = {}
 for _rule in RULES:
