@@ -126,6 +126,8 @@ COOKBOOK = [
     ("det(A @ X @ B)", {"A": "nn", "X": "nn", "B": "nn"}, "X", "det(A @ X @ B) * linalg_inv(X).T", ("A", "X", "B")),
     ("log(det(A @ X @ B))", {"A": "nn", "X": "nn", "B": "nn"}, "X", "linalg_inv(X).T", ("A", "X", "B")),
     ("logdet(X.T @ X)", {"X": "mn"}, "X", "2 * X @ linalg_inv(X.T @ X)", ()),
+    ("r = x - y\nloss = sum(where(abs(r) <= 1, 0.5 * r ** 2, abs(r) - 0.5))", {"x": "n", "y": "n"}, "x",
+     "where(abs(x - y) <= 1, x - y, sign(x - y))", ()),
     ("trace(2 * matrix_exp(X))", {"X": "nn"}, "X", "2 * matrix_exp(X.T)", ()),
 ]
 

@@ -70,9 +70,27 @@ EXAMPLES = {
     "a Gram matrix's determinant is never negative: sign det(XᵀX) ≠ -1": (
         lambda: call("where", call("eq", call("linalg_slogdet_sign", gram(), shape=()), E.const(-1.0), shape=()),
                      E.const(0.0), E.const(1.0), shape=()), "1"),
+    "masks of one condition are one where: where(c, 0, 1) p + q where(c, 1, 0) = where(c, q, p)": (
+        lambda: masked(E.symbol("p", (n,))) + E.symbol("q", (n,)) * mask(1.0, 0.0), "where(x <= 1, q, p)"),
 }
 
 X = E.symbol("X", (n, n))
+
+
+def mask(on_true: float, on_false: float):
+    return call("where", call("le", x, E.const(1.0), shape=(n,)), E.const(on_true, (n,)), E.const(on_false, (n,)),
+                shape=(n,))
+
+
+def masked(p):
+    return mask(0.0, 1.0) * p
+
+
+def test_a_mask_over_a_factor_that_may_be_infinite_is_kept():
+    """0 · inf is nan, as the engine computes it: where(c, 0, 1) / sqrt(x) stays as it is."""
+    E.new_table()
+    unsafe = masked(E.power(call("sqrt", x, shape=(n,)), -1.0)) + E.symbol("q", (n,)) * mask(1.0, 0.0)
+    assert M._masks_merged(unsafe) is None
 
 
 def gram():

@@ -25,6 +25,8 @@ value and every size:
   of a product of square matrices taken apart where that lets them meet (`Aᵀ (Bᵀ Xᵀ Aᵀ)⁻¹ Bᵀ`
   is `X⁻ᵀ`: det(AXB)'s gradient); a Gram matrix XᵀX and its inverse are symmetric, and their
   determinant is never negative (log det's sign mask is 1 there);
+- terms masked by one condition are one `where` (Huber's gradient is `where(|r| <= 1, r,
+  sign(r))`), where the masked factors are finite wherever the inputs are (0 · inf is nan);
 - the derivative of e^A along a multiple of the identity, which commutes with A, is that
   multiple of e^A (trace(e^X)'s gradient is e^{Xᵀ}, not a block of a 2n × 2n exponential).
 """
@@ -80,7 +82,8 @@ def _rewritten(e: E.Expr, memo: dict) -> E.Expr:
         parts = [E.mul(E.const(k), memo[t]) for t, k in terms]
         if number:
             parts.append(E.const(number))
-        return smaller(_collected(E.with_shape(E.add(*parts), e.shape)))
+        total = smaller(_collected(E.with_shape(E.add(*parts), e.shape)))
+        return _matrix_rule(total) or total
     if op == "mul":
         number, factors = e.args
         parts = [E.const(number)] + [E.power(_unraised(memo[b]), x if x.__class__ is not E.Expr else memo[x])
@@ -451,6 +454,82 @@ def _cost(factors: list) -> int:
     return len(factors) + sum(1 for f in factors if _inverse_of(f) is not None)
 
 
+def _masks_merged(e):
+    """Terms masked by one condition, one where: where(c, 0, 1) p + q where(c, 1, 0) is
+    where(c, q, p) (Huber's gradient), where each term's other factors are finite wherever
+    they are (0 · inf would be nan, and the engine computes it so)."""
+    if e.op != "add" or e.args[0]:
+        return None
+    groups: dict = {}
+    others = []
+    for t, k in e.args[1]:
+        masked = _masked(t)
+        if masked is None:
+            others.append(E.mul(E.const(k), t))
+        else:
+            condition, on_true, on_false = masked
+            groups.setdefault(condition, []).append((E.mul(E.const(k), on_true), E.mul(E.const(k), on_false)))
+    if not any(len(terms) > 1 for terms in groups.values()):
+        return None
+    for condition, terms in groups.items():
+        if len(terms) == 1:
+            others.append(E.call("where", (condition, *terms[0]), e.shape))
+        else:
+            others.append(E.call("where", (condition, E.add(*[a for a, _ in terms]), E.add(*[b for _, b in terms])),
+                                 e.shape))
+    return E.with_shape(E.add(*others), e.shape)
+
+
+def _masked(t: E.Expr):
+    """(c, a, b) where t is where(c, a, b) with a branch 0, or such a where times finite factors
+    (as where(c, a p, b p)); None otherwise."""
+    if t.op == "where":
+        condition, a, b = t.args
+        return (condition, a, b) if _zero(a) or _zero(b) else None
+    if t.op != "mul":
+        return None
+    k, factors = t.args
+    wheres = [(b, x) for b, x in factors if b.op == "where" and x == 1.0 and (_zero(b.args[1]) or _zero(b.args[2]))]
+    if len(wheres) != 1:
+        return None
+    mask = wheres[0][0]
+    rest = E.mul(E.const(k), *[E.power(b, x) for b, x in factors if (b, x) != wheres[0]])
+    if not _finite(rest):
+        return None
+    condition, a, b = mask.args
+    return condition, E.mul(rest, a), E.mul(rest, b)
+
+
+def _zero(e) -> bool:
+    return e.__class__ is E.Expr and e.op == "const" and e.number == 0.0
+
+
+# Operations whose result is finite wherever their operands are (overflow aside): a mask's 0
+# times them stays 0.
+_FINITE_OPS = {"sym", "size", "add", "where", "sign", "abs", "tanh", "sigmoid", "relu", "lt", "le", "gt", "ge",
+               "eq", "ne", "mm", "mv", "sum", "sum_dim", "sum_to", "t", "reshape", "expand", "outer", "eye"}
+
+
+def _finite(e: E.Expr) -> bool:
+    """Whether e is finite wherever the program's inputs are: built only of the operations above,
+    numbers, and products with whole, non-negative powers."""
+    for node in E.postorder([e]):
+        op = node.op
+        if op == "const":
+            if not np.isfinite(node.number):
+                return False
+        elif op == "mul":
+            if any(x.__class__ is E.Expr or x < 0 or x != int(x) for _, x in node.args[1]):
+                return False
+        elif op == "pow":
+            x = node.args[1]
+            if x.__class__ is E.Expr or x < 0 or x != int(x):
+                return False
+        elif op not in _FINITE_OPS:
+            return False
+    return True
+
+
 def _zeros(e: E.Expr) -> bool:
     return e.op == "const" and e.number == 0.0 or e.op == "zeros_like"
 
@@ -486,6 +565,8 @@ RULES = (
          _inverse_of_transpose),
     Rule("e^A's derivative along the identity is e^A: L(A, c I) = c e^A", ("narrow",), _exp_along_identity),
     Rule("a Gram matrix's determinant is never negative: sign det(XᵀX) ≠ -1", ("where",), _gram_sign),
+    Rule("masks of one condition are one where: where(c, 0, 1) p + q where(c, 1, 0) = where(c, q, p)", ("add",),
+         _masks_merged),
 )
 _RULES_BY_OP: dict = {}
 for _rule in RULES:
