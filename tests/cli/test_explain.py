@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import subprocess
 
 import pytest
 
@@ -13,7 +15,7 @@ PROGRAM = ("-e", "y = 3 * log(x)", "--at", "x=2")
 GOLDEN = {
     "plain": "y = 2.079441542\n\n∂y/∂x = 1.5\n  1 path from y to x:\n  1. ∂y/∂log(x) · ∂log(x)/∂x = 3 × 0.5 = 1.5\n       ∂y/∂log(x) = 3   [MulBackward0]\n       ∂log(x)/∂x = 1 / x = 0.5   [LogBackward0]\n\nbackward, step by step (the engine's order):\n  1. y (line 1)   [MulBackward0] receives 1\n       to log(x): 1 × 3 = 3   (∂y/∂log(x) = 3)\n  2. log(x) (line 1)   [LogBackward0] receives 3\n       to x: 3 × 0.5 = 1.5   (∂log(x)/∂x = 1 / x)\n  3. x.grad += 1.5   [AccumulateGrad]\n",
     "markdown": '**y = 2.079441542**\n\nMultiply the local derivatives along each path from the output to the input, then add up the paths.\n\n### ∂y/∂x = 1.5\n\n1 path from y to x.\n\n| # | path | share |\n|---|---|---|\n| 1 | ∂y/∂log(x) · ∂log(x)/∂x = 3 × 0.5 = 1.5<br>`∂y/∂log(x) = 3`<br>`∂log(x)/∂x = 1 / x` | 1.5 |\n\n### Backward, step by step\n\n1. y (line 1)   [MulBackward0] receives 1\n   - to log(x): 1 × 3 = 3   (∂y/∂log(x) = 3)\n2. log(x) (line 1)   [LogBackward0] receives 3\n   - to x: 3 × 0.5 = 1.5   (∂log(x)/∂x = 1 / x)\n3. x.grad += 1.5   [AccumulateGrad]\n',
-    "latex": '% autodiff explain: <expr>\n$$y = 2.079441542$$\n% 1 path from y to x\n\\begin{align*}\n\\frac{\\partial y}{\\partial x} &= \\frac{\\partial y}{\\partial \\operatorname{log}(x)} \\frac{\\partial \\operatorname{log}(x)}{\\partial x} \\\\\n  &= 3 \\times 0.5 \\\\\n  &= 1.5\n\\end{align*}\nwhere\n\\begin{align*}\n\\frac{\\partial \\operatorname{log}(x)}{\\partial x} &= 1 / x \\\\\n\\frac{\\partial y}{\\partial \\operatorname{log}(x)} &= 3\n\\end{align*}\n',
+    "latex": '% autodiff explain: <expr>\n$$y = 2.079441542$$\n% 1 path from y to x\n\\begin{align*}\n\\frac{\\partial y}{\\partial x} &= \\frac{\\partial y}{\\partial \\operatorname{log}(x)} \\frac{\\partial \\operatorname{log}(x)}{\\partial x} \\\\\n  &= 3 \\times 0.5 \\\\\n  &= 1.5\n\\end{align*}\nwhere\n\\begin{align*}\n\\frac{\\partial \\operatorname{log}(x)}{\\partial x} &= \\frac{1}{x} \\\\\n\\frac{\\partial y}{\\partial \\operatorname{log}(x)} &= 3\n\\end{align*}\n',
 }
 
 
@@ -157,3 +159,23 @@ def test_latex_writes_powers_products_and_transposes_as_mathematics(autodiff):
     assert r"\cdot  \cdot" not in latex and "@" not in latex and ".T" not in latex
     assert r"\operatorname{sum}" in latex
     assert latex.count("{") - latex.count(r"\{") == latex.count("}") - latex.count(r"\}")
+
+
+def test_explains_latex_writes_each_local_derivative_as_derive_does(autodiff, tmp_path):
+    """One LaTeX printer: sigmoid as σ, exp2 as a power of 2, a power raised, as derive writes
+    them (not the function names), and the page compiles where pdflatex is installed."""
+    path = tmp_path / "f.expr"
+    path.write_text("x: input = 0.5\nw: input = 2.0\nu = sigmoid(x * w)\ny = exp2(u) * x ** 3\n")
+    latex = autodiff("explain", path, "--format", "latex").stdout
+    where = latex.split("where", 1)[1]
+    assert "\\sigma\\left(" in where and "2^{u}" in where and "x^{2}" in where
+    assert "operatorname{sigmoid}" not in where and "\\cdot \\cdot" not in where
+    derived = autodiff("derive", "-e", "u = sigmoid(z)", "--shape", "z=n", "--format", "latex").stdout
+    assert "\\sigma\\left(" in derived  # the same spelling
+    if shutil.which("pdflatex"):
+        document = tmp_path / "doc.tex"
+        document.write_text("\\documentclass{article}\\usepackage{amsmath}\\begin{document}\n" + latex
+                            + "\\end{document}\n")
+        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", document.name],
+                              cwd=tmp_path, capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stdout[-2000:]

@@ -114,7 +114,11 @@ class _Graph:
             self._formulas[key] = f"{head} = {self._body(node, position)}"
         return self._formulas[key]
 
-    def _body(self, node, position: int) -> str:
+    def formula_latex(self, node, position: int) -> str:
+        """The right side of `formula` in LaTeX, written by derive's printer."""
+        return self._body(node, position, latex=True)
+
+    def _body(self, node, position: int, latex: bool = False) -> str:
         """The local derivative's text: the op's own `defop` formula, traced (symbolic/formulas.py)
         and written in the node's operands."""
         from ..symbolic.formulas import node_formula  # the symbolic tracer loads when a formula is first written
@@ -124,10 +128,18 @@ class _Graph:
         except Exception:  # noqa: BLE001 - explain still explains; a test traces every registry op
             formula = None
         if formula is None:  # an autograd.Function's backward
-            return f"g ↦ {type(node).__name__}(g)"
+            text = f"g ↦ {type(node).__name__}(g)"
+            if latex:
+                from ..symbolic.text_latex import math_latex
+
+                return math_latex(text)
+            return text
         symbols = formula.symbols
         operands = self._operands(node, position) if symbols else {}
-        text = formula.text({name: _bare(operands[name]) for name in symbols})
+        names = {name: _bare(operands[name]) for name in symbols}
+        text = formula.text(names)
+        if latex:  # cut short as the text is (an operand's long literal), else whole
+            return formula.latex(names) if len(text) <= FORMULA_LIMIT else r"\dots"
         return text if len(text) <= FORMULA_LIMIT else text[:FORMULA_LIMIT - 1] + "…"
 
     def _operands(self, node, position: int) -> dict:

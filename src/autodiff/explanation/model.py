@@ -18,6 +18,7 @@ class Edge:
     op: str
     formula: str
     local: object = None
+    latex: str = ""  # the formula's right side in LaTeX, by derive's printer (not part of the JSON)
 
 
 @dataclass

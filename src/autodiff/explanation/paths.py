@@ -41,7 +41,7 @@ def _path_from(graph: _Graph, steps: list, product, scalar: bool) -> Path:
         child = node.next_functions[position][0]
         nodes.append(graph.name(child))
         local = graph.locals_of(node)[position] if scalar else graph.tensor_local(node, position)
-        edges.append(Edge(type(node).__name__, graph.formula(node, position), local))
+        edges.append(Edge(type(node).__name__, graph.formula(node, position), local, graph.formula_latex(node, position)))
     return Path(nodes, edges, product, [(node._seq, position) for node, position in steps])
 
 

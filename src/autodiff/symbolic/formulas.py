@@ -30,7 +30,8 @@ from ..ops.registry import REGISTRY
 from ..tensor import Tensor, _make
 from . import expr as E
 from .build import build
-from .printing import _ATOM, _COMPARE, Printer, number_text
+from .printing import _ATOM, _COMPARE, LatexPrinter, Printer, number_text
+from .text_latex import math_latex
 from .trace import Traced, Tracer, _host
 
 SEED = "g"  # the gradient arriving at the op's output
@@ -70,6 +71,16 @@ class Formula:
         if self.factor is not None:
             return printer.text(self.factor)
         return f"{SEED} ↦ {printer.text(self.expr)}"
+
+    def latex(self, names: dict | None = None) -> str:
+        """The same formula in LaTeX, through derive's printer: `names` as in `text` (language
+        text, written as LaTeX math)."""
+        printer = _LatexFormulaPrinter(self, names or {})
+        if self.factor is not None and self.factor.op == "const":
+            return number_text(self.factor.number)
+        if self.factor is not None:
+            return printer.text(self.factor)
+        return rf"{SEED} \mapsto {printer.text(self.expr)}"
 
     def __str__(self) -> str:
         return self.text()
@@ -264,6 +275,27 @@ class _Printer(Printer):
             return found
         if e.op == "tensor":
             return array_text(e.args[0].array), _ATOM
+        return super()._text(e)
+
+
+class _LatexFormulaPrinter(LatexPrinter):
+    """LaTeX with symbols written as given texts (the language's, as LaTeX math), and long array
+    constants cut short."""
+
+    def __init__(self, formula: Formula, names: dict) -> None:
+        super().__init__({})
+        self.texts = {}
+        for e in E.postorder([formula.expr] + ([formula.factor] if formula.factor is not None else [])):
+            if e.op == "sym" and e.args[0] in names:
+                text = names[e.args[0]]
+                self.texts[e] = (math_latex(text), _ATOM if atomic(text) else _COMPARE)
+
+    def _text(self, e: E.Expr) -> tuple:
+        found = self.texts.get(e)
+        if found is not None:
+            return found
+        if e.op == "tensor":
+            return math_latex(array_text(e.args[0].array)), _ATOM
         return super()._text(e)
 
 

@@ -11,6 +11,7 @@ import re
 from ...explanation import (grad_label, number_text, plain as plain_text, product_text, seed_text, seeded,
                                  step_lines, values_text)
 from ..._text import escape, latex_text
+from ...symbolic.text_latex import fraction_latex as _fraction, math_latex as _math
 from ...program.values import for_json
 
 _HOW = "Multiply the local derivatives along each path from the output to the input, then add up the paths."
@@ -72,64 +73,6 @@ def markdown(explanation) -> str:
 
 # -- LaTeX -----------------------------------------------------------------------------------------------------
 
-_SYMBOLS = {"·": r" \cdot ", "×": r" \times ", "²": "^2", "σ": r"\sigma", "↦": r" \mapsto ", "ᵀ": r"^\top",
-            "≤": r" \le ", "½": r"\tfrac12", "⊗": r" \otimes ", "Σ": r"\sum ", "∂": r"\partial ", "→": r" \to ",
-            "…": r"\dots", "*": r" \cdot ", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "{": r"\{", "}": r"\}"}
-_FUNCTIONS = {"exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "sign"}
-
-
-_TOKENS = r"\*\*|\.T\b|[A-Za-z_][A-Za-z0-9_]*|[0-9]+(?:\.[0-9]*)?(?:e[-+]?[0-9]+)?|\s+|."
-
-
-def _math(text: str) -> str:
-    """Formula text (the language's) as LaTeX math: `x ** 2` as a power, `A @ x` as a product,
-    `A.T` transposed, a called name upright, other names italic, markup characters as text."""
-    tokens = re.findall(_TOKENS, text)
-    pieces = []
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        i += 1
-        if token == "**":  # the exponent: the next atom, or the parenthesized group that follows
-            while i < len(tokens) and tokens[i].isspace():
-                i += 1
-            if i < len(tokens) and tokens[i] == "(":
-                depth, j = 0, i
-                while j < len(tokens):
-                    depth += tokens[j] == "("
-                    depth -= tokens[j] == ")"
-                    j += 1
-                    if depth == 0:
-                        break
-                pieces.append("^{" + _math("".join(tokens[i:j])) + "}")
-                i = j
-            elif i < len(tokens):
-                pieces.append("^{" + _math(tokens[i]) + "}")
-                i += 1
-        elif token == ".T":
-            pieces.append(r"^{\top}")
-        elif token == "@":
-            pieces.append(r" \, ")
-        elif token in _FUNCTIONS or (re.fullmatch(r"[A-Za-z_]\w*", token) and i < len(tokens) and tokens[i] == "("):
-            pieces.append(f"\\operatorname{{{token.replace('_', chr(92) + '_')}}}")
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", token):
-            escaped = token.replace("_", r"\_")
-            pieces.append(escaped if len(token) == 1 else f"\\mathit{{{escaped}}}")
-        elif token.isspace():
-            pieces.append(" ")
-        else:
-            safe = latex_text(token)  # a character LaTeX reads as markup: as text
-            pieces.append(_SYMBOLS[token] if token in _SYMBOLS else token if safe == token or token in "<>"
-                          else rf"\text{{{safe}}}")
-    return "".join(pieces)
-
-
-def _fraction(head: str) -> str:
-    """`∂(t * c)/∂t` as \\frac{\\partial (t * c)}{\\partial t}."""
-    top, _, bottom = head.partition("/∂")
-    return f"\\frac{{{_math(top)}}}{{\\partial {_math(bottom)}}}"
-
-
 def latex(explanation) -> str:
     output = explanation.output
     out = [f"% autodiff explain: {escape(explanation.source)}",  # a comment: a line break is all it fears
@@ -158,11 +101,12 @@ def latex(explanation) -> str:
             rows[-2] += rest
         out.append(" \\\\\n".join(rows))
         out.append("\\end{align*}")
-        locals_ = sorted({e.formula for p in item.paths for e in p.edges if " = " in e.formula})
+        locals_ = {e.formula: e for p in item.paths for e in p.edges if " = " in e.formula}
         if locals_:
             out.append("where")
             out.append("\\begin{align*}")
-            out.append(" \\\\\n".join(f"{_fraction(f.split(' = ')[0])} &= {_math(f.split(' = ', 1)[1])}" for f in locals_))
+            out.append(" \\\\\n".join(f"{_fraction(f.split(' = ')[0])} &= {locals_[f].latex or _math(f.split(' = ', 1)[1])}"
+                                     for f in sorted(locals_)))
             out.append("\\end{align*}")
     return "\n".join(out) + "\n"
 
