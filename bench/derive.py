@@ -11,7 +11,9 @@
   time over grad's on the same file;
 - the emitted Python module (NumPy only) on examples/mlp.expr over a hand-written NumPy gradient;
 - matrix calculus, on one thread: the emitted Hessian code of xᵀAx (n = 1000), a logistic loss
-  (m = 2000, n = 500) and a matrix factorization ‖T − UVᵀ‖² wrt U (T 200 × 100, rank 10) over
+  (m = 2000, n = 500), a matrix factorization ‖T − UVᵀ‖² wrt U (T 200 × 100, rank 10), ridge
+  regression (m = 2000, n = 500) and a Gaussian's negative log-likelihood by its mean (a batch
+  of 2000 in 100 dimensions) over
   `torch.func.hessian` of the same functions (the same numbers, rtol 1e-9), and the emitted
   value_and_grad over NumPy written by hand.
 """
@@ -267,6 +269,9 @@ def matrix(repeat: int) -> None:
     m, k = 2000, 500
     X, w, y = rng.normal(size=(m, k)) / math.sqrt(k), rng.normal(size=k), (rng.uniform(size=m) < 0.5) * 1.0
     T, U, V = rng.normal(size=(200, 100)), rng.normal(size=(200, 10)), rng.normal(size=(100, 10))
+    G, mu = rng.normal(size=(2000, 100)), rng.normal(size=100)
+    Q = rng.normal(size=(100, 100))
+    P = Q @ Q.T / 100 + np.eye(100)  # a precision matrix
     logistic = "p = sigmoid(X @ w)\nloss = -sum(y * log(p) + (1 - y) * log(1 - p))"
     cases = [
         ("x'Ax, n = 1000", "x @ A @ x", {"x": ("n",), "A": ("n", "n")}, "x", {"x": x, "A": A},
@@ -281,6 +286,14 @@ def matrix(repeat: int) -> None:
          {"T": ("m", "r"), "U": ("m", "k"), "V": ("r", "k")}, "U", {"T": T, "U": U, "V": V},
          lambda U: ((torch.tensor(T) - U @ torch.tensor(V).T) ** 2).sum(),
          lambda T, U, V: (np.sum((T - U @ V.T) ** 2), -2 * ((T - U @ V.T) @ V))),
+        ("ridge, m = 2000, n = 500", "sum((X @ w - y) ** 2) + lam * sum(w ** 2)",
+         {"X": ("m", "n"), "w": ("n",), "y": ("m",), "lam": ()}, "w", {"X": X, "w": w, "y": y, "lam": 0.1},
+         lambda w: ((torch.tensor(X) @ w - torch.tensor(y)) ** 2).sum() + 0.1 * (w ** 2).sum(),
+         _ridge_by_hand),
+        ("Gaussian NLL by its mean, a batch of 2000 in 100 dims", "R = X - mu\nloss = 0.5 * sum((R @ P) * R)",
+         {"X": ("m", "n"), "mu": ("n",), "P": ("n", "n")}, "mu", {"X": G, "mu": mu, "P": P},
+         lambda mu: 0.5 * (((torch.tensor(G) - mu) @ torch.tensor(P)) * (torch.tensor(G) - mu)).sum(),
+         _gaussian_by_hand),
     ]
     from torch.func import hessian
 
@@ -302,6 +315,17 @@ def matrix(repeat: int) -> None:
                                              lambda: [by_hand(**values) for _ in range(loops)], repeat)
         print(f"                 value_and_grad {t_grad / loops * 1e3:.3f} ms vs NumPy by hand "
               f"{t_hand / loops * 1e3:.3f} ms: {ratio:.2f}x (target <= 1.1x)")
+
+
+def _ridge_by_hand(X, w, y, lam):
+    r = X @ w - y
+    return r @ r + lam * (w @ w), 2 * (X.T @ r) + 2 * lam * w
+
+
+def _gaussian_by_hand(X, mu, P):
+    R = X - mu
+    RP = R @ P
+    return 0.5 * np.sum(RP * R), -0.5 * np.sum(RP + R @ P.T, axis=0)
 
 
 def _logistic_by_hand(X, w, y):
