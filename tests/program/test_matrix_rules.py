@@ -122,3 +122,14 @@ def test_a_rule_rewrites_its_example_as_the_textbook_does(rule):
     assert rule.rewrite(before) is not None, "the rule applies to its example"
     (after,) = M.simplify([before])
     assert MathPrinter().text(after) == written
+
+
+@pytest.mark.parametrize("left", [True, False])
+def test_an_outer_product_beside_at_is_in_parentheses(left):
+    """Juxtaposition (a bᵀ) and @ never mix on one level: `(a bᵀ) @ x`, `A @ (a bᵀ)`."""
+    E.new_table()
+    outer = call("outer", x, x, shape=(n, n))
+    product = call("mm", outer, A, shape=(n, n)) if left else call("mm", A, outer, shape=(n, n))
+    vector = call("mv", outer, x, shape=(n,))
+    assert MathPrinter().text(product) == ("(x xᵀ) @ A" if left else "A @ (x xᵀ)")
+    assert MathPrinter().text(vector) == "(x xᵀ) @ x"

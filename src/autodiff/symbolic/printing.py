@@ -524,6 +524,10 @@ class MathPrinter(Printer):
             a, b = args
             left, right = (("1" if v.op == "const" and v.number == 1.0 else self._argument(v, _ATOM)) for v in (a, b))
             return f"{left} {right}{_SUPERSCRIPT_T}", _PRODUCT
+        if op in ("mm", "mv") and args[0].op == "outer" and args[0] not in self.names:
+            # an outer product is written by juxtaposition: in parentheses before @, never `a bᵀ @ c`
+            right = _PRODUCT if self._chained(op, args[1]) else _PRODUCT + 1
+            return f"({self.text(args[0])}) @ {self._argument(args[1], right)}", _PRODUCT
         if op == "kron_map":  # the Kronecker product, its rows and columns in the shapes of a Hessian block
             return f"{self._argument(args[0], _POWER)} ⊗ {self._argument(args[1], _POWER)}", _PRODUCT
         if op == "kron_t_map":  # with the commutation matrix K: s ↦ P sᵀ Rᵀ
