@@ -219,6 +219,9 @@ JACOBIANS = [
     ("X @ A - A @ X", {"A": "nn", "X": "nn"}, None),
     ("B @ x - 2 * (A @ x)", {"A": "mn", "B": "mn", "x": "n"}, ("x", "B - 2 * A")),
     ("-(W @ x) + b", {"W": "mn", "x": "n", "b": "m"}, ("x", "-W")),
+    # a matrix through an elementwise layer, by a weight matrix: one einsum
+    ("tanh(X @ W)", {"X": "mn", "W": "nk"}, None),
+    ("softmax(X @ W, 1)", {"X": "mn", "W": "nk"}, None),
 ]
 
 
@@ -306,6 +309,9 @@ HESSIANS = [
     ("R = X - mu\nloss = 0.5 * sum((R @ P) * R)", {"X": "mn", "mu": "n", "P": "nn"}, ["mu"],
      "0.5 * m * P + 0.5 * m * Pᵀ"),
     ("sum((X - mu) ** 2)", {"X": "mn", "mu": "n"}, ["mu"], "2 * m * I"),
+    # by a weight matrix through an elementwise layer: Kronecker maps around an elementwise one
+    ("-sum(Y * log_softmax(X @ W, 1))", {"Y": "mk", "X": "mn", "W": "nk"}, ["W"], None),
+    ("sum(sigmoid(X @ W))", {"X": "mn", "W": "nk"}, ["W"], None),
 ]
 
 
@@ -340,6 +346,16 @@ def test_a_mixed_block_of_a_vector_and_a_number_is_a_vector():
     lines = dict(D.readable_lines(d))
     assert lines["∂²loss/∂w∂b"] == "Xᵀ @ t2" and lines["t2"] == "p * (1 - p)"
     assert lines["∂loss/∂b"] == "sum(t1)" and lines["∂²loss/∂b²"] == "sum(t2)"
+
+
+def test_softmax_regressions_hessian_is_kronecker_maps_around_the_softmax_computed_in_one_einsum():
+    d = D.derive("-sum(Y * log_softmax(X @ W, 1))", shapes={"Y": ("m", "k"), "X": ("m", "n"), "W": ("n", "k")},
+                 wrt=["W"], order=2)
+    lines = dict(D.readable_lines(d))
+    assert lines["∂²output/∂W²"].startswith("(Xᵀ ⊗ I) diag(vec(t2)) (X ⊗ I) - (Xᵀ ⊗ I) diag(vec(t1))")
+    code = D.python_module(d)
+    assert "np.einsum(" in code and "kron" not in code and "np.diag" not in code
+    assert "np.eye(m" not in code  # no identity of the batch's size
 
 
 def test_a_hessian_is_computed_without_a_diagonal_matrix():

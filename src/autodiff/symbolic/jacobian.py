@@ -147,6 +147,98 @@ declare("jacobian_rows_diag", Spelling(language=_jacobian_rows_diag_language, le
         public=False)
 
 
+def chain_einsum(m: E.Expr) -> tuple:
+    """(subscripts, operands) of one einsum that computes the map `m` (a then_map over a
+    kron_map), v's indices then s's: each Kronecker factor and elementwise factor an operand,
+    an identity none (its two indices are one), so no n × n identity of a batch is made."""
+    layers = []
+    pieces, operands = [], []
+    while True:
+        scalar, rest = scalar_factor(m)
+        if scalar is not None:  # a number or a scalar of the program: an operand without indices
+            pieces.append("")
+            operands.append(scalar)
+            m = rest
+        if m.op != "then_map":
+            break
+        layers.append(m.args[:3])
+        m = m.args[3]
+    if m.op == "diag_map":  # D ⊙ s
+        layers.append((*_eyes(m.shape[:2]), m.args[0]))
+        m = _identity_map(m.shape[2:])
+    if m.op != "kron_map":
+        raise ValueError(f"no einsum for the map {m.op}")
+    base_p, base_r = m.args  # s ↦ P s Rᵀ
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    b, j = next(letters), next(letters)  # s's indices
+
+    def mapped(factor: E.Expr, index: str) -> str:
+        if factor.op == "eye":
+            return index
+        new = next(letters)
+        pieces.append(new + index)
+        operands.append(factor)
+        return new
+
+    x, y = mapped(base_p, b), mapped(base_r, j)
+    for p, r, d in reversed(layers):
+        if not (d.op == "const" and d.number == 1.0):
+            pieces.append(x + y if len(d.shape) == 2 else "")
+            operands.append(d)
+        x, y = mapped(p, x), mapped(r, y)
+    out = x + y + b + j
+    shape = (*layers[0][0].shape[:1], *layers[0][1].shape[:1]) if layers else (base_p.shape[0], base_r.shape[0])
+    sizes = dict(zip(out, (*shape, *base_p.shape[1:], *base_r.shape[1:])))
+    for k, index in enumerate(out):  # an index that passed only identities: v's and s's equal there
+        if index in out[:k]:
+            new = next(letters)
+            pieces.append(index + new)
+            operands.append(E.call("eye", (sizes[index],), (sizes[index], sizes[index])))
+            out = out[:k] + new + out[k + 1:]
+    return ",".join(pieces) + "->" + out, operands
+
+
+def _then_numpy(w, *args) -> str:
+    subscripts, operands = chain_einsum(E.call("then_map", args, ()))
+    return f"np.einsum({subscripts!r}, {', '.join(w(o) for o in operands)}, optimize=True)"
+
+
+def _then_language(w, *args) -> str:
+    subscripts, operands = chain_einsum(E.call("then_map", args, ()))
+    return f"einsum({subscripts!r}, {', '.join(w(o) for o in operands)})"
+
+
+def _then_math(w, p, r, d, inner, latex: bool = False) -> str:
+    """(P ⊗ R) diag(vec(D)) M, the identities and a factor of ones left out."""
+    kron, diag = (r" \otimes ", r"\operatorname{diag}\left(\operatorname{vec} ") if latex else (" ⊗ ", "diag(vec(")
+    parts = []
+    if not (p.op == "eye" and r.op == "eye"):
+        parts.append(f"({w(p, ATOM)}{kron}{w(r, ATOM)})")
+    if not (d.op == "const" and d.number == 1.0):
+        parts.append(f"{diag}{w(d, ATOM)}\\right)" if latex else f"{diag}{w(d)}))")
+    if not (inner.op == "kron_map" and all(f.op == "eye" for f in inner.args)) or not parts:
+        parts.append(w(inner, ATOM))
+    return " ".join(parts)
+
+
+declare("then_map", Spelling(language=_then_language, numpy=_then_numpy, level=PRODUCT,
+                             latex=lambda w, p, r, d, inner: _then_math(w, p, r, d, inner, latex=True)), public=False)
+
+
+def _swapped(subscripts: str) -> str:
+    """The einsum's output with v's indices and s's swapped: the Jacobian of the map (output first)."""
+    inputs, out = subscripts.split("->")
+    return f"{inputs}->{out[2:]}{out[:2]}"
+
+
+# The Jacobian of a chained map: the same einsum, its output's two halves swapped.
+declare("jacobian_then", Spelling(
+    language=lambda w, m: "einsum({!r}, {})".format(_swapped(chain_einsum(m)[0]), ", ".join(w(o) for o in chain_einsum(m)[1])),
+    numpy=lambda w, m: "np.einsum({!r}, {}, optimize=True)".format(_swapped(chain_einsum(m)[0]),
+                                                                   ", ".join(w(o) for o in chain_einsum(m)[1])),
+    latex=lambda w, m: rf"\left({w(m)}\right)^{{\top}}"), public=False)
+
+
 def jacobian_of(m: E.Expr, shape: tuple):
     """The Jacobian (the output's dimensions first, `shape`) from M (the input's first), or None."""
     if m.op == "const":
@@ -171,6 +263,8 @@ def jacobian_of(m: E.Expr, shape: tuple):
         return m
     if m.op == "row_scale_map":
         return E.call("jacobian_row_scale", m.args, shape)
+    if m.op == "then_map":
+        return E.call("jacobian_then", (m,), shape)
     if m.op == "rows_diag_map":
         return E.call("jacobian_rows_diag", m.args, shape)
     if m.op == "add" and not m.args[0]:
@@ -667,6 +761,22 @@ def _matrix_step(v: E.Expr, s: E.Expr, memo: dict):
             return E.mul(d, inner)
         if d.shape == v.shape == s.shape and u is s:
             return E.call("diag_map", (d,), v.shape + s.shape)
+        if d.shape == v.shape and len(u.shape) == 2:  # D ⊙ u, u's column or row repeated first
+            if u.shape == (v.shape[0], 1) and v.shape[1] != 1:  # u 1ᵀ
+                inner = _each_map(inner, lambda kind, p, r: (kind, p, _product(E.const(1.0, (v.shape[1], 1)), r)))
+            elif u.shape == (1, v.shape[1]) and v.shape[0] != 1:  # 1 u
+                inner = _each_map(inner, lambda kind, p, r: (kind, _product(E.const(1.0, (v.shape[0], 1)), p), r))
+            elif u.shape != v.shape:
+                return None
+            return None if inner is None else _then(*_eyes(v.shape), d, inner)
+        return None
+    if op == "sum_dim" and v.args[2] and len(v.args[0].shape) == 2:  # u 1 or 1ᵀ u, kept as a column or row
+        dims = _dims_of(v.args[1], 2)
+        ones = E.const(1.0, (1, v.args[0].shape[1] if dims == {1} else v.args[0].shape[0]))
+        if dims == {1}:  # u 1: R becomes 1ᵀ R
+            return _each_map((yield v.args[0]), lambda kind, p, r: (kind, p, _product(ones, r)))
+        if dims == {0}:
+            return _each_map((yield v.args[0]), lambda kind, p, r: (kind, _product(ones, p), r))
         return None
     if op == "mm":
         a, b = v.args
@@ -709,6 +819,10 @@ def _each_map(m, change):
     if m.op in ("kron_map", "kron_t_map"):
         kind, p, r = change(m.op, *m.args)
         return _kron(p, r) if kind == "kron_map" else _kron_t(p, r)
+    if m.op in ("then_map", "diag_map"):  # P (D ⊙ M s) Rᵀ: the change is to P and R
+        p, r, d, inner = m.args if m.op == "then_map" else (*_eyes(m.shape[:2]), m.args[0], _identity_map(m.shape[2:]))
+        kind, p, r = change("kron_map", p, r)
+        return None if kind != "kron_map" else _then(p, r, d, inner)
     if m.op == "add" and not m.args[0]:
         parts = [_each_map(t, change) for t, _ in m.args[1]]
         return None if any(p is None for p in parts) else E.add(*[E.mul(E.const(k), p)
@@ -718,6 +832,46 @@ def _each_map(m, change):
         inner = _each_map(rest, change)
         return None if inner is None else E.mul(scalar, inner)
     return None
+
+
+def _eyes(shape: tuple) -> tuple:
+    return tuple(E.call("eye", (n,), (n, n)) for n in shape)
+
+
+def _identity_map(shape: tuple) -> E.Expr:
+    return _kron(*_eyes(shape))
+
+
+def _then(p: E.Expr, r: E.Expr, d: E.Expr, inner: E.Expr) -> E.Expr:
+    """The map s ↦ P (D ⊙ M s) Rᵀ, M the map `inner`: an elementwise factor between two Kronecker
+    maps (a softmax's rows, a layer's activation), as an array of v's shape then s's. One
+    elementwise factor after another is their product."""
+    if inner.op == "add" and not inner.args[0]:  # through a sum of maps, term by term
+        return E.add(*[E.mul(E.const(k), _then(p, r, d, t)) for t, k in inner.args[1]])
+    scalar, rest = scalar_factor(inner)
+    if scalar is not None:
+        return E.mul(scalar, _then(p, r, d, rest))
+    if d.op == "const" and d.number == 1.0 and inner.op in ("kron_map", "then_map") and _is_identity(p) and \
+            _is_identity(r):
+        return inner
+    if inner.op == "then_map" and _is_identity(inner.args[0]) and _is_identity(inner.args[1]):
+        d = E.mul(d, inner.args[2])
+        inner = inner.args[3]
+    elif inner.op == "diag_map":
+        d = E.mul(d, inner.args[0])
+        inner = _identity_map(inner.shape[2:])
+    return E.call("then_map", (p, r, d, inner), (p.shape[0], r.shape[0]) + inner.shape[2:])
+
+
+def _product(a: E.Expr, b: E.Expr) -> E.Expr:
+    """a @ b, where an outer product of ones is ones (1 1ᵀ: a column and a row of them)."""
+    if a.op == "const" and b.op == "const" and a.shape[1] == 1:
+        return E.const(a.number * b.number, (a.shape[0], b.shape[1]))
+    return matrix_product(a, b)
+
+
+def _is_identity(e: E.Expr) -> bool:
+    return e.op == "eye"
 
 
 def _kron_t(p: E.Expr, r: E.Expr) -> E.Expr:

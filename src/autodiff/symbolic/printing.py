@@ -534,6 +534,12 @@ class MathPrinter(Printer):
             return f"({self._argument(args[0], _POWER)} ⊗ {self._argument(args[1], _POWER)}) K", _PRODUCT
         if op == "diag_map":
             return f"diag(vec({self._argument(args[0])}))", _ATOM
+        if op == "then_map":  # (P ⊗ R) diag(vec(D)) M: a Kronecker map after an elementwise one
+            from .jacobian import _then_math
+
+            return _then_math(self._argument, *args), _PRODUCT
+        if op == "jacobian_then":
+            return f"({self.text(args[0])}){_SUPERSCRIPT_T}", _ATOM
         if op == "jacobian_row_scale":  # block p of row p: G's row p (a per-example loss by its logits)
             return f"blockdiag({self._argument(args[0])})", _ATOM
         if op == "jacobian_rows_diag":  # diag(D[i]) for each row i (a batched layer by its bias)

@@ -69,11 +69,16 @@ class Statements:
         return [(name, text) for name, _, text in self.written(Printer(sizes=sizes))]
 
 
+# A Kronecker map inside a chained one (then_map) is written as its factors, in one einsum:
+# never computed on its own, so never named.
+_MAPS = ("kron_map", "then_map", "jacobian_then")
+
+
 def _trivial(e: E.Expr) -> bool:
     """Too small to be worth a name: -x, 2 * x, a transposed input."""
     if e.op == "t":
         return e.args[0].op == "sym"
-    if e.op == "eye":
+    if e.op == "eye" or e.op in _MAPS:
         return True
     if e.op == "mul" and len(e.args[1]) == 1:
         (base, exponent), = e.args[1]
