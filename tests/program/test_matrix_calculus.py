@@ -312,6 +312,7 @@ HESSIANS = [
     # by a weight matrix through an elementwise layer: Kronecker maps around an elementwise one
     ("-sum(Y * log_softmax(X @ W, 1))", {"Y": "mk", "X": "mn", "W": "nk"}, ["W"], None),
     ("sum(sigmoid(X @ W))", {"X": "mn", "W": "nk"}, ["W"], None),
+    ("h = tanh(X @ W1)\nloss = sum((h @ w2 - y) ** 2)", {"X": "mn", "W1": "nk", "w2": "k", "y": "m"}, ["W1"], None),
 ]
 
 

@@ -567,6 +567,14 @@ def _total(a: E.Expr) -> E.Expr:
     return E.call("sum", (a,), ())
 
 
+def _column_of(a: E.Expr):
+    """(k, c) where the vector a is k times the column c (m, 1) read as a vector; None otherwise."""
+    k, rest = E.coefficient(a) if a.op == "mul" else (1.0, a)
+    if rest.op == "reshape" and len(rest.shape) == 1 and rest.args[0].shape == rest.shape + (1,):
+        return E.const(k), rest.args[0]
+    return None
+
+
 def _dims_of(dims, rank: int) -> set:
     return {d % rank for d in (dims if isinstance(dims, tuple) else (dims,))}
 
@@ -770,6 +778,20 @@ def _matrix_step(v: E.Expr, s: E.Expr, memo: dict):
                 return None
             return None if inner is None else _then(*_eyes(v.shape), d, inner)
         return None
+    if op == "outer" and _contains(v.args[0], s, memo) and not _contains(v.args[1], s, memo):
+        column = _column_of(v.args[0])  # (k c) bᵀ with c a column: R becomes b Rᵀ's
+        if column is None:
+            return None
+        k, c = column
+        b = v.args[1]
+        inner = _each_map((yield c), lambda kind, p, r: (kind, p, _product(E.call("reshape", (b, b.shape + (1,)),
+                                                                                  b.shape + (1,)), r)))
+        return None if inner is None else E.mul(k, inner)
+    if op == "sum_to" and len(v.args[0].shape) == 2 and v.shape in ((v.args[0].shape[0], 1), (1, v.args[0].shape[1])):
+        u = v.args[0]  # summed to a column (u 1) or a row (1ᵀ u)
+        if v.shape == (u.shape[0], 1):
+            return _each_map((yield u), lambda kind, p, r: (kind, p, _product(E.const(1.0, (1, u.shape[1])), r)))
+        return _each_map((yield u), lambda kind, p, r: (kind, _product(E.const(1.0, (1, u.shape[0])), p), r))
     if op == "sum_dim" and v.args[2] and len(v.args[0].shape) == 2:  # u 1 or 1ᵀ u, kept as a column or row
         dims = _dims_of(v.args[1], 2)
         ones = E.const(1.0, (1, v.args[0].shape[1] if dims == {1} else v.args[0].shape[0]))
