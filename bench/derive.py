@@ -12,8 +12,8 @@
 - the emitted Python module (NumPy only) on examples/mlp.expr over a hand-written NumPy gradient;
 - matrix calculus, on one thread: the emitted Hessian code of xᵀAx (n = 1000), a logistic loss
   (m = 2000, n = 500), a matrix factorization ‖T − UVᵀ‖² wrt U (T 200 × 100, rank 10), ridge
-  regression (m = 2000, n = 500) and a Gaussian's negative log-likelihood by its mean (a batch
-  of 2000 in 100 dimensions) over
+  regression (m = 2000, n = 500), softmax regression by its weights (m = 2000, n = 100, k = 10)
+  and a Gaussian's negative log-likelihood by its mean (a batch of 2000 in 100 dimensions) over
   `torch.func.hessian` of the same functions (the same numbers, rtol 1e-9), and the emitted
   value_and_grad over NumPy written by hand.
 """
@@ -269,6 +269,8 @@ def matrix(repeat: int) -> None:
     m, k = 2000, 500
     X, w, y = rng.normal(size=(m, k)) / math.sqrt(k), rng.normal(size=k), (rng.uniform(size=m) < 0.5) * 1.0
     T, U, V = rng.normal(size=(200, 100)), rng.normal(size=(200, 10)), rng.normal(size=(100, 10))
+    Xs, Ws = rng.normal(size=(2000, 100)) / 10, rng.normal(size=(100, 10)) / 10
+    Ys = np.eye(10)[rng.integers(0, 10, size=2000)]  # one class per example
     G, mu = rng.normal(size=(2000, 100)), rng.normal(size=100)
     Q = rng.normal(size=(100, 100))
     P = Q @ Q.T / 100 + np.eye(100)  # a precision matrix
@@ -290,6 +292,10 @@ def matrix(repeat: int) -> None:
          {"X": ("m", "n"), "w": ("n",), "y": ("m",), "lam": ()}, "w", {"X": X, "w": w, "y": y, "lam": 0.1},
          lambda w: ((torch.tensor(X) @ w - torch.tensor(y)) ** 2).sum() + 0.1 * (w ** 2).sum(),
          _ridge_by_hand),
+        ("softmax regression, m = 2000, n = 100, k = 10", "-sum(Y * log_softmax(X @ W, 1))",
+         {"Y": ("m", "k"), "X": ("m", "n"), "W": ("n", "k")}, "W", {"Y": Ys, "X": Xs, "W": Ws},
+         lambda W: -(torch.tensor(Ys) * torch.log_softmax(torch.tensor(Xs) @ W, 1)).sum(),
+         _softmax_by_hand),
         ("Gaussian NLL by its mean, a batch of 2000 in 100 dims", "R = X - mu\nloss = 0.5 * sum((R @ P) * R)",
          {"X": ("m", "n"), "mu": ("n",), "P": ("n", "n")}, "mu", {"X": G, "mu": mu, "P": P},
          lambda mu: 0.5 * (((torch.tensor(G) - mu) @ torch.tensor(P)) * (torch.tensor(G) - mu)).sum(),
@@ -315,6 +321,13 @@ def matrix(repeat: int) -> None:
                                              lambda: [by_hand(**values) for _ in range(loops)], repeat)
         print(f"                 value_and_grad {t_grad / loops * 1e3:.3f} ms vs NumPy by hand "
               f"{t_hand / loops * 1e3:.3f} ms: {ratio:.2f}x (target <= 1.1x)")
+
+
+def _softmax_by_hand(Y, X, W):
+    Z = X @ W
+    Z = Z - Z.max(axis=1, keepdims=True)
+    log_p = Z - np.log(np.exp(Z).sum(axis=1, keepdims=True))
+    return -np.sum(Y * log_p), X.T @ (np.exp(log_p) * Y.sum(axis=1, keepdims=True) - Y)
 
 
 def _ridge_by_hand(X, w, y, lam):

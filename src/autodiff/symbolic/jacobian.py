@@ -19,7 +19,9 @@ column from V itself.
 
 from __future__ import annotations
 
-from ..ops.spelling import ATOM, PRODUCT, Spelling, declare
+import numpy as np
+
+from ..ops.spelling import ATOM, PRODUCT, Spelling, carried, declare
 from . import expr as E
 from .matrix import matrix_product, scalar_factor, transpose_matrix
 
@@ -198,9 +200,80 @@ def chain_einsum(m: E.Expr) -> tuple:
     return ",".join(pieces) + "->" + out, operands
 
 
+def _einsum_by_sides(subscripts, *operands):
+    """A chained map's einsum (the derived module carries this function). An identity operand
+    merges its two indices (the result is spread on that diagonal at the end); where then one
+    index is summed, over a batch, and every other operand holds indices of the output's first
+    half or of its second (the map's two sides), with indices both share, each side is
+    multiplied out over the batch and one (batched) matrix product sums it; otherwise einsum's
+    own contraction order."""
+    inputs, out = subscripts.split("->")
+    terms, kept, merged = [], [], []
+    for term, operand in zip(inputs.split(","), operands):
+        if len(term) == 2 and term[0] != term[1] and operand.ndim == 2 and operand.shape[0] == operand.shape[1] \
+                and np.array_equal(operand, np.eye(operand.shape[0])):
+            merged.append(term)  # δ: its second index is its first from here on
+            continue
+        terms.append(term)
+        kept.append(operand)
+    for k in range(len(terms) - 1, -1, -1):  # ones whose indices all others hold: only a broadcast
+        others = "".join(t for j, t in enumerate(terms) if j != k)
+        if kept[k].ndim and set(terms[k]) <= set(others) and np.all(kept[k] == 1):
+            del terms[k], kept[k]
+    reduced = out
+    for first, second in merged:
+        terms = [t.replace(second, first) for t in terms]
+        reduced = reduced.replace(second, first)
+    both = {i for i in reduced if reduced.count(i) > 1}
+    reduced = "".join(i for k, i in enumerate(reduced) if i not in reduced[:k])
+    summed = set("".join(terms)) - set(reduced)
+    half = len(out) // 2
+    left_side, right_side = set(out[:half]) - set(out[half:]), set(out[half:]) - set(out[:half])
+    for first, second in merged:
+        for side in (left_side, right_side):
+            if second in side:
+                side.discard(second)
+                side.add(first)
+    shared = (left_side & right_side) | both
+    left_side -= shared
+    right_side -= shared
+    result = None
+    if len(summed) == 1:
+        (c,) = summed
+        left = [k for k, t in enumerate(terms) if set(t) <= left_side | shared | {c}]
+        right = [k for k, t in enumerate(terms) if k not in left and set(t) <= right_side | shared | {c}]
+        batch = "".join(i for i in reduced if i in shared)
+        rows = "".join(i for i in reduced if i in left_side)
+        cols = "".join(i for i in reduced if i in right_side)
+        left_indices = set("".join(terms[k] for k in left))
+        right_indices = set("".join(terms[k] for k in right))
+        if len(left) + len(right) == len(terms) and left and right and left_indices >= set(rows) | {c} and \
+                right_indices >= set(cols) | {c}:
+            a_batch = "".join(i for i in batch if i in left_indices)
+            b_batch = "".join(i for i in batch if i in right_indices)
+            a = np.einsum(",".join(terms[k] for k in left) + "->" + a_batch + rows + c, *[kept[k] for k in left])
+            b = np.einsum(",".join(terms[k] for k in right) + "->" + b_batch + c + cols, *[kept[k] for k in right])
+            row_sizes, col_sizes = a.shape[len(a_batch):-1], b.shape[len(b_batch) + 1:]
+            # each side's batch axes in `batch` order, size 1 where it lacks one (matmul broadcasts)
+            a = a.reshape(tuple(a.shape[a_batch.index(i)] if i in a_batch else 1 for i in batch)
+                          + (int(np.prod(row_sizes, dtype=int)), a.shape[-1]))
+            b = b.reshape(tuple(b.shape[b_batch.index(i)] if i in b_batch else 1 for i in batch)
+                          + (b.shape[len(b_batch)], int(np.prod(col_sizes, dtype=int))))
+            product = np.matmul(a, b)
+            product = product.reshape(product.shape[:len(batch)] + row_sizes + col_sizes)
+            result = np.einsum(batch + rows + cols + "->" + reduced, product)
+    if result is None:
+        result = np.einsum(",".join(terms) + "->" + reduced, *kept, optimize=True)
+    if merged:  # spread on each merged diagonal
+        eyes = [np.eye(result.shape[reduced.index(first)]) for first, _ in merged]
+        result = np.einsum(reduced + "," + ",".join(first + second for first, second in merged) + "->" + out,
+                           result, *eyes)
+    return result
+
+
 def _then_numpy(w, *args) -> str:
     subscripts, operands = chain_einsum(E.call("then_map", args, ()))
-    return f"np.einsum({subscripts!r}, {', '.join(w(o) for o in operands)}, optimize=True)"
+    return f"_einsum_by_sides({subscripts!r}, {', '.join(w(o) for o in operands)})"
 
 
 def _then_language(w, *args) -> str:
@@ -222,6 +295,7 @@ def _then_math(w, p, r, d, inner, latex: bool = False) -> str:
 
 
 declare("then_map", Spelling(language=_then_language, numpy=_then_numpy, level=PRODUCT,
+                             helper=carried(globals(), "_einsum_by_sides"),
                              latex=lambda w, p, r, d, inner: _then_math(w, p, r, d, inner, latex=True)), public=False)
 
 
@@ -234,8 +308,9 @@ def _swapped(subscripts: str) -> str:
 # The Jacobian of a chained map: the same einsum, its output's two halves swapped.
 declare("jacobian_then", Spelling(
     language=lambda w, m: "einsum({!r}, {})".format(_swapped(chain_einsum(m)[0]), ", ".join(w(o) for o in chain_einsum(m)[1])),
-    numpy=lambda w, m: "np.einsum({!r}, {}, optimize=True)".format(_swapped(chain_einsum(m)[0]),
-                                                                   ", ".join(w(o) for o in chain_einsum(m)[1])),
+    numpy=lambda w, m: "_einsum_by_sides({!r}, {})".format(_swapped(chain_einsum(m)[0]),
+                                                           ", ".join(w(o) for o in chain_einsum(m)[1])),
+    helper=carried(globals(), "_einsum_by_sides"),
     latex=lambda w, m: rf"\left({w(m)}\right)^{{\top}}"), public=False)
 
 
