@@ -126,6 +126,10 @@ COOKBOOK = [
     ("det(A @ X @ B)", {"A": "nn", "X": "nn", "B": "nn"}, "X", "det(A @ X @ B) * linalg_inv(X).T", ("A", "X", "B")),
     ("log(det(A @ X @ B))", {"A": "nn", "X": "nn", "B": "nn"}, "X", "linalg_inv(X).T", ("A", "X", "B")),
     ("logdet(X.T @ X)", {"X": "mn"}, "X", "2 * X @ linalg_inv(X.T @ X)", ()),
+    ("mu = mean(X, 1, keepdim=True)\nv = var(X, 1, keepdim=True, correction=0)\nY = (X - mu) / sqrt(v + 1e-5)\n"
+     "out = sum(Y * G)", {"X": "mn", "G": "mn"}, "X",
+     "(G - sum(G, 1, keepdim=True) / size(X, 1) - (X - mean(X, 1, keepdim=True)) * sum(G * (X - mean(X, 1, keepdim=True)), 1, keepdim=True)"
+     " / (size(X, 1) * (var(X, 1, keepdim=True, correction=0) + 1e-5))) / sqrt(var(X, 1, keepdim=True, correction=0) + 1e-5)", ()),
     ("r = x - y\nloss = sum(where(abs(r) <= 1, 0.5 * r ** 2, abs(r) - 0.5))", {"x": "n", "y": "n"}, "x",
      "where(abs(x - y) <= 1, x - y, sign(x - y))", ()),
     ("trace(2 * matrix_exp(X))", {"X": "nn"}, "X", "2 * matrix_exp(X.T)", ()),

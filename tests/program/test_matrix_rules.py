@@ -70,6 +70,8 @@ EXAMPLES = {
     "a Gram matrix's determinant is never negative: sign det(XᵀX) ≠ -1": (
         lambda: call("where", call("eq", call("linalg_slogdet_sign", gram(), shape=()), E.const(-1.0), shape=()),
                      E.const(0.0), E.const(1.0), shape=()), "1"),
+    "a factor constant along the summed dims leaves the sum: sum_to(a b) = a sum_to(b)": (
+        lambda: call("sum_to", E.mul(E.symbol("c", (n, 1)), B), (n, 1), shape=(n, 1)), "c * sum_to(B, (3, 1))"),
     "masks of one condition are one where: where(c, 0, 1) p + q where(c, 1, 0) = where(c, q, p)": (
         lambda: masked(E.symbol("p", (n,))) + E.symbol("q", (n,)) * mask(1.0, 0.0), "where(x <= 1, q, p)"),
 }
@@ -133,3 +135,16 @@ def test_an_outer_product_beside_at_is_in_parentheses(left):
     vector = call("mv", outer, x, shape=(n,))
     assert MathPrinter().text(product) == ("(x xᵀ) @ A" if left else "A @ (x xᵀ)")
     assert MathPrinter().text(vector) == "(x xᵀ) @ x"
+
+
+def test_a_power_every_term_has_is_taken_out_of_the_sum_at_its_least():
+    """a / √u + b / √u - c / u^1.5 is (a + b - c / u) / √u: the layer norm's gradient, short."""
+    from autodiff.symbolic.cancel import operations, smaller
+
+    E.new_table()
+    u = E.add(E.symbol("u", (n,)), E.const(1e-5))
+    e = E.add(E.mul(E.symbol("a", (n,)), E.power(u, -0.5)), E.mul(E.symbol("b", (n,)), E.power(u, -0.5)),
+              E.mul(E.const(-1.0), E.symbol("c", (n,)), E.power(u, -1.5)))
+    shorter = smaller(e)
+    assert operations(shorter) < operations(e)
+    assert MathPrinter().text(shorter) == "(a + b - c / (u + 1e-05)) / sqrt(u + 1e-05)"

@@ -28,7 +28,7 @@ def smaller(e: E.Expr) -> E.Expr:
     if terms is None:
         return e
     flat = E.with_shape(E.add(*[E.mul(E.const(k), m) for m, k in terms]), e.shape)
-    return min((e, flat, _factored(flat), _together(flat)), key=operations)
+    return min((e, flat, _factored(flat), _together(flat), _factored(e)), key=operations)
 
 
 def _sums_inside(e: E.Expr):
@@ -124,22 +124,24 @@ def _factors(t: E.Expr) -> dict:
 
 
 def _factored(e: E.Expr) -> E.Expr:
-    """A sum with what every term shares taken out: p - p ** 2 is p * (1 - p)."""
+    """A sum with what every term shares taken out: p - p ** 2 is p * (1 - p), a / √u + b / u^1.5
+    is (a + b / u) / √u."""
     if e.op != "add" or e.args[0]:
         return e
     terms = e.args[1]
     each = [_factors(t) for t, _ in terms]
     common = {}
-    for base, exponent in each[0].items():
-        if exponent.__class__ is not float or exponent <= 0:
+    for base, exponent in each[0].items():  # a power every term has, of one sign: the least of it
+        if exponent.__class__ is not float or exponent == 0:
             continue
+        sign = 1.0 if exponent > 0 else -1.0  # p, p²: p; 1/√u, u^-1.5: 1/√u
         lowest = exponent
         for other in each[1:]:
             x = other.get(base)
-            if x is None or x.__class__ is not float or x <= 0:
+            if x is None or x.__class__ is not float or x * sign <= 0:
                 lowest = None
                 break
-            lowest = min(lowest, x)
+            lowest = min(lowest, x) if sign > 0 else max(lowest, x)
         if lowest is not None:
             common[base] = lowest
     if not common:

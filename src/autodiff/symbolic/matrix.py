@@ -364,6 +364,31 @@ def _summed_to_a_number(e):
     return E.call("sum", (x,), ()) if tuple(shape) == () and x.shape else None
 
 
+def _constant_factors_leave(e):
+    """sum_to(a b, s) = a sum_to(b, s) where a is constant along every summed dimension (its
+    size there is 1): a layer norm's 1/√(v + ε) leaves its row sums."""
+    x, shape = e.args
+    shape = tuple(shape)
+    if x.op != "mul" or not shape:
+        return None
+    k, factors = x.args
+    rank = len(x.shape)
+    target = (1,) * (rank - len(shape)) + shape
+    summed = [d for d in range(rank) if target[d] == 1 and x.shape[d] != 1]
+
+    def constant(base) -> bool:
+        size = (1,) * (rank - len(base.shape)) + tuple(base.shape)
+        return all(size[d] == 1 for d in summed)
+
+    leaving = [(b, p) for b, p in factors if constant(b)]
+    staying = [(b, p) for b, p in factors if not constant(b)]
+    if not leaving or not staying:
+        return None
+    inner = E.with_shape(E.mul(*[E.power(b, p) for b, p in staying]), x.shape)
+    summed_inner = E.call("sum_to", (inner, shape), shape)
+    return E.with_shape(E.mul(E.const(k), summed_inner, *[E.power(b, p) for b, p in leaving]), shape)
+
+
 def _inverse_of_transpose(e):
     x = e.args[0]
     return _transpose(E.call("linalg_inv", (x.args[0],), e.shape)) if x.op == "t" else None
@@ -559,6 +584,8 @@ RULES = (
     Rule("a solve against the identity is an inverse: A⁻¹ (k I) = k A⁻¹", ("linalg_solve",), _solve_against_identity),
     Rule("a number leaves a sum: sum(k x) = k sum(x)", ("sum", "sum_dim"), _sum_rule),
     Rule("summed to a number is the sum: sum_to(x, ()) = sum(x)", ("sum_to",), _summed_to_a_number),
+    Rule("a factor constant along the summed dims leaves the sum: sum_to(a b) = a sum_to(b)", ("sum_to",),
+         _constant_factors_leave),
     Rule("exp of log_softmax is softmax", ("exp",), _exp_of_log_softmax),
     Rule("exp(z - logsumexp(z)) is softmax(z)", ("exp",), _exp_less_logsumexp),
     Rule("the inverse of a transpose is the inverse transposed: (Xᵀ)⁻¹ = X⁻ᵀ", ("linalg_inv",),
