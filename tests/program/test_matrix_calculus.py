@@ -123,6 +123,7 @@ COOKBOOK = [
     ("-sum(Y * log_softmax(X @ W, 1))", {"Y": "mk", "X": "mn", "W": "nk"}, "W",
      "X.T @ (softmax(X @ W, 1) * sum(Y, 1, keepdim=True) - Y)", ()),
     ("trace(matrix_exp(X))", {"X": "nn"}, "X", "matrix_exp(X.T)", ()),
+    ("sum(kron(A, B) ** 2)", {"A": "mn", "B": "kk"}, "A", "2 * sum(B ** 2) * A", ()),
     ("det(A @ X @ B)", {"A": "nn", "X": "nn", "B": "nn"}, "X", "det(A @ X @ B) * linalg_inv(X).T", ("A", "X", "B")),
     ("log(det(A @ X @ B))", {"A": "nn", "X": "nn", "B": "nn"}, "X", "linalg_inv(X).T", ("A", "X", "B")),
     ("logdet(X.T @ X)", {"X": "mn"}, "X", "2 * X @ linalg_inv(X.T @ X)", ()),

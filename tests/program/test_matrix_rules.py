@@ -72,6 +72,13 @@ EXAMPLES = {
                      E.const(0.0), E.const(1.0), shape=()), "1"),
     "a factor constant along the summed dims leaves the sum: sum_to(a b) = a sum_to(b)": (
         lambda: call("sum_to", E.mul(E.symbol("c", (n, 1)), B), (n, 1), shape=(n, 1)), "c * sum_to(B, (3, 1))"),
+    "an array repeated, then summed over what it varies along, is its sum repeated": (
+        lambda: call("sum_to", call("expand", call("reshape", x, (1, n), shape=(1, n)), (m, n), shape=(m, n)), (m, 1),
+                     shape=(m, 1)), "expand(sum(x), (4, 1))"),
+    "a sum sees no reshape: sum(reshape(x) ** p) = sum(x ** p)": (
+        lambda: call("sum", E.power(call("reshape", B, (m, n), shape=(m, n)), 2.0), shape=()), "sum(B ** 2)"),
+    "numbers leave a reshape: reshape(k x) = k reshape(x)": (
+        lambda: call("reshape", E.mul(E.const(2.0), k, B), (m, n), shape=(m, n)), "2 * k * reshape(B, (4, 3))"),
     "masks of one condition are one where: where(c, 0, 1) p + q where(c, 1, 0) = where(c, q, p)": (
         lambda: masked(E.symbol("p", (n,))) + E.symbol("q", (n,)) * mask(1.0, 0.0), "where(x <= 1, q, p)"),
 }

@@ -185,7 +185,7 @@ def chain_einsum(m: E.Expr) -> tuple:
     x, y = mapped(base_p, b), mapped(base_r, j)
     for p, r, d in reversed(layers):
         if not (d.op == "const" and d.number == 1.0):
-            pieces.append(x + y if len(d.shape) == 2 else "")
+            pieces.append((x + y)[2 - len(d.shape):])  # a vector D runs along the second index
             operands.append(d)
         x, y = mapped(p, x), mapped(r, y)
     out = x + y + b + j
@@ -288,9 +288,12 @@ def _then_math(w, p, r, d, inner, latex: bool = False) -> str:
     if not (p.op == "eye" and r.op == "eye"):
         parts.append(f"({w(p, ATOM)}{kron}{w(r, ATOM)})")
     if not (d.op == "const" and d.number == 1.0):
-        parts.append(f"{diag}{w(d, ATOM)}\\right)" if latex else f"{diag}{w(d)}))")
+        if len(d.shape) == 1:  # a row repeated down the rows: 1 dᵀ
+            parts.append(rf"{diag}\mathbf{{1}} {w(d, ATOM)}^{{\top}}\right)" if latex else f"{diag}1 {w(d, ATOM)}ᵀ))")
+        else:
+            parts.append(f"{diag}{w(d, ATOM)}\\right)" if latex else f"{diag}{w(d)}))")
     if not (inner.op == "kron_map" and all(f.op == "eye" for f in inner.args)) or not parts:
-        parts.append(w(inner, ATOM))
+        parts.append(rf"\left({w(inner)}\right)" if latex and inner.op == "kron_map" else w(inner, ATOM))
     return " ".join(parts)
 
 
@@ -844,7 +847,7 @@ def _matrix_step(v: E.Expr, s: E.Expr, memo: dict):
             return E.mul(d, inner)
         if d.shape == v.shape == s.shape and u is s:
             return E.call("diag_map", (d,), v.shape + s.shape)
-        if d.shape == v.shape and len(u.shape) == 2:  # D ⊙ u, u's column or row repeated first
+        if (d.shape == v.shape or d.shape == v.shape[1:]) and len(u.shape) == 2:  # D ⊙ u, u repeated first
             if u.shape == (v.shape[0], 1) and v.shape[1] != 1:  # u 1ᵀ
                 inner = _each_map(inner, lambda kind, p, r: (kind, p, _product(E.const(1.0, (v.shape[1], 1)), r)))
             elif u.shape == (1, v.shape[1]) and v.shape[0] != 1:  # 1 u

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..ops.spelling import ATOM, Spelling, declare
 from . import expr as E
-from .build import build
+from .build import Builder, build
 from .cancel import smaller
 
 _PRODUCTS = ("mm", "mv")
@@ -389,6 +389,53 @@ def _constant_factors_leave(e):
     return E.with_shape(E.mul(E.const(k), summed_inner, *[E.power(b, p) for b, p in leaving]), shape)
 
 
+def _numbers_leave_reshape(e):
+    """reshape(k s x, shape) = k s reshape(x, shape) for numbers and 0-d factors s: a reshape of a
+    reshape then meets it (and one back to x's own shape is x)."""
+    x, shape = e.args
+    if x.op != "mul":
+        return None
+    k, factors = x.args
+    scalars = [(b, p) for b, p in factors if not b.shape]
+    if k == 1.0 and not scalars:
+        return None
+    rest = [(b, p) for b, p in factors if b.shape]
+    if not rest:
+        return None
+    inner = E.with_shape(E.mul(*[E.power(b, p) for b, p in rest]), x.shape)
+    return E.mul(E.const(k), *[E.power(b, p) for b, p in scalars], Builder(tuple(shape)).reshape(inner))
+
+
+def _repeated_then_summed(e):
+    """sum_to(y repeated, shape) where y varies only along the summed dims: y's sum, repeated."""
+    x, shape = e.args
+    shape = tuple(shape)
+    if x.op != "expand" or not shape:
+        return None
+    y = x.args[0]
+    rank = len(x.shape)
+    target = (1,) * (rank - len(shape)) + shape
+    ys = (1,) * (rank - len(y.shape)) + tuple(y.shape)
+    for d in range(rank):
+        kept = target[d] != 1 or x.shape[d] == 1
+        if kept and ys[d] != 1 or not kept and ys[d] != x.shape[d]:
+            return None
+    return E.with_shape(E.call("sum", (y,), ()), shape)
+
+
+def _sum_sees_no_reshape(e):
+    """sum(reshape(x)) = sum(x), and so for a power of one: the same numbers, summed."""
+    (y,) = e.args
+    if y.op == "reshape":
+        return E.call("sum", (y.args[0],), ())
+    if y.op == "pow" and y.args[0].op == "reshape":
+        return E.call("sum", (E.power(y.args[0].args[0], y.args[1]),), ())
+    if y.op == "mul" and len(y.args[1]) == 1 and y.args[1][0][0].op == "reshape":
+        (base, p), = y.args[1]
+        return E.mul(E.const(y.args[0]), E.call("sum", (E.power(base.args[0], p),), ()))
+    return None
+
+
 def _inverse_of_transpose(e):
     x = e.args[0]
     return _transpose(E.call("linalg_inv", (x.args[0],), e.shape)) if x.op == "t" else None
@@ -586,6 +633,10 @@ RULES = (
     Rule("summed to a number is the sum: sum_to(x, ()) = sum(x)", ("sum_to",), _summed_to_a_number),
     Rule("a factor constant along the summed dims leaves the sum: sum_to(a b) = a sum_to(b)", ("sum_to",),
          _constant_factors_leave),
+    Rule("an array repeated, then summed over what it varies along, is its sum repeated", ("sum_to",),
+         _repeated_then_summed),
+    Rule("a sum sees no reshape: sum(reshape(x) ** p) = sum(x ** p)", ("sum",), _sum_sees_no_reshape),
+    Rule("numbers leave a reshape: reshape(k x) = k reshape(x)", ("reshape",), _numbers_leave_reshape),
     Rule("exp of log_softmax is softmax", ("exp",), _exp_of_log_softmax),
     Rule("exp(z - logsumexp(z)) is softmax(z)", ("exp",), _exp_less_logsumexp),
     Rule("the inverse of a transpose is the inverse transposed: (Xᵀ)⁻¹ = X⁻ᵀ", ("linalg_inv",),
