@@ -499,3 +499,21 @@ def test_a_multiplied_out_gradient_is_finite_where_the_engines_is_nan():
     with np.errstate(all="ignore"):
         _, grads = module_of(d).value_and_grad(**at)
     np.testing.assert_allclose(grads["w"], [0.0, 1 / (1 + np.exp(-1.0))], rtol=1e-12)
+
+
+def test_a_cross_entropys_module_computes_one_log_softmax_and_no_softmax():
+    """Its value needs log_softmax and its gradient softmax: the module takes exp of the first."""
+    d = D.derive("-sum(Y * log_softmax(X @ W, 1))", shapes={"Y": ("m", "k"), "X": ("m", "n"), "W": ("n", "k")},
+                 wrt=["W"])
+    code = D.python_module(d)
+    body = code[code.index("def value_and_grad"):]
+    assert body.count("_log_softmax(") == 1 and "_softmax(" not in body.replace("_log_softmax(", "")
+    module = module_of(d)
+    values = point({"Y": ("m", "k"), "X": ("m", "n"), "W": ("n", "k")}, SIZES[0])
+    value, grads = module.value_and_grad(**values)
+    Y, X, W = (torch.tensor(values[n]) for n in "YXW")
+    W.requires_grad_(True)
+    loss = -(Y * torch.log_softmax(X @ W, 1)).sum()
+    loss.backward()
+    np.testing.assert_allclose(value, loss.item(), rtol=1e-12)
+    np.testing.assert_allclose(grads["W"], W.grad.numpy(), rtol=1e-9, atol=1e-12)

@@ -6,6 +6,7 @@ program its own code needs is called otherwise inside it, and user text is an es
 from __future__ import annotations
 
 from ..symbolic import expr as E
+from ..symbolic.matrix import softmax_from_log_softmax
 from ..symbolic.printing import UnsupportedOperation
 from ..symbolic.statements import Statements
 from .derived import Derivation
@@ -39,8 +40,8 @@ def python_module(d: Derivation) -> str:
     constants: list = []
     try:
         point = _function_body(Statements(checks, d.labels, taken=set(d.inputs)), printer, constants)
-        grads = _function_body(Statements({_value_name(d): d.value, **{x.name: x.expr for x in first}},
-                                          d.labels, taken=set(d.inputs)), printer, constants)
+        computed = softmax_from_log_softmax({_value_name(d): d.value, **{x.name: x.expr for x in first}})
+        grads = _function_body(Statements(computed, d.labels, taken=set(d.inputs)), printer, constants)
         hessian = _function_body(Statements({x.name: x.expr for x in second}, d.labels, taken=set(d.inputs)),
                                  printer, constants) if second else None
     except UnsupportedOperation as exc:

@@ -63,6 +63,36 @@ def simplify(roots: list) -> list:
     return roots
 
 
+def softmax_from_log_softmax(roots: dict) -> dict:
+    """The roots with softmax(z, d) written exp(log_softmax(z, d)) wherever log_softmax(z, d)
+    is computed too (a cross-entropy's value beside its gradient): one exponential, not a
+    second normalization. For code that computes; the formulas keep softmax."""
+    order = E.postorder(list(roots.values()))
+    logs = {(e.args[0], e.args[1]): e for e in order if e.op == "log_softmax"}
+    if not logs or not any(e.op == "softmax" and (e.args[0], e.args[1]) in logs for e in order):
+        return roots
+    memo: dict = {}
+    for e in order:
+        if e.op == "softmax" and (e.args[0], e.args[1]) in logs:
+            memo[e] = E.call("exp", (logs[(e.args[0], e.args[1])],), e.shape)
+            continue
+        args = e.args
+        if all(memo.get(c, c) is c for c in E.children(e)):  # nothing under it changed: itself
+            memo[e] = e
+        elif e.op == "add":
+            memo[e] = E.with_shape(E.add(E.const(args[0]), *[E.mul(E.const(k), memo[t]) for t, k in args[1]]), e.shape)
+        elif e.op == "mul":
+            memo[e] = E.with_shape(E.mul(E.const(args[0]), *[E.power(memo[b], memo[x] if x.__class__ is E.Expr else x)
+                                                              for b, x in args[1]]), e.shape)
+        elif e.op == "pow":
+            memo[e] = E.power(memo[args[0]], memo[args[1]] if args[1].__class__ is E.Expr else args[1])
+        elif any(a.__class__ is E.Expr or a.__class__ is tuple for a in args):
+            memo[e] = E.call(e.op, tuple(_arg(a, memo) for a in args), e.shape)
+        else:
+            memo[e] = e
+    return {name: memo[e] for name, e in roots.items()}
+
+
 def _arg(a, memo):
     if a.__class__ is E.Expr:
         return memo[a]
