@@ -97,6 +97,7 @@ COOKBOOK = [
     ("trace(A @ X @ B)", {"A": "nm", "X": "mk", "B": "kn"}, "X", "A.T @ B.T", ()),
     ("sum(X * X)", {"X": "mn"}, "X", "2 * X", ()),
     ("log(det(X))", {"X": "nn"}, "X", "linalg_inv(X).T", ("X",)),
+    ("logdet(X)", {"X": "nn"}, "X", "linalg_inv(X).T", ("X",)),  # assuming det X > 0, said
     ("det(X)", {"X": "nn"}, "X", "det(X) * linalg_inv(X).T", ("X",)),
     ("a @ linalg_inv(X) @ b", {"a": "n", "X": "nn", "b": "n"}, "X",
      "-(linalg_inv(X).T @ outer(a, b) @ linalg_inv(X).T)", ("X",)),
@@ -517,3 +518,20 @@ def test_a_cross_entropys_module_computes_one_log_softmax_and_no_softmax():
     loss.backward()
     np.testing.assert_allclose(value, loss.item(), rtol=1e-12)
     np.testing.assert_allclose(grads["W"], W.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_log_det_and_a_z_score_are_textbook_short_assuming_what_their_masks_select_is_not_so():
+    """PyTorch masks logdet's gradient where det < 0 and std's where std = 0 (the value is not
+    finite there): derive writes the textbook form, states the condition, and the module refuses
+    a point where it fails rather than give another number."""
+    d = D.derive("logdet(X)", shapes={"X": ("n", "n")}, wrt=["X"])
+    assert d.program.strip().endswith("doutput_dX = linalg_inv(X).T")
+    assert [a.condition for a in d.assumptions] == ["linalg_slogdet(X)[0] != -1"]
+    module = module_of(d)
+    _, grads = module.value_and_grad(X=np.array([[2.0, 1.0], [1.0, 3.0]]))
+    np.testing.assert_allclose(grads["X"], np.linalg.inv(np.array([[2.0, 1.0], [1.0, 3.0]])).T)
+    with pytest.raises(ValueError, match="assuming linalg_slogdet"):
+        module.value_and_grad(X=np.array([[0.0, 1.0], [1.0, 0.0]]))  # det = -1
+    z = D.derive("z = (x - mean(x)) / std(x)\nout = sum(a * z)", shapes={"x": ("n",), "a": ("n",)}, wrt=["x"])
+    assert [a.condition for a in z.assumptions] == ["std(x, dim=(0,), correction=1) != 0"]
+    assert operations(z.program) <= 16

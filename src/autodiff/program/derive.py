@@ -35,7 +35,7 @@ from ..ops.spelling import SUM
 from ..symbolic.printing import Printer, UnsupportedOperation
 from ..symbolic.statements import Statements
 from ..symbolic.jacobian import jacobian_of, linear_map, seed
-from ..symbolic.matrix import simplify
+from ..symbolic.matrix import assuming, simplify
 from ..symbolic.sizes import CHECKED, TRACED, SizeNames, assign, in_order
 from ..symbolic.trace import Traced, Tracer
 from .errors import GradientProblem, UsageProblem
@@ -106,6 +106,18 @@ class _Watcher:
                                                value))
         self._turns.setdefault("derivative", 1)
         self.seen = len(self.tracer.decisions)
+
+    def assumed_off(self, evaluation, conditions: list) -> None:
+        """Masks the textbook forms wrote off their one value (a std at 0, a determinant's sign at
+        -1): each `a == b` is assumed False, placed at the output's line as the formulas' choices."""
+        if not conditions:
+            return
+        node = evaluation.output_node
+        line = self.source.line_column(node.start)[0] if node is not None else 0
+        for condition in conditions:
+            self.assumptions.append(Assumption(line, _decision_text(condition, False), ("derivative", 1), condition,
+                                               False))
+        self._turns.setdefault("derivative", 1)
 
     def finished(self) -> list:
         """The assumptions, each line's turns numbered where it decided more than once; the same
@@ -306,17 +318,21 @@ def _trace(source, program, analysis, point, given, made_up, wrt, output, order,
         value = _expr_of(result)
         tracer.recording = order == 2
         left_out = None if wrt is not None else []  # what the user asked for is derived, or an error says why
-        if jacobian:
-            derivatives = _jacobians(result, inputs, chosen, left_out)
-        else:
-            derivatives, first = _first_order(result, inputs, chosen, evaluation.output_name)
-            if order == 2:
-                derivatives += _second_order(first, inputs, chosen, left_out)
+        with assuming() as assumed:
+            if jacobian:
+                derivatives = _jacobians(result, inputs, chosen, left_out)
+            else:
+                derivatives, first = _first_order(result, inputs, chosen, evaluation.output_name)
+                if order == 2:
+                    derivatives += _second_order(first, inputs, chosen, left_out)
         watcher.derivative_read(evaluation)  # a formula's choice by value (det's, at a singular matrix)
     if any(leaf.ndim for leaf in inputs.values()):  # matrices and vectors: in textbook form
-        *simplified, value = simplify([d.expr for d in derivatives] + [value])
+        with assuming() as more:
+            *simplified, value = simplify([d.expr for d in derivatives] + [value])
         for d, e in zip(derivatives, simplified):
             d.expr = e
+        assumed += [c for c in more if c not in assumed]
+    watcher.assumed_off(evaluation, assumed)  # masks of one value, written off it
     return _Trace(evaluation, inputs, derivatives, value, watcher.finished(), _labels(evaluation, result), sizes,
                   jacobian, left_out or [])
 

@@ -27,11 +27,17 @@ value and every size:
   determinant is never negative (log det's sign mask is 1 there);
 - terms masked by one condition are one `where` (Huber's gradient is `where(|r| <= 1, r,
   sign(r))`), where the masked factors are finite wherever the inputs are (0 · inf is nan);
+- where derive asks, a mask that one value selects (`where(std == 0, 0, y)`, log det's sign
+  at -1, where the value is not finite either) is written off that value, and the condition is
+  stated as an assumption that the module checks;
 - the derivative of e^A along a multiple of the identity, which commutes with A, is that
   multiple of e^A (trace(e^X)'s gradient is e^{Xᵀ}, not a block of a 2n × 2n exponential).
 """
 
 from __future__ import annotations
+
+import contextlib
+import contextvars
 
 import numpy as np
 
@@ -109,7 +115,7 @@ def _rewritten(e: E.Expr, memo: dict) -> E.Expr:
         return _eye(e) or e
     if op == "add":
         number, terms = e.args
-        parts = [E.mul(E.const(k), memo[t]) for t, k in terms]
+        parts = [E.mul(E.const(k), _unraised(memo[t])) for t, k in terms]
         if number:
             parts.append(E.const(number))
         total = smaller(_collected(E.with_shape(E.add(*parts), e.shape)))
@@ -136,14 +142,17 @@ def _rewritten(e: E.Expr, memo: dict) -> E.Expr:
 
 
 def _unraised(e: E.Expr) -> E.Expr:
-    """A number kept in dimensions of size 1 as a factor of a product, or an operand of a
-    comparison: the number itself (it broadcasts). So is a sum over every dimension kept
-    (`sum(y, dim=0, keepdim=True)` is `sum(y)`)."""
+    """A number kept in dimensions of size 1 as a term of a sum, a factor of a product, or an
+    operand of a comparison: the number itself (it broadcasts). So is a sum or a mean over every
+    dimension kept (`sum(y, dim=0, keepdim=True)` is `sum(y)`)."""
     if e.op == "reshape" and e.args[0].shape == () and all(size == 1 for size in e.shape):
         return e.args[0]
     if e.op == "sum_dim" and e.args[2] and all(size == 1 for size in e.shape) \
             and len({d % len(e.shape) for d in _dims(e.args[1])}) == len(e.shape):
         return _sum_rule(E.call("sum", (e.args[0],), ())) or E.call("sum", (e.args[0],), ())
+    if e.op == "mean_dim" and e.args[2] and all(size == 1 for size in e.shape) \
+            and len({d % len(e.shape) for d in _dims(e.args[1])}) == len(e.shape):
+        return E.call("mean", (e.args[0],), ())  # mean(y, dim=0, keepdim=True) of a vector: mean(y)
     return e
 
 
@@ -152,13 +161,22 @@ def _dims(dim) -> tuple:
 
 
 def _sum_rule(e: E.Expr):
-    """A number leaves a sum: sum(-y) is -sum(y)."""
+    """A number leaves a sum: sum(-y) is -sum(y); so does a scalar of the program from a whole
+    sum: sum(a / s) is sum(a) / s."""
     x = e.args[0]
     k, rest = E.coefficient(x) if x.op == "mul" else (1.0, x)
-    if k == 1:
+    scalars = []
+    if e.op == "sum" and rest.op == "mul":
+        scalars = [(b, p) for b, p in rest.args[1] if not b.shape]
+        if scalars and len(scalars) < len(rest.args[1]):
+            others = [(b, p) for b, p in rest.args[1] if b.shape]
+            rest = E.with_shape(E.mul(E.const(rest.args[0]), *[E.power(b, p) for b, p in others]), x.shape)
+        else:
+            scalars = []
+    if k == 1 and not scalars:
         return None
     inner = E.call(e.op, (rest,) + tuple(e.args[1:]), e.shape)
-    return E.mul(E.const(k), _sum_rule(inner) or inner)
+    return E.mul(E.const(k), *[E.power(b, p) for b, p in scalars], _sum_rule(inner) or inner)
 
 
 _BROADCASTING = frozenset(("where", "eq", "ne", "lt", "le", "gt", "ge"))
@@ -632,6 +650,37 @@ def _finite(e: E.Expr) -> bool:
     return True
 
 
+# Where derive asks for it (`assuming()`), a mask that one value of a number selects,
+# where(a == b, 0, y) (a standard deviation or a norm at exactly 0, a determinant's sign at -1,
+# where the program's value is not finite either), is the formula off that value, y, and the
+# condition is collected: derive states it as an assumption and the module checks it at each call.
+_ASSUMED: contextvars.ContextVar = contextvars.ContextVar("autodiff_assumed", default=None)
+
+
+@contextlib.contextmanager
+def assuming():
+    """`with assuming() as assumed:` simplify writes masks of one value off it; `assumed` gets
+    each such condition (an `a == b` whose being False the formulas assume)."""
+    assumed: list = []
+    token = _ASSUMED.set(assumed)
+    try:
+        yield assumed
+    finally:
+        _ASSUMED.reset(token)
+
+
+def _single_value_masked(e):
+    assumed = _ASSUMED.get()
+    if assumed is None:
+        return None
+    condition, a, b = e.args
+    if condition.op != "eq" or condition.shape != () or not _zero(a) or _zero(b):
+        return None
+    if condition not in assumed:
+        assumed.append(condition)
+    return E.with_shape(b, e.shape)
+
+
 def _zeros(e: E.Expr) -> bool:
     return e.op == "const" and e.number == 0.0 or e.op == "zeros_like"
 
@@ -673,6 +722,8 @@ RULES = (
          _inverse_of_transpose),
     Rule("e^A's derivative along the identity is e^A: L(A, c I) = c e^A", ("narrow",), _exp_along_identity),
     Rule("a Gram matrix's determinant is never negative: sign det(XᵀX) ≠ -1", ("where",), _gram_sign),
+    Rule("a mask of one value is assumed away, and said: where(a == b, 0, y) = y, assuming a ≠ b", ("where",),
+         _single_value_masked),
     Rule("masks of one condition are one where: where(c, 0, 1) p + q where(c, 1, 0) = where(c, q, p)", ("add",),
          _masks_merged),
 )
@@ -697,6 +748,10 @@ def _softmax(x: E.Expr):
         return None
     (a, ka), (b, kb) = x.args[1]
     for z, k, lse, kl in ((a, ka, b, kb), (b, kb, a, ka)):
+        if k == 1.0 and kl == -1.0 and lse.op == "logsumexp" and len(z.shape) == 1:  # a vector's, as a number
+            inner, dims = lse.args[0], lse.args[1]
+            if inner is z and len(dims) == 1:
+                return E.call("softmax", (z, 0), z.shape)
         if k == 1.0 and kl == -1.0 and lse.op == "reshape" and lse.args[0].op == "logsumexp":
             inner, dims = lse.args[0].args[0], lse.args[0].args[1]
             if inner is z and len(dims) == 1 and len(lse.shape) == len(z.shape):
