@@ -79,6 +79,8 @@ EXAMPLES = {
         lambda: call("sum", E.power(call("reshape", B, (m, n), shape=(m, n)), 2.0), shape=()), "sum(B ** 2)"),
     "numbers leave a reshape: reshape(k x) = k reshape(x)": (
         lambda: call("reshape", E.mul(E.const(2.0), k, B), (m, n), shape=(m, n)), "2 * k * reshape(B, (4, 3))"),
+    "a sum over a count of its elements is a mean: sum(y) / n = mean(y)": (
+        lambda: E.mul(call("sum", x, shape=()), E.power(E.size("n"), -1.0)), "mean(x)"),
     "a mask of one value is assumed away, and said: where(a == b, 0, y) = y, assuming a ≠ b": (
         lambda: call("where", call("eq", k, E.const(0.0), shape=()), E.const(0.0), 2 * k, shape=()), "2 * k"),
     "masks of one condition are one where: where(c, 0, 1) p + q where(c, 1, 0) = where(c, q, p)": (
@@ -130,7 +132,7 @@ def test_a_rule_rewrites_its_example_as_the_textbook_does(rule):
     E.new_table()
     make, written = EXAMPLES[rule.name]
     before = make()
-    with M.assuming():  # (the masks of one value are written off it only where derive asks)
+    with M.assuming(), M.sized({"n": n}):  # (as derive asks: masks written off, sizes known by name)
         assert rule.rewrite(before) is not None, "the rule applies to its example"
         (after,) = M.simplify([before])
     assert MathPrinter().text(after) == written
@@ -168,3 +170,11 @@ def test_a_power_every_term_has_is_taken_out_of_the_sum_at_its_least():
     shorter = smaller(e)
     assert operations(shorter) < operations(e)
     assert MathPrinter().text(shorter) == "(a + b - c / (u + 1e-05)) / sqrt(u + 1e-05)"
+
+
+def test_a_sum_over_a_size_is_a_mean_only_where_that_size_counts_its_elements():
+    E.new_table()
+    total = E.mul(call("sum", x, shape=()), E.power(E.size("m"), -1.0))
+    with M.sized({"m": m, "n": n}):
+        assert MathPrinter().text(M.simplify([total])[0]) == "sum(x) / m"  # m counts something else
+    assert M.simplify([E.mul(call("sum", x, shape=()), E.power(E.size("n"), -1.0))])[0].op == "mul"  # no sizes told

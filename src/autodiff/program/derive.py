@@ -35,7 +35,7 @@ from ..ops.spelling import SUM
 from ..symbolic.printing import Printer, UnsupportedOperation
 from ..symbolic.statements import Statements
 from ..symbolic.jacobian import jacobian_of, linear_map, seed
-from ..symbolic.matrix import assuming, simplify
+from ..symbolic.matrix import assuming, simplify, sized
 from ..symbolic.sizes import CHECKED, TRACED, SizeNames, assign, in_order
 from ..symbolic.trace import Traced, Tracer
 from .errors import GradientProblem, UsageProblem
@@ -327,7 +327,7 @@ def _trace(source, program, analysis, point, given, made_up, wrt, output, order,
                     derivatives += _second_order(first, inputs, chosen, left_out)
         watcher.derivative_read(evaluation)  # a formula's choice by value (det's, at a singular matrix)
     if any(leaf.ndim for leaf in inputs.values()):  # matrices and vectors: in textbook form
-        with assuming() as more:
+        with assuming() as more, sized(sizes.values if sizes else {}):
             *simplified, value = simplify([d.expr for d in derivatives] + [value])
         for d, e in zip(derivatives, simplified):
             d.expr = e

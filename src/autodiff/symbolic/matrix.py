@@ -127,7 +127,8 @@ def _rewritten(e: E.Expr, memo: dict) -> E.Expr:
         product = E.mul(*parts)
         if product.op == "mul" and any(_unraised(b) is not b for b, _ in product.args[1]):  # a factor's number came out
             product = E.mul(E.const(product.args[0]), *[E.power(_unraised(b), x) for b, x in product.args[1]])
-        return smaller(_outer(E.with_shape(product, e.shape)))
+        product = smaller(_outer(E.with_shape(product, e.shape)))
+        return _matrix_rule(product) or product
     if op == "pow":
         base, exponent = e.args
         return E.power(memo[base], exponent if exponent.__class__ is not E.Expr else memo[exponent])
@@ -166,7 +167,7 @@ def _sum_rule(e: E.Expr):
     x = e.args[0]
     k, rest = E.coefficient(x) if x.op == "mul" else (1.0, x)
     scalars = []
-    if e.op == "sum" and rest.op == "mul":
+    if e.op in ("sum", "mean") and rest.op == "mul":
         scalars = [(b, p) for b, p in rest.args[1] if not b.shape]
         if scalars and len(scalars) < len(rest.args[1]):
             others = [(b, p) for b, p in rest.args[1] if b.shape]
@@ -669,6 +670,38 @@ def assuming():
         _ASSUMED.reset(token)
 
 
+# The sizes derive traced at, by name (`sized`): a rule may read a size's name as a count.
+_SIZES: contextvars.ContextVar = contextvars.ContextVar("autodiff_sizes", default=None)
+
+
+@contextlib.contextmanager
+def sized(values: dict):
+    """`with sized({name: size}):` simplify knows what each named size counts in this trace (a
+    second trace at other sizes checks whatever it concluded)."""
+    token = _SIZES.set(dict(values))
+    try:
+        yield
+    finally:
+        _SIZES.reset(token)
+
+
+def _mean_of_a_sum(e):
+    """sum(y) / n is mean(y) where n is the number of y's elements (a named size)."""
+    sizes = _SIZES.get()
+    if not sizes or e.op != "mul":
+        return None
+    k, factors = e.args
+    sums = [b for b, p in factors if b.op == "sum" and p == 1.0]
+    counts = {b.args[0]: b for b, p in factors if b.op == "size" and p == -1.0 and b.args[0] in sizes}
+    for total in sums:
+        count = int(np.prod(total.args[0].shape, dtype=int))
+        for name, node in counts.items():
+            if sizes[name] == count:
+                rest = [E.power(b, p) for b, p in factors if b is not total and b is not node]
+                return E.with_shape(E.mul(E.const(k), E.call("mean", (total.args[0],), ()), *rest), e.shape)
+    return None
+
+
 def _single_value_masked(e):
     assumed = _ASSUMED.get()
     if assumed is None:
@@ -708,7 +741,7 @@ RULES = (
     Rule("swapping a matrix's two dims is its transpose", ("transpose", "permute"), _transpose_by_dims),
     Rule("the solution of A X = 0 is 0", ("linalg_solve",), _solve_of_zero),
     Rule("a solve against the identity is an inverse: A⁻¹ (k I) = k A⁻¹", ("linalg_solve",), _solve_against_identity),
-    Rule("a number leaves a sum: sum(k x) = k sum(x)", ("sum", "sum_dim"), _sum_rule),
+    Rule("a number leaves a sum: sum(k x) = k sum(x)", ("sum", "sum_dim", "mean"), _sum_rule),
     Rule("summed to a number is the sum: sum_to(x, ()) = sum(x)", ("sum_to",), _summed_to_a_number),
     Rule("a factor constant along the summed dims leaves the sum: sum_to(a b) = a sum_to(b)", ("sum_to",),
          _constant_factors_leave),
@@ -722,6 +755,7 @@ RULES = (
          _inverse_of_transpose),
     Rule("e^A's derivative along the identity is e^A: L(A, c I) = c e^A", ("narrow",), _exp_along_identity),
     Rule("a Gram matrix's determinant is never negative: sign det(XᵀX) ≠ -1", ("where",), _gram_sign),
+    Rule("a sum over a count of its elements is a mean: sum(y) / n = mean(y)", ("mul",), _mean_of_a_sum),
     Rule("a mask of one value is assumed away, and said: where(a == b, 0, y) = y, assuming a ≠ b", ("where",),
          _single_value_masked),
     Rule("masks of one condition are one where: where(c, 0, 1) p + q where(c, 1, 0) = where(c, q, p)", ("add",),
