@@ -79,6 +79,8 @@ EXAMPLES = {
         lambda: call("sum", E.power(call("reshape", B, (m, n), shape=(m, n)), 2.0), shape=()), "sum(B ** 2)"),
     "numbers leave a reshape: reshape(k x) = k reshape(x)": (
         lambda: call("reshape", E.mul(E.const(2.0), k, B), (m, n), shape=(m, n)), "2 * k * reshape(B, (4, 3))"),
+    "a chain of matrix products is one, left to right: A (B C) = (A B) C": (
+        lambda: call("mm", A, call("mm", A, B, shape=(n, m)), shape=(n, m)), "A @ A @ B"),
     "a sum over a count of its elements is a mean: sum(y) / n = mean(y)": (
         lambda: E.mul(call("sum", x, shape=()), E.power(E.size("n"), -1.0)), "mean(x)"),
     "a mask of one value is assumed away, and said: where(a == b, 0, y) = y, assuming a ≠ b": (
@@ -178,3 +180,15 @@ def test_a_sum_over_a_size_is_a_mean_only_where_that_size_counts_its_elements():
     with M.sized({"m": m, "n": n}):
         assert MathPrinter().text(M.simplify([total])[0]) == "sum(x) / m"  # m counts something else
     assert M.simplify([E.mul(call("sum", x, shape=()), E.power(E.size("n"), -1.0))])[0].op == "mul"  # no sizes told
+
+
+def test_a_chain_bracketed_two_ways_is_one_node():
+    E.new_table()
+    C = E.symbol("C", (m, m))
+    left = call("mm", call("mm", A, B, shape=(n, m)), C, shape=(n, m))
+    right = call("mm", A, call("mm", B, C, shape=(n, m)), shape=(n, m))
+    assert left is not right
+    (a,), (b,) = M.simplify([left]), M.simplify([right])
+    assert a is b
+    vector = call("mv", A, call("mv", A, x, shape=(n,)), shape=(n,))  # A (A x): never (A A) x
+    assert M.simplify([vector])[0] is vector

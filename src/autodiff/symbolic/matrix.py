@@ -11,6 +11,9 @@ value and every size:
 - a vector's row or column product is a matrix-vector product: `x @ A` is `Aᵀ @ x`, and
   `aᵀ b` of a column and a row is `outer(a, b)`;
 - the identity vanishes from products (`A @ I` is `A`), and is written `eye(n)` where it stays;
+- a chain of matrix products is one, left to right (`A (B C)` is `(A B) C`: one node however it
+  was bracketed; a vector at its end keeps `A (B x)`), and a rule that must see the whole chain
+  reads it as the list of its factors;
 - transposes go through products, sums and numbers (`(A B)ᵀ = Bᵀ Aᵀ`), and twice is none;
 - a number leaves a product (`A @ (2 * x)` is `2 * A @ x`) and a sum (`sum(-y)` is `-sum(y)`), and a
   number kept in dimensions of size 1 is the number where it broadcasts (`sum(y, dim=0,
@@ -544,6 +547,17 @@ def _inverses_cancel(e):
     return product
 
 
+def _left_associated(e):
+    """A chain of matrix products in one canonical form, left to right: A (B C) is (A B) C, so
+    one chain is one node however it was bracketed (a vector at the end keeps its products
+    right to left: A (B x), never (A B) x)."""
+    a, b = e.args
+    if e.op != "mm" or b.op != "mm":
+        return None
+    inner_left, inner_right = b.args
+    return matrix_product(matrix_product(a, inner_left), inner_right, e.shape)
+
+
 def _chain(e: E.Expr) -> list:
     """The factors of a chain of matrix products, left to right (an explicit stack)."""
     factors, stack = [], [e]
@@ -726,6 +740,7 @@ RULES = (
     Rule("a number leaves a product: A (k x) = k A x", _PRODUCTS, _number_leaves_product),
     Rule("a matrix and its inverse cancel where they meet: A (A⁻¹ B) = B, Aᵀ (A X)⁻ᵀ = X⁻ᵀ", _PRODUCTS,
          _inverses_cancel),
+    Rule("a chain of matrix products is one, left to right: A (B C) = (A B) C", ("mm",), _left_associated),
     Rule("a column times a row is an outer product: a bᵀ", ("mm",), _column_times_row),
     Rule("a row or column product is a matrix-vector product: xᵀ A = (Aᵀ x)ᵀ", ("reshape",), _vector_product),
     Rule("the identity and a diagonal are symmetric: Iᵀ = I", ("t",), _symmetric),
