@@ -81,6 +81,8 @@ EXAMPLES = {
         lambda: call("reshape", E.mul(E.const(2.0), k, B), (m, n), shape=(m, n)), "2 * k * reshape(B, (4, 3))"),
     "a chain of matrix products is one, left to right: A (B C) = (A B) C": (
         lambda: call("mm", A, call("mm", A, B, shape=(n, m)), shape=(n, m)), "A @ A @ B"),
+    "a trace turns its chain: tr(A B C) = tr(B C A), begun at one fixed factor": (
+        lambda: call("trace", call("mm", X, A, shape=(n, n)), shape=()), "trace(A @ X)"),
     "a sum over a count of its elements is a mean: sum(y) / n = mean(y)": (
         lambda: E.mul(call("sum", x, shape=()), E.power(E.size("n"), -1.0)), "mean(x)"),
     "a mask of one value is assumed away, and said: where(a == b, 0, y) = y, assuming a ≠ b": (
@@ -192,3 +194,15 @@ def test_a_chain_bracketed_two_ways_is_one_node():
     assert a is b
     vector = call("mv", A, call("mv", A, x, shape=(n,)), shape=(n,))  # A (A x): never (A A) x
     assert M.simplify([vector])[0] is vector
+
+
+def test_traces_of_one_cycle_are_one_node_and_collect():
+    E.new_table()
+    C = E.symbol("C", (m, n))
+    turns = [call("trace", call("mm", call("mm", A, B, shape=(n, m)), C, shape=(n, n)), shape=()),
+             call("trace", call("mm", call("mm", B, C, shape=(n, n)), A, shape=(m, m)), shape=()),
+             call("trace", call("mm", call("mm", C, A, shape=(m, n)), B, shape=(m, m)), shape=())]
+    simplified = M.simplify(turns)
+    assert simplified[0] is simplified[1] is simplified[2]
+    (total,) = M.simplify([E.add(*turns)])
+    assert MathPrinter().text(total) == "3 * trace(A @ B @ C)"

@@ -14,6 +14,8 @@ value and every size:
 - a chain of matrix products is one, left to right (`A (B C)` is `(A B) C`: one node however it
   was bracketed; a vector at its end keeps `A (B x)`), and a rule that must see the whole chain
   reads it as the list of its factors;
+- a trace turns its chain to begin at one fixed factor (`tr(X A)` is `tr(A X)`), so traces of
+  one cycle are one node and collect;
 - transposes go through products, sums and numbers (`(A B)ᵀ = Bᵀ Aᵀ`), and twice is none;
 - a number leaves a product (`A @ (2 * x)` is `2 * A @ x`) and a sum (`sum(-y)` is `-sum(y)`), and a
   number kept in dimensions of size 1 is the number where it broadcasts (`sum(y, dim=0,
@@ -48,6 +50,7 @@ from ..ops.spelling import ATOM, Spelling, declare
 from . import expr as E
 from .build import Builder, build
 from .cancel import smaller
+from .printing import Printer
 
 _PRODUCTS = ("mm", "mv")
 
@@ -558,6 +561,26 @@ def _left_associated(e):
     return matrix_product(matrix_product(a, inner_left), inner_right, e.shape)
 
 
+def _trace_cycled(e):
+    """tr(A B C) = tr(B C A) = tr(C A B): a trace of a chain begins at the factor first in one
+    fixed order (its text), so traces of one cycle are one node (tr(A X) + tr(X A) is 2 tr(A X))."""
+    (x,) = e.args
+    factors = _chain(x) if x.op == "mm" else []
+    if len(factors) < 2 or not all(len(f.shape) == 2 for f in factors):
+        return None
+    texts = [Printer().text(f) for f in factors]
+    start = min(range(len(factors)), key=lambda k: (texts[k:] + texts[:k]))
+    if start == 0:
+        return None
+    turned = factors[start:] + factors[:start]
+    if turned[0].shape[0] != turned[-1].shape[1]:
+        return None
+    product = turned[0]
+    for f in turned[1:]:
+        product = matrix_product(product, f)
+    return E.call("trace", (product,), ())
+
+
 def _chain(e: E.Expr) -> list:
     """The factors of a chain of matrix products, left to right (an explicit stack)."""
     factors, stack = [], [e]
@@ -741,6 +764,7 @@ RULES = (
     Rule("a matrix and its inverse cancel where they meet: A (A⁻¹ B) = B, Aᵀ (A X)⁻ᵀ = X⁻ᵀ", _PRODUCTS,
          _inverses_cancel),
     Rule("a chain of matrix products is one, left to right: A (B C) = (A B) C", ("mm",), _left_associated),
+    Rule("a trace turns its chain: tr(A B C) = tr(B C A), begun at one fixed factor", ("trace",), _trace_cycled),
     Rule("a column times a row is an outer product: a bᵀ", ("mm",), _column_times_row),
     Rule("a row or column product is a matrix-vector product: xᵀ A = (Aᵀ x)ᵀ", ("reshape",), _vector_product),
     Rule("the identity and a diagonal are symmetric: Iᵀ = I", ("t",), _symmetric),
