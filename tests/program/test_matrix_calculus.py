@@ -535,3 +535,29 @@ def test_log_det_and_a_z_score_are_textbook_short_assuming_what_their_masks_sele
     z = D.derive("z = (x - mean(x)) / std(x)\nout = sum(a * z)", shapes={"x": ("n",), "a": ("n",)}, wrt=["x"])
     assert [a.condition for a in z.assumptions] == ["std(x, dim=(0,), correction=1) != 0"]
     assert operations(z.program) <= 13 + 2  # (a - mean(a) - z mean(a z) n / (n - 1)) / std: 13
+
+
+def test_the_latex_of_every_matrix_form_compiles(tmp_path):
+    """The Jacobians, Hessian blocks and Cookbook forms above in LaTeX, one document: pdflatex
+    compiles it where installed; elsewhere every block's braces balance (escaped ones aside)."""
+    import shutil
+    import subprocess
+
+    programs = [(p, s, [w]) for p, s, w, _, _ in COOKBOOK] + [(p, s, [w]) for p, s, w, _ in BLOCK_JACOBIANS]
+    programs += [(p, s, w) for p, s, w, _ in HESSIANS if w] + [(p, s, None) for p, s, _ in JACOBIANS]
+    blocks = []
+    for program, spec, wrt in programs:
+        hessian = any(p == program and w == wrt for p, _, w, _ in HESSIANS)
+        d = D.derive(program, shapes=_shapes(spec), wrt=wrt, order=2 if hessian else 1)
+        blocks.append((program, D.latex(d)))
+    for program, latex in blocks:
+        bare = re.sub(r"\\[{}]", "", latex)
+        assert bare.count("{") == bare.count("}"), program
+    if shutil.which("pdflatex") is None:
+        return
+    body = "\n".join(f"\\noindent\n{latex}" for _, latex in blocks)
+    (tmp_path / "forms.tex").write_text("\\documentclass{article}\\usepackage{amsmath,amssymb}\\begin{document}\n"
+                                        + body + "\\end{document}\n")
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "forms.tex"], cwd=tmp_path,
+                          capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stdout.decode(errors="replace")[-3000:]
