@@ -28,12 +28,28 @@ def _real_cuda_problem() -> str:
 
 REAL_CUDA_PROBLEM = _real_cuda_problem()
 
+# The real GPU's cases exist only where one is: some 3,000 of them, each skipped one by one, cost
+# the suite seconds of bookkeeping; tests/engine/test_devices.py's
+# test_the_gpu_cases_are_collected_where_a_gpu_is says, skipped, why they are absent.
 DEVICES = [
     pytest.param("cpu", id="cpu"),
     pytest.param("cuda-sim", id="cuda-sim"),
-    pytest.param("cuda", id="cuda", marks=pytest.mark.skipif(bool(REAL_CUDA_PROBLEM),
-                                                             reason=f"no GPU: {REAL_CUDA_PROBLEM}")),
-]
+] + ([pytest.param("cuda", id="cuda")] if not REAL_CUDA_PROBLEM else [])
+
+
+DEVICE_NAMES = [d.values[0] for d in DEVICES]
+
+
+@contextlib.contextmanager
+def on_each_named(name: str):
+    """running_on(name), a failure inside saying which device it was on (one test goes through
+    the devices in turn: a case per device cost the suite more in bookkeeping than in checks)."""
+    try:
+        with running_on(name) as where:
+            yield where
+    except BaseException as exc:
+        exc.add_note(f"(on the device {name!r})")
+        raise
 
 
 @contextlib.contextmanager

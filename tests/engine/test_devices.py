@@ -19,6 +19,26 @@ from devices import DEVICES, running_on
 GPU_DEVICES = [d for d in DEVICES if d.values[0] != "cpu"]
 
 
+def test_a_failure_on_one_of_the_devices_in_turn_names_it():
+    from devices import on_each_named
+
+    with pytest.raises(AssertionError) as caught:
+        with on_each_named("cuda-sim"):
+            raise AssertionError("gradients differ")
+    assert caught.value.__notes__ == ["(on the device 'cuda-sim')"]
+
+
+def test_the_gpu_cases_are_collected_where_a_gpu_is():
+    """Every device test runs on the CPU and the CuPy stand-in; on a real GPU where CuPy finds
+    one. Without one, its cases are not collected at all, and this says why."""
+    from devices import REAL_CUDA_PROBLEM
+
+    if REAL_CUDA_PROBLEM:
+        assert [d.values[0] for d in DEVICES] == ["cpu", "cuda-sim"]
+        pytest.skip(f"no GPU: {REAL_CUDA_PROBLEM}: the device tests' cuda cases are not collected")
+    assert [d.values[0] for d in DEVICES] == ["cpu", "cuda-sim", "cuda"]
+
+
 @pytest.fixture(params=GPU_DEVICES)
 def cuda(request):
     with running_on(request.param) as where:

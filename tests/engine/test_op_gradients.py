@@ -12,7 +12,7 @@ from autodiff.autograd import gradcheck, gradgradcheck
 from autodiff.ops import FUNCTIONS
 from autodiff.ops.registry import REGISTRY
 
-from devices import DEVICES, running_on
+from devices import DEVICE_NAMES, on_each_named
 
 from .op_samples import LINALG, SAMPLES, op_samples
 
@@ -57,37 +57,43 @@ def test_no_samples_for_unknown_ops():
     assert not sorted(name for name in set(SAMPLES) - set(REGISTRY) if op_samples(name))
 
 
-@pytest.mark.parametrize("device", DEVICES)
+# Each case runs on every device in turn (the CPU, the CuPy stand-in, a real GPU where there is
+# one): a failure says which (tests/devices.py: on_each_named).
 @pytest.mark.parametrize("name,index", list(_cases()))
-def test_gradcheck(name, index, device):
-    with running_on(device) as where:
-        _check(name, index, gradcheck, where)
+def test_gradcheck(name, index):
+    for device in DEVICE_NAMES:
+        with on_each_named(device) as where:
+            _check(name, index, gradcheck, where)
 
 
-@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name,index", list(_cases()))
-def test_gradgradcheck(name, index, device):
-    with running_on(device) as where:
-        _check(name, index, gradgradcheck, where)
+def test_gradgradcheck(name, index):
+    for device in DEVICE_NAMES:
+        with on_each_named(device) as where:
+            _check(name, index, gradgradcheck, where)
 
 
-@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name,index", list(_cases()))
-def test_gradients_come_back_in_the_inputs_shape_and_place(name, index, device):
-    with running_on(device) as where:
-        sample = op_samples(name)[index].on(where)
-        out = REGISTRY[name].apply(*sample.args)
-        out.sum().backward()
-        for t in sample.tensors:
-            assert t.grad is not None
-            assert t.grad.shape == t.shape
-            assert t.grad.dtype == t.dtype
-            assert t.grad.device == t.device
+def test_gradients_come_back_in_the_inputs_shape_and_place(name, index):
+    for device in DEVICE_NAMES:
+        with on_each_named(device) as where:
+            sample = op_samples(name)[index].on(where)
+            out = REGISTRY[name].apply(*sample.args)
+            out.sum().backward()
+            for t in sample.tensors:
+                assert t.grad is not None
+                assert t.grad.shape == t.shape
+                assert t.grad.dtype == t.dtype
+                assert t.grad.device == t.device
 
 
-@pytest.mark.parametrize("device", [d for d in DEVICES if d.values[0] != "cpu"])
 @pytest.mark.parametrize("name,index", list(_cases()))
-def test_device_results_agree_with_the_cpu(name, index, device):
+def test_device_results_agree_with_the_cpu(name, index):
+    for device in DEVICE_NAMES[1:]:
+        _device_results_agree_with_the_cpu(name, index, device)
+
+
+def _device_results_agree_with_the_cpu(name, index, device):
     """Forward values and gradients on a device match the CPU's to rtol 1e-12 in float64, and to
     1e-13 of the largest number in play where one is near 0 (cuSOLVER's and CuPy's algorithms are
     not LAPACK's and the C library's: where a result cancels to nearly 0, their last bits differ)."""
@@ -102,7 +108,7 @@ def test_device_results_agree_with_the_cpu(name, index, device):
 
     original = op_samples(name)[index]  # drawn once: each call draws new random values
     expected = run(original.on("cpu"))
-    with running_on(device) as where:
+    with on_each_named(device) as where:
         sample = original.on(where)
         got = run(sample)
         if name != "to_device":
