@@ -50,7 +50,6 @@ from ..ops.spelling import ATOM, Spelling, declare
 from . import expr as E
 from .build import Builder, build
 from .cancel import smaller
-from .printing import Printer
 
 _PRODUCTS = ("mm", "mv")
 
@@ -563,13 +562,13 @@ def _left_associated(e):
 
 def _trace_cycled(e):
     """tr(A B C) = tr(B C A) = tr(C A B): a trace of a chain begins at the factor first in one
-    fixed order (its text), so traces of one cycle are one node (tr(A X) + tr(X A) is 2 tr(A X))."""
+    fixed order (_order_key), so traces of one cycle are one node (tr(A X) + tr(X A) is 2 tr(A X))."""
     (x,) = e.args
     factors = _chain(x) if x.op == "mm" else []
     if len(factors) < 2 or not all(len(f.shape) == 2 for f in factors):
         return None
-    texts = [Printer().text(f) for f in factors]
-    start = min(range(len(factors)), key=lambda k: (texts[k:] + texts[:k]))
+    keys = [_order_key(f) for f in factors]
+    start = min(range(len(factors)), key=lambda k: (keys[k:] + keys[:k]))
     if start == 0:
         return None
     turned = factors[start:] + factors[:start]
@@ -579,6 +578,12 @@ def _trace_cycled(e):
     for f in turned[1:]:
         product = matrix_product(product, f)
     return E.call("trace", (product,), ())
+
+
+def _order_key(e: E.Expr) -> tuple:
+    """A key that orders expressions the same way at any sizes: their operations and symbols,
+    children first (an explicit walk, however deep e is; its first 64 nodes)."""
+    return tuple((n.op, n.args[0] if n.op in ("sym", "size") else "") for n in E.postorder([e])[:64])
 
 
 def _chain(e: E.Expr) -> list:
