@@ -174,3 +174,16 @@ def test_importing_the_program_layer_loads_no_command_line():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_commands_leave_the_writing_to_the_renderers_and_the_console():
+    """A command parses, runs and chooses what to say; render/ words it and console.py writes it
+    (`say` colours error:, warning: and note: on a terminal): no command prints itself."""
+    import ast
+    import pathlib
+
+    commands = pathlib.Path(__file__).parent.parent / "src" / "autodiff" / "cli" / "commands"
+    printing = sorted(f"{path.name}:{node.lineno}" for path in commands.glob("*.py")
+                      for node in ast.walk(ast.parse(path.read_text()))
+                      if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print")
+    assert printing == []

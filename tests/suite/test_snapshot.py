@@ -298,7 +298,7 @@ def test_review_wraps_at_spaces_to_the_terminal_never_inside_a_word(suite):
     assert change[0].startswith("  value at defaults:") and all(line.startswith("      ") for line in change[1:2])
     words = " ".join(change).split()
     assert "8.0" in words and "10.000000000246912" in words  # each number whole, on one line
-    from autodiff.cli.commands.suite import review_line
+    from autodiff.cli.render.suite import review_line
 
     assert review_line("grad x at defaults: 12.000000000123 -> 13.000000000123456789  (abs 1)", 25).splitlines() == [
         "  grad x at defaults:", "      12.000000000123 ->", "      13.000000000123456789", "      (abs 1)"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Optional
 
 import typer
@@ -53,8 +52,8 @@ def plot(
     _plot_warnings(result)
     if result.errors:
         index = min(result.errors)
-        print(f"autodiff: warning: {len(result.errors)} point(s) failed and are left out; the first, at "
-              f"{wrt}={result.xs[index]:g}: {result.errors[index]}", file=sys.stderr)
+        say(f"autodiff: warning: {len(result.errors)} point(s) failed and are left out; the first, at "
+              f"{wrt}={result.xs[index]:g}: {result.errors[index]}")
     if to is not None:
         from ..render import plot as render
 
@@ -74,7 +73,7 @@ def _plot_warnings(result) -> None:
     """What plot says on standard error besides its failures: its notes, the language's warnings,
     and the points where the output or its derivative is nan or infinite (the first run alone)."""
     for note in result.notes:
-        print(f"autodiff: note: {note}", file=sys.stderr)
+        say(f"autodiff: note: {note}")
     say_warnings(result.warnings)
     if result.not_finite:
         x = result.xs[result.first_not_finite]

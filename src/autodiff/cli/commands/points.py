@@ -8,7 +8,7 @@ import sys
 from typing import Optional
 
 from ..._text import shown
-from ..console import say_warnings
+from ..console import say, say_warnings
 from ..exit_codes import ExitCode
 from ..options import OnError, RecordFormat
 
@@ -58,7 +58,7 @@ def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) ->
     def warn(text):
         if text not in warned:
             warned.add(text)
-            print(f"autodiff: warning: --points {shown(path)}: {text}", file=sys.stderr)
+            say(f"autodiff: warning: --points {shown(path)}: {text}")
 
     reader = io.PointReader(stream, fmt, needed, optional, warn, fixed=at, dtype=options.dtype)
     grads = [n for n in analysis.inputs if n not in at and (wrt is None or n in wrt)] if gradients else None
@@ -85,7 +85,7 @@ def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) ->
                 if results.groups and writer.output is None:
                     writer.output = results.groups[0].output
             for note in sweep.notes[notes_said:]:
-                print(f"autodiff: note: --points: {note}", file=sys.stderr)
+                say(f"autodiff: note: --points: {note}")
             notes_said = len(sweep.notes)
             say_warnings(sweep.warnings[warnings_said:])  # as grad at one point says them (an unused --at)
             warnings_said = len(sweep.warnings)
@@ -93,8 +93,8 @@ def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) ->
             if index is not None:  # said once, for the first such point, with what it says run alone
                 not_finite_said = True
                 alone = sweep.alone(columns, index)
-                print(f"autodiff: warning: {point_place(path, good[index].line)}: nan or inf in this point's "
-                      f"results (the first such point){'; run alone, it says:' if alone else ''}", file=sys.stderr)
+                say(f"autodiff: warning: {point_place(path, good[index].line)}: nan or inf in this point's "
+                      f"results (the first such point){'; run alone, it says:' if alone else ''}")
                 say_warnings(alone)
             kept = []
             for entry in entries:
@@ -104,10 +104,10 @@ def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) ->
                     where = point_place(path, entry.line)
                     if on_error is OnError.stop:
                         writer.write(kept, positions, results, {})
-                        print(f"autodiff: error: {where}: {problem}", file=sys.stderr)
+                        say(f"autodiff: error: {where}: {problem}")
                         return ExitCode.USAGE if entry.line in bad_values else ExitCode.EVALUATION
                     if on_error is OnError.skip:
-                        print(f"autodiff: warning: {where}: skipped: {problem}", file=sys.stderr)
+                        say(f"autodiff: warning: {where}: skipped: {problem}")
                         continue
                 kept.append(entry)
             writer.write(kept, positions, results, failures if on_error is OnError.null else {})

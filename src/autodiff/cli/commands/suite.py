@@ -14,7 +14,9 @@ import typer
 from ..._text import shown
 from ..exit_codes import ExitCode
 from ..options import PATHS, Unused, bad_number, check_tolerances, table_format, words
+from ..console import say, write
 from ..render import emit
+from ..render import suite as words_
 
 SuiteFormat, SUITE_FORMAT = table_format("suite", "SuiteFormat")
 
@@ -145,14 +147,10 @@ def test(
                         pending=pending, ci=run.ci, explicit=explicit)
     if not files:
         if run.collected and run.shard is not None and not keyword:
-            print(f"autodiff: shard {run.shard[0]}/{run.shard[1]} has none of the {len(run.collected)} file(s) "
-                  "collected: nothing to run here", file=sys.stderr)
+            say(words_.nothing_in_shard(run.shard, len(run.collected)))
             emit("suite", RunSummary([], 0.0, update, pending), format)
             return
-        where = " ".join(paths)
-        why = f"none of the {len(run.collected)} file(s) matches -k {keyword}" if run.collected else \
-            f"no file under {where} matches {', '.join(run.globs)}"
-        print(f"autodiff: no files collected: {why}", file=sys.stderr)
+        say(words_.no_files(paths, run.globs, keyword, len(run.collected)))
         raise typer.Exit(ExitCode.NO_TESTS)
     progress = Progress(len(files), enabled=sys.stderr.isatty() and format.value != "json")
     started = time.perf_counter()
@@ -193,18 +191,17 @@ def _delete_unused(summary) -> None:
     from ...testing.one_file import drop_points
 
     if not summary.succeeded:
-        print("autodiff: unused records and points were not deleted: the run did not pass", file=sys.stderr)
+        say(words_.UNUSED_KEPT)
         return
     for path, reason in summary.unused_records:
         try:
             os.remove(path)
-            print(f"autodiff: deleted {path} ({reason})", file=sys.stderr)
+            say(words_.deleted(path, reason))
         except OSError as exc:
-            print(f"autodiff: cannot delete {path} ({exc.strerror or exc})", file=sys.stderr)
+            say(words_.not_deleted(path, exc.strerror or str(exc)))
     for result in summary.results:
         if result.unused and drop_points(result.path, [at for at, _ in result.unused]):
-            print(f"autodiff: dropped {len(result.unused)} unused point(s) from the record of {result.path}",
-                  file=sys.stderr)
+            say(words_.dropped(len(result.unused), result.path))
     summary.unused_records = []
     for result in summary.results:
         result.unused = []
@@ -284,17 +281,8 @@ def _settle_all(paths, *, accept: bool) -> None:
                                    f"reject {shown(str(pending))})")
     for pending in found:
         _settle(pending, accept=accept)
-        print(f"{word}\t{shown(str(pending))}")
-    print(f"{word} {len(found)} pending record(s)" if found else "nothing pending", file=sys.stderr)
-
-
-def review_line(line: str, width: int) -> str:
-    """One change of a pending record, wrapped at spaces to `width` (a word longer than a line
-    stays whole), its continuation lines indented under it."""
-    import textwrap
-
-    return "\n".join(textwrap.wrap(line, max(20, width - 1), initial_indent="  ", subsequent_indent="      ",
-                                    break_long_words=False, break_on_hyphens=False)) or "  "
+        write(words_.settled(word, pending) + "\n")
+    say(words_.settled_count(word, len(found)))
 
 
 def review(paths: Optional[List[str]] = PATHS) -> None:
@@ -302,26 +290,25 @@ def review(paths: Optional[List[str]] = PATHS) -> None:
     from ...testing.review import describe
 
     if not sys.stdin.isatty():
-        print("autodiff: error: autodiff test review asks at a terminal, and standard input is not one: use "
-              "autodiff test accept or autodiff test reject", file=sys.stderr)
+        say(words_.REVIEW_NEEDS_A_TERMINAL)
         raise typer.Exit(ExitCode.USAGE)
     found = _pending(paths)
     if not found:
-        print("nothing pending")
+        write(words_.settled_count("", 0) + "\n")
         return
     counts = {"accepted": 0, "rejected": 0, "skipped": 0}
     width = shutil.get_terminal_size().columns
     for number, pending in enumerate(found, 1):
-        print(f"[{number}/{len(found)}] {shown(str(pending))}")
+        write(words_.review_heading(number, len(found), pending) + "\n")
         for line in describe(pending):
-            print(review_line(line, width))
+            write(words_.review_line(line, width) + "\n")
         while True:
             answer = typer.prompt("accept, reject or skip? [a/r/s]", default="s", show_default=False).strip().lower()
             if answer in ("a", "accept", "r", "reject", "s", "skip"):
                 break
         problem = _unreadable(pending) if answer.startswith("a") else None
         if problem is not None:
-            print(f"  not accepted, the record is kept: {problem}")
+            write(words_.review_kept(problem) + "\n")
             counts["skipped"] += 1
         elif answer.startswith("a"):
             _settle(pending, accept=True)
@@ -331,7 +318,7 @@ def review(paths: Optional[List[str]] = PATHS) -> None:
             counts["rejected"] += 1
         else:
             counts["skipped"] += 1
-    print(", ".join(f"{what} {count}" for what, count in counts.items()))
+    write(words_.review_counts(counts) + "\n")
 
 
 def merge(
@@ -371,11 +358,6 @@ def merge(
     missing = sorted(expected - set(ran))
     duplicated = sorted(path for path, count in ran.items() if count > 1)
     unexpected = sorted(set(ran) - expected)
-    for kind, paths in (("missing", missing), ("duplicated", duplicated), ("unexpected", unexpected)):
-        for path in paths:
-            extra = f"\tran {ran[path]} times" if kind == "duplicated" else ""
-            print(f"{kind}\t{shown(path)}{extra}")
+    write(words_.merged(missing, duplicated, unexpected, ran, len(expected), len(reports)))
     if missing or duplicated:
-        print(f"summary\tfiles {len(expected)}\tmissing {len(missing)}\tduplicated {len(duplicated)}")
         raise typer.Exit(ExitCode.CHECK_FAILED)
-    print(f"summary\tfiles {len(expected)}\tran once each in {len(reports)} report(s)")

@@ -241,3 +241,79 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()
+
+
+# -- what `autodiff test` and its subcommands say beside the report ----------------------------------------
+
+
+def nothing_in_shard(shard, collected: int) -> str:
+    return f"autodiff: shard {shard[0]}/{shard[1]} has none of the {collected} file(s) collected: nothing to run here"
+
+
+def no_files(paths, globs, keyword, collected: int) -> str:
+    why = f"none of the {collected} file(s) matches -k {keyword}" if collected else \
+        f"no file under {' '.join(paths)} matches {', '.join(globs)}"
+    return f"autodiff: no files collected: {why}"
+
+
+UNUSED_KEPT = "autodiff: unused records and points were not deleted: the run did not pass"
+
+
+def deleted(path, reason: str) -> str:
+    return f"autodiff: deleted {path} ({reason})"
+
+
+def not_deleted(path, why: str) -> str:
+    return f"autodiff: cannot delete {path} ({why})"
+
+
+def dropped(count: int, path) -> str:
+    return f"autodiff: dropped {count} unused point(s) from the record of {path}"
+
+
+def settled(word: str, pending) -> str:
+    """`accepted\tpath` (or rejected): one line of standard output per pending record."""
+    return f"{word}\t{shown(str(pending))}"
+
+
+def settled_count(word: str, count: int) -> str:
+    return f"{word} {count} pending record(s)" if count else "nothing pending"
+
+
+REVIEW_NEEDS_A_TERMINAL = ("autodiff: error: autodiff test review asks at a terminal, and standard input is not one: "
+                           "use autodiff test accept or autodiff test reject")
+
+
+def review_heading(number: int, total: int, pending) -> str:
+    return f"[{number}/{total}] {shown(str(pending))}"
+
+
+def review_line(line: str, width: int) -> str:
+    """One change of a pending record, wrapped at spaces to `width` (a word longer than a line
+    stays whole), its continuation lines indented under it."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(line, max(20, width - 1), initial_indent="  ", subsequent_indent="      ",
+                                    break_long_words=False, break_on_hyphens=False)) or "  "
+
+
+def review_kept(problem: str) -> str:
+    return f"  not accepted, the record is kept: {problem}"
+
+
+def review_counts(counts: dict) -> str:
+    return ", ".join(f"{what} {count}" for what, count in counts.items())
+
+
+def merged(missing: list, duplicated: list, unexpected: list, ran, expected: int, reports: int) -> str:
+    """`autodiff test merge`'s lines: each file missing, run twice or unexpected, then a summary."""
+    lines = []
+    for kind, paths in (("missing", missing), ("duplicated", duplicated), ("unexpected", unexpected)):
+        for path in paths:
+            extra = f"\tran {ran[path]} times" if kind == "duplicated" else ""
+            lines.append(f"{kind}\t{shown(path)}{extra}")
+    if missing or duplicated:
+        lines.append(f"summary\tfiles {expected}\tmissing {len(missing)}\tduplicated {len(duplicated)}")
+    else:
+        lines.append(f"summary\tfiles {expected}\tran once each in {reports} report(s)")
+    return "\n".join(lines) + "\n"
