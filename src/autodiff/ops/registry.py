@@ -762,21 +762,18 @@ def _record_pair(op: OpDef, input: Tensor, other: Tensor, a, b, out, given=None,
     tape = first if first is not None else second
     if ANOMALY.enabled or tape is not None and (tape.__class__ is not Tape or tape.owner != _ident() or
                                                 tape.full or second is not None and second is not tape):
-        return _record(op, (input, other), (input, other), (a, b), out) if given is None else \
-                _record(op, given, given, arrays, out)
+        return _record(op, given or (input, other), given or (input, other), arrays or (a, b), out)
     if tape is None:  # two leaves, or one and a tensor without a gradient
         tape = tape_for_leaves()
     at = tape.base + len(tape.records)
     if first is not None:
         first = at - input._at
         if first > WINDOW:
-            return _record(op, (input, other), (input, other), (a, b), out) if given is None else \
-                _record(op, given, given, arrays, out)
+            return _record(op, given or (input, other), given or (input, other), arrays or (a, b), out)
     if second is not None:
         second = at - other._at
         if second > WINDOW:
-            return _record(op, (input, other), (input, other), (a, b), out) if given is None else \
-                _record(op, given, given, arrays, out)
+            return _record(op, given or (input, other), given or (input, other), arrays or (a, b), out)
     # Leaves: their AccumulateGrad, linked once per tape
     if first is None and input._requires_grad:
         first = tape.link(accumulator_of(input), 0, input._accumulator)

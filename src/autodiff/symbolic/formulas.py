@@ -258,45 +258,39 @@ def factor_out(e: E.Expr, g: E.Expr) -> E.Expr | None:
 # -- text ----------------------------------------------------------------------------------------------
 
 
-class _Printer(Printer):
+class _NamedSymbols:
+    """A printer mixin: symbols written as given texts (the language's; `_written` converts each
+    for the printer's notation), and long array constants cut short."""
+
+    def __init__(self, formula: Formula, names: dict) -> None:
+        super().__init__({})
+        self.texts = {}
+        for e in E.postorder([formula.expr] + ([formula.factor] if formula.factor is not None else [])):
+            if e.op == "sym" and e.args[0] in names:
+                text = names[e.args[0]]
+                self.texts[e] = (self._written(text), _ATOM if atomic(text) else _COMPARE)
+
+    @staticmethod
+    def _written(text: str) -> str:
+        return text
+
+    def _text(self, e: E.Expr) -> tuple:
+        found = self.texts.get(e)
+        if found is not None:
+            return found
+        if e.op == "tensor":
+            return self._written(array_text(e.args[0].array)), _ATOM
+        return super()._text(e)
+
+
+class _Printer(_NamedSymbols, Printer):
     """Language text with symbols written as given texts, and long array constants cut short."""
 
-    def __init__(self, formula: Formula, names: dict) -> None:
-        super().__init__({})
-        self.texts = {}
-        for e in E.postorder([formula.expr] + ([formula.factor] if formula.factor is not None else [])):
-            if e.op == "sym" and e.args[0] in names:
-                text = names[e.args[0]]
-                self.texts[e] = (text, _ATOM if atomic(text) else _COMPARE)
 
-    def _text(self, e: E.Expr) -> tuple:
-        found = self.texts.get(e)
-        if found is not None:
-            return found
-        if e.op == "tensor":
-            return array_text(e.args[0].array), _ATOM
-        return super()._text(e)
+class _LatexFormulaPrinter(_NamedSymbols, LatexPrinter):
+    """The same in LaTeX: the given texts written as LaTeX math."""
 
-
-class _LatexFormulaPrinter(LatexPrinter):
-    """LaTeX with symbols written as given texts (the language's, as LaTeX math), and long array
-    constants cut short."""
-
-    def __init__(self, formula: Formula, names: dict) -> None:
-        super().__init__({})
-        self.texts = {}
-        for e in E.postorder([formula.expr] + ([formula.factor] if formula.factor is not None else [])):
-            if e.op == "sym" and e.args[0] in names:
-                text = names[e.args[0]]
-                self.texts[e] = (math_latex(text), _ATOM if atomic(text) else _COMPARE)
-
-    def _text(self, e: E.Expr) -> tuple:
-        found = self.texts.get(e)
-        if found is not None:
-            return found
-        if e.op == "tensor":
-            return math_latex(array_text(e.args[0].array)), _ATOM
-        return super()._text(e)
+    _written = staticmethod(math_latex)
 
 
 def array_text(array, limit: int = SHORT) -> str:

@@ -271,14 +271,22 @@ def _einsum_by_sides(subscripts, *operands):
     return result
 
 
+def _einsum_text(head: str, w, m: E.Expr, swapped: bool = False) -> str:
+    """`head(subscripts, operands...)` for the chained map m: its einsum, the output's two halves
+    swapped for its Jacobian (output first)."""
+    subscripts, operands = chain_einsum(m)
+    if swapped:
+        inputs, out = subscripts.split("->")
+        subscripts = f"{inputs}->{out[2:]}{out[:2]}"
+    return f"{head}({subscripts!r}, {', '.join(w(o) for o in operands)})"
+
+
 def _then_numpy(w, *args) -> str:
-    subscripts, operands = chain_einsum(E.call("then_map", args, ()))
-    return f"_einsum_by_sides({subscripts!r}, {', '.join(w(o) for o in operands)})"
+    return _einsum_text("_einsum_by_sides", w, E.call("then_map", args, ()))
 
 
 def _then_language(w, *args) -> str:
-    subscripts, operands = chain_einsum(E.call("then_map", args, ()))
-    return f"einsum({subscripts!r}, {', '.join(w(o) for o in operands)})"
+    return _einsum_text("einsum", w, E.call("then_map", args, ()))
 
 
 def _then_math(w, p, r, d, inner, latex: bool = False) -> str:
@@ -302,17 +310,10 @@ declare("then_map", Spelling(language=_then_language, numpy=_then_numpy, level=P
                              latex=lambda w, p, r, d, inner: _then_math(w, p, r, d, inner, latex=True)), public=False)
 
 
-def _swapped(subscripts: str) -> str:
-    """The einsum's output with v's indices and s's swapped: the Jacobian of the map (output first)."""
-    inputs, out = subscripts.split("->")
-    return f"{inputs}->{out[2:]}{out[:2]}"
-
-
 # The Jacobian of a chained map: the same einsum, its output's two halves swapped.
 declare("jacobian_then", Spelling(
-    language=lambda w, m: "einsum({!r}, {})".format(_swapped(chain_einsum(m)[0]), ", ".join(w(o) for o in chain_einsum(m)[1])),
-    numpy=lambda w, m: "_einsum_by_sides({!r}, {})".format(_swapped(chain_einsum(m)[0]),
-                                                           ", ".join(w(o) for o in chain_einsum(m)[1])),
+    language=lambda w, m: _einsum_text("einsum", w, m, swapped=True),
+    numpy=lambda w, m: _einsum_text("_einsum_by_sides", w, m, swapped=True),
     helper=carried(globals(), "_einsum_by_sides"),
     latex=lambda w, m: rf"\left({w(m)}\right)^{{\top}}"), public=False)
 
