@@ -99,12 +99,11 @@ def test_a_declared_shape_is_checked_against_the_value(autodiff):
 
 import os  # noqa: E402
 import re  # noqa: E402
-import shutil  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import xml.dom.minidom  # noqa: E402
 
 import pytest  # noqa: E402
+from latex import assert_compiles  # noqa: E402
 
 HOSTILE_FILE_NAMES = [
     "new\nline\\end{document}\\input{x}%^_{}.expr",
@@ -129,13 +128,7 @@ def test_a_file_name_is_data_in_svg_html_and_latex(autodiff, tmp_path, name):
     comment = next(line for line in latex.splitlines() if line.startswith("% autodiff explain"))
     assert latex.splitlines()[1].startswith("$$"), "the name stays on its comment line"
     assert "\n" not in comment and "\x01" not in comment
-    if shutil.which("pdflatex"):
-        document = tmp_path / "doc.tex"
-        document.write_text("\\documentclass{article}\\usepackage{amsmath}\\begin{document}\n" + latex
-                            + "\\end{document}\n")
-        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", document.name],
-                              cwd=tmp_path, capture_output=True, timeout=120)
-        assert done.returncode == 0, done.stdout[-2000:]
+    assert_compiles(tmp_path, latex)
     module = autodiff("derive", path, "--format", "python").stdout
     compile(module, "<derived module>", "exec")
     assert not (tmp_path / "pwned").exists()

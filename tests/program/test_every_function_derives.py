@@ -24,6 +24,7 @@ from autodiff.program import differentiate
 from autodiff.program.errors import GradientProblem
 
 from engine.op_samples import ALIASES, SAMPLES, function_samples
+from latex import assert_compiles, balanced
 
 from .test_derive import run_derived
 
@@ -227,10 +228,6 @@ def test_every_differentiable_function_derives_in_every_format():
 def test_the_latex_of_every_function_compiles(tmp_path):
     """Each function's derivative in LaTeX, one document: pdflatex compiles it where installed;
     elsewhere every block's braces balance (escaped ones aside)."""
-    import re
-    import shutil
-    import subprocess
-
     blocks = []
     for name in _cases():
         programs = [(text, at) for text, at in ((_weighted(call, at), at) for call, at in _programs(name)) if text]
@@ -239,13 +236,5 @@ def test_the_latex_of_every_function_compiles(tmp_path):
             blocks.append((name, D.latex(D.derive(text, at))))
     assert len(blocks) >= 150
     for name, latex in blocks:
-        bare = re.sub(r"\\[{}]", "", latex)
-        assert bare.count("{") == bare.count("}"), name
-    if shutil.which("pdflatex") is None:
-        return
-    body = "\n".join(f"% {name}\n\\noindent\n{latex}" for name, latex in blocks)
-    (tmp_path / "every.tex").write_text("\\documentclass{article}\\usepackage{amsmath,amssymb}\\begin{document}\n"
-                                         + body + "\\end{document}\n")
-    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "every.tex"], cwd=tmp_path,
-                          capture_output=True, timeout=300)
-    assert done.returncode == 0, done.stdout.decode(errors="replace")[-3000:]
+        assert balanced(latex), name
+    assert_compiles(tmp_path, "\n".join(f"% {name}\n\\noindent\n{latex}" for name, latex in blocks), "every")
