@@ -23,7 +23,7 @@ import numpy as np
 
 from ..ops.spelling import ATOM, PRODUCT, Spelling, carried, declare
 from . import expr as E
-from .matrix import matrix_product, scalar_factor, transpose_matrix
+from .matrix import matrix_product, scalar_factor, substituted, transpose_matrix
 
 SEED = "_s"  # the seed's symbol: no program's name (the language's names do not start so)
 
@@ -375,28 +375,8 @@ def linear_map(v: E.Expr, s: E.Expr):
 
 def _at_one(v: E.Expr, s: E.Expr) -> E.Expr:
     """v with the number s replaced by 1, rebuilt bottom up through the algebra (no recursion)."""
-    from .build import build
-
-    memo: dict = {s: E.const(1.0)}
-    for e in E.postorder([v]):
-        if e in memo:
-            continue
-        op, args = e.op, e.args
-        if op in ("sym", "size", "const", "tensor"):
-            memo[e] = e
-        elif op == "add":
-            memo[e] = E.with_shape(E.add(E.const(args[0]), *[E.mul(E.const(k), memo[t]) for t, k in args[1]]), e.shape)
-        elif op == "mul":
-            memo[e] = E.with_shape(E.mul(E.const(args[0]), *[E.power(memo[b], memo[x] if x.__class__ is E.Expr else x)
-                                                              for b, x in args[1]]), e.shape)
-        elif op == "pow":
-            memo[e] = E.power(memo[args[0]], memo[args[1]] if args[1].__class__ is E.Expr else args[1])
-        else:
-            rebuilt = [memo[a] if a.__class__ is E.Expr else
-                       tuple(memo[x] if x.__class__ is E.Expr else x for x in a) if a.__class__ is tuple else a
-                       for a in args]
-            memo[e] = build(op, rebuilt, e.shape)
-    return memo[v]
+    (at_one,) = substituted([v], {s: E.const(1.0)})
+    return at_one
 
 
 def _contains(e: E.Expr, s: E.Expr, memo: dict) -> bool:

@@ -80,28 +80,32 @@ def softmax_from_log_softmax(roots: dict) -> dict:
     second normalization. For code that computes; the formulas keep softmax."""
     order = E.postorder(list(roots.values()))
     logs = {(e.args[0], e.args[1]): e for e in order if e.op == "log_softmax"}
-    if not logs or not any(e.op == "softmax" and (e.args[0], e.args[1]) in logs for e in order):
-        return roots
-    memo: dict = {}
-    for e in order:
-        if e.op == "softmax" and (e.args[0], e.args[1]) in logs:
-            memo[e] = E.call("exp", (logs[(e.args[0], e.args[1])],), e.shape)
+    swap = {e: E.call("exp", (logs[(e.args[0], e.args[1])],), e.shape) for e in order
+            if e.op == "softmax" and (e.args[0], e.args[1]) in logs}
+    return dict(zip(roots, substituted(list(roots.values()), swap))) if swap else roots
+
+
+def substituted(roots: list, swap: dict) -> list:
+    """The roots with each node of `swap` replaced by its value there: every node above one is
+    rebuilt through the algebra (its sums and products merge again), every other kept as it
+    is. An explicit walk, no recursion."""
+    memo = dict(swap)
+    for e in E.postorder(roots):
+        if e in memo:
             continue
-        args = e.args
+        op, args = e.op, e.args
         if all(memo.get(c, c) is c for c in E.children(e)):  # nothing under it changed: itself
             memo[e] = e
-        elif e.op == "add":
+        elif op == "add":
             memo[e] = E.with_shape(E.add(E.const(args[0]), *[E.mul(E.const(k), memo[t]) for t, k in args[1]]), e.shape)
-        elif e.op == "mul":
+        elif op == "mul":
             memo[e] = E.with_shape(E.mul(E.const(args[0]), *[E.power(memo[b], memo[x] if x.__class__ is E.Expr else x)
                                                               for b, x in args[1]]), e.shape)
-        elif e.op == "pow":
+        elif op == "pow":
             memo[e] = E.power(memo[args[0]], memo[args[1]] if args[1].__class__ is E.Expr else args[1])
-        elif any(a.__class__ is E.Expr or a.__class__ is tuple for a in args):
-            memo[e] = E.call(e.op, tuple(_arg(a, memo) for a in args), e.shape)
         else:
-            memo[e] = e
-    return {name: memo[e] for name, e in roots.items()}
+            memo[e] = build(op, [_arg(a, memo) for a in args], e.shape)
+    return [memo[r] for r in roots]
 
 
 def _arg(a, memo):
