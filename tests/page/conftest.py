@@ -56,23 +56,29 @@ def _selenium():
     return selenium
 
 
-@pytest.fixture(scope="session")
-def browser():
-    """A Selenium driver of headless Chromium, with the network log (CDP's Network events) kept."""
-    ci = bool(os.environ.get("CI"))
+def locate_browser(ci: bool, path: str | None = None) -> tuple:
+    """(the browser, its driver) on `path` (default: PATH), installed first in CI where they are
+    missing; where none can be had, the test skips saying how to install one, or in CI fails."""
     if _selenium() is None:
         if ci:
             pytest.fail("selenium is not installed: pip install -e '.[test]'")
         pytest.skip("selenium is not installed (pip install -e '.[test]')")
-    binary, driver_path = find_browser()
-    if not (binary and driver_path) and ci and os.geteuid() == 0 and shutil.which("apt-get"):
+    binary, driver_path = find_browser(path)
+    if not (binary and driver_path) and ci and os.geteuid() == 0 and shutil.which("apt-get", path=path):
         _install_in_ci()
-        binary, driver_path = find_browser()
+        binary, driver_path = find_browser(path)
     if not (binary and driver_path):
         message = f"no headless Chromium and its driver found (on Debian: {INSTALL})"
         if ci:
             pytest.fail(message)
         pytest.skip(message)
+    return binary, driver_path
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A Selenium driver of headless Chromium, with the network log (CDP's Network events) kept."""
+    binary, driver_path = locate_browser(ci=bool(os.environ.get("CI")))
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import json
-import pathlib
 import re
 import subprocess
 import sys
@@ -193,26 +192,18 @@ def test_the_notebook_magic_shows_the_same_page_inline():
         jupyter.run_cell("--at a=2,b=3,c=5,d=10 --html", text)
 
 
-def _browser_test_without_a_browser(**env) -> str:
-    """One browser test run where no browser can be found (PATH holds only this Python's scripts)."""
-    import os
+def test_without_a_browser_the_browser_tests_skip_saying_how_to_get_one(tmp_path):
+    from .conftest import locate_browser
 
-    keep = {k: v for k, v in os.environ.items() if k not in ("CI", "PATH", "PYTEST_XDIST_WORKER")}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "0", "-rs", "-q",
-                           "tests/page/test_browser.py::test_keyboard_and_screen_reader"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300,
-                          env={**keep, "PATH": str(pathlib.Path(sys.executable).parent), **env})
-    return done.stdout + done.stderr
+    with pytest.raises(pytest.skip.Exception, match=r"apt-get install chromium chromium-driver"):
+        locate_browser(ci=False, path=str(tmp_path))  # an empty folder: no browser, no driver
 
 
-def test_without_a_browser_the_browser_tests_skip_saying_how_to_get_one():
-    out = _browser_test_without_a_browser()
-    assert "1 skipped" in out and "apt-get install chromium chromium-driver" in out
+def test_in_ci_a_browser_that_cannot_be_had_is_a_failure(tmp_path):
+    from .conftest import locate_browser
 
-
-def test_in_ci_a_browser_that_cannot_be_had_is_a_failure():
-    out = _browser_test_without_a_browser(CI="true")  # no apt-get on this PATH either
-    assert "1 error" in out and "no headless Chromium and its driver found" in out
+    with pytest.raises(pytest.fail.Exception, match="no headless Chromium and its driver found"):
+        locate_browser(ci=True, path=str(tmp_path))  # no apt-get on this path either
 
 
 def test_a_large_tensor_is_summarised_by_its_corners_and_statistics(tmp_path):
