@@ -11,6 +11,7 @@ no loops (Python has no iteration limit).
 
 import ast
 import math
+import re
 
 import pytest
 
@@ -106,6 +107,23 @@ def python_value(text: str, at: dict):
         return None
 
 
+def assert_well_reported(problem: ProgramError, text: str, name: str = "fuzz.txt") -> None:
+    """A problem renders as the contract says: one header line `file:line:col: error: message` whose
+    place is inside the text, then the line quoted and a caret under the column; no traceback."""
+    rendered = problem.render()
+    header, *rest = rendered.split("\n")
+    place = re.match(re.escape(name) + r"(?::(\d+):(\d+))?: error: \S", header)
+    assert place, rendered
+    assert "Traceback" not in rendered, rendered
+    if place.group(1) is None:  # about the whole program (an empty one): the header alone
+        assert not rest, rendered
+        return
+    line, column = int(place.group(1)), int(place.group(2))
+    lines = text.split("\n")
+    assert 1 <= line <= len(lines) and 1 <= column <= len(lines[line - 1]) + 1, (rendered, text)
+    assert len(rest) == 2 and re.fullmatch(r" *\^~*", rest[1]), rendered
+
+
 def outcome(text: str) -> None:
     """Run `text` with every input at 0.5; only ProgramError may come out, and it must render.
     Where the text is Python, the value is Python's."""
@@ -118,7 +136,7 @@ def outcome(text: str) -> None:
         for warning in result.warnings:
             assert warning.render()
     except ProgramError as problem:
-        assert problem.render()
+        assert_well_reported(problem, text)
         assert status_for(problem) in (2, 3, 4)
         return
     output = result.output
@@ -215,7 +233,7 @@ def test_well_formed_programs_on_inputs_of_several_shapes(text):
         names = analyze(program, source)
         evaluate(program, source, at={n: SHAPED_VALUES[n] for n in names.inputs}, options=SMALL)
     except ProgramError as problem:
-        assert problem.render()
+        assert_well_reported(problem, text)
 
 
 def test_the_valid_programs_are_valid():
@@ -262,7 +280,7 @@ def test_what_is_python_means_what_python_means(expressions):
     try:
         result = evaluate(parse(source), source, at=dict(SCALAR_VALUES), options=SMALL)
     except ProgramError as problem:
-        assert problem.render()
+        assert_well_reported(problem, text, "python.txt")
         return
     expected = python_value(text, dict(SCALAR_VALUES))
     output = result.output.item() if isinstance(result.output, Tensor) and result.output.ndim == 0 else result.output

@@ -222,7 +222,6 @@ def test_every_differentiable_function_derives_in_every_format():
     whose sample stops deriving fails here, named, rather than lowering a count."""
     written = {n for n in _cases() if any(_weighted(call, at) for call, at in _programs(n))}
     assert set(_cases()) - written == NOT_DERIVED
-    assert len(written) >= 160
 
 
 def test_the_latex_of_every_function_compiles(tmp_path):
@@ -234,7 +233,7 @@ def test_the_latex_of_every_function_compiles(tmp_path):
         if programs:
             text, at = programs[0]
             blocks.append((name, D.latex(D.derive(text, at))))
-    assert len(blocks) >= 150
+    assert {name for name, _ in blocks} == set(_cases()) - NOT_DERIVED  # each function, by name
     for name, latex in blocks:
         assert balanced(latex), name
     assert_compiles(tmp_path, "\n".join(f"% {name}\n\\noindent\n{latex}" for name, latex in blocks), "every")
