@@ -11,7 +11,8 @@ from ..backend import contiguous
 from ..tensor import Tensor, _as_tensor, _make, _sizes, legacy_type_name
 from .dims import normalize_dim, normalize_dims
 from .batching import ELEMENTWISE, Batched, by_example, dims, joins, shape_argument
-from .registry import broadcast_error, defop
+from .registry import defop
+from .running import broadcast_error
 from .spelling import ATOM, Spelling
 from .surface import public, tensor_method
 
