@@ -48,6 +48,7 @@ from ..autograd.node import Node, output_numbers
 from ..autograd.tape import NODE_CLASSES
 from ..tensor import InplaceClock, Tensor, _make
 from . import hooks, surface
+from .batching import ELEMENTWISE
 from .running import _compile_apply, _nondiff_apply
 from .saving import (_ARG, _EACH, _FREED_ERROR, _RESULT, _array_now, _attached, _check_versions, _compile_saver,
                      _plain, _plan_saves)
@@ -457,3 +458,54 @@ def zeros_as(value):
 def array_of(value):
     """The array behind a tensor (or the value itself)."""
     return value._data if isinstance(value, Tensor) else value
+
+
+# -- families of rows ---------------------------------------------------------------------------
+# As JAX's standard_unop and standard_naryop: a family's shared keywords are filled in once, and
+# each row states only what is its own (its forward, doc, derivatives, spelling, domain...). A row
+# that lacks what its family needs fails here, naming the op, not later in a gradient or a printer.
+
+
+def elementwise_op(name: str, forward, **row) -> OpDef:
+    """An elementwise op (its batching rule ELEMENTWISE) that is not public by itself: add, the
+    activations, clamp_min. The row gives a derivative for each tensor input, and its spelling."""
+    _check_row(name, row, "elementwise_op", filled=("batch",), needs=("spelling",))
+    if not set(row) - _ROW_KEYWORDS:
+        raise TypeError(f"op {name}: an elementwise_op row needs a derivative formula (input=...)")
+    return defop(name, forward, batch=ELEMENTWISE, **row)
+
+
+def unary_op(name: str, forward, **row) -> OpDef:
+    """A public elementwise function of one tensor, with its method and in-place method (exp,
+    `x.exp()`, `x.exp_()`). The row gives its doc, its derivative `input=` and its spelling."""
+    _check_row(name, row, "unary_op", filled=("batch", "method", "inplace"), needs=("doc", "input", "spelling"))
+    return defop(name, forward, batch=ELEMENTWISE, method=True, inplace=True, **row)
+
+
+def binary_op(name: str, forward, **row) -> OpDef:
+    """A public elementwise function of two tensors, with its method (atan2, `x.atan2(y)`). The
+    row gives its doc, its derivatives `input=` and `other=`, its spelling (and `inplace`)."""
+    _check_row(name, row, "binary_op", filled=("batch", "method"), needs=("doc", "input", "other", "spelling"))
+    return defop(name, forward, batch=ELEMENTWISE, method=True, **row)
+
+
+def elementwise_nondiff(name: str, forward, **row):
+    """A public elementwise operation without a gradient, with its method (eq, isnan,
+    logical_and): the row gives its doc and its spelling."""
+    _check_row(name, row, "elementwise_nondiff", filled=("batch", "method"), needs=("doc", "spelling"))
+    return nondiff(name, forward, batch=ELEMENTWISE, method=True, **row)
+
+
+# defop's own keywords: any other a row gives is a derivative
+_ROW_KEYWORDS = frozenset(inspect.signature(defop).parameters) - {"name", "forward", "derivatives"}
+
+
+def _check_row(name: str, row: dict, family: str, *, filled: tuple, needs: tuple) -> None:
+    """A row of `family` states none of the keywords the family fills, and every one it needs."""
+    stated = [k for k in filled if k in row]
+    if stated:
+        raise TypeError(f"op {name}: a {family} row has {', '.join(stated)} from its family; the row may not "
+                        "state it")
+    missing = [k for k in needs if row.get(k) is None]
+    if missing:
+        raise TypeError(f"op {name}: a {family} row needs {', '.join(k + '=' for k in missing)}")
