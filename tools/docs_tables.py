@@ -40,7 +40,7 @@ KINDS = [
      ", and indexing `x[i, 1:3]`"),
     ("Comparison and logic", ("autodiff.ops.comparison",), ""),
     ("Reductions and statistics", ("autodiff.ops.reduction", "autodiff.ops.statistics", "autodiff.ops.ordering"), ""),
-    ("Linear algebra", ("autodiff.ops.linalg", "autodiff.ops.decompositions", "autodiff.ops.spectral"), ""),
+    ("Linear algebra", ("autodiff.ops.products", "autodiff.ops.decompositions", "autodiff.ops.spectral"), ""),
 ]
 
 

@@ -54,7 +54,7 @@ from .dtypes import dtype, float16, float32, float64, get_default_dtype, int32, 
 from .dtypes import bool_ as bool  # noqa: A001  (PyTorch's name)
 from ._formatting import set_printoptions
 from .ops import *  # noqa: F401,F403  (every public operation: ops.PUBLIC)
-from .ops.registry import ShapeError
+from .ops.running import ShapeError
 
 # PyTorch's dtype aliases.
 half = float16

@@ -20,7 +20,7 @@ from .ops.decompositions import linalg_qr as qr
 from .ops.decompositions import linalg_slogdet as slogdet
 from .ops.decompositions import linalg_solve as solve
 from .ops.linalg_common import LinAlgError
-from .ops.linalg import matmul
+from .ops.products import matmul
 from .ops.spectral import linalg_eigh as eigh
 from .ops.spectral import linalg_eigvalsh as eigvalsh
 from .ops.spectral import linalg_matrix_norm as matrix_norm

@@ -32,13 +32,15 @@ from operator import attrgetter, itemgetter
 
 from .. import backend
 from ..creation import zeros_like
-from ..ops.registry import _FREED_ERROR, _SCALAR_META, LEAN
+from ..ops.registry import LEAN
+from ..ops.saving import _FREED_ERROR
 from ..ops.shape import COPY, SUM_TO, TO_DTYPE, sum_to_recorded
 from ..tensor import InplaceClock, Tensor, _alias, _make, as_array
 from .anomaly import ANOMALY, running, warn_forward_trace
 from .grad_mode import FORWARD_AD
 from .grad_mode import STATE as GRAD_MODE
 from .node import AccumulateGrad, Node, edge
+from .tape import SCALAR_META as _SCALAR_META
 from .tape import Tape
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from .._record import record
 from .. import Tensor, creation, dtypes, return_types
 from ..ops.batching import Batched, DataDependent
-from ..ops.registry import ShapeError
+from ..ops.running import ShapeError
 from ..ops.surface import METHOD_FORMS
 from . import ast, numbers
 from ._gc import collector_paused

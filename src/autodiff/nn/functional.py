@@ -15,7 +15,7 @@ from .. import backend
 from ..creation import as_tensor
 from ..ops.activation import (ELU, ELU_INPLACE, GELU, HARDTANH, LEAKY_RELU, LEAKY_RELU_INPLACE, LOGSIGMOID, MISH, SILU,
                               SOFTPLUS)
-from ..ops.linalg import ADDMM, matmul
+from ..ops.products import ADDMM, matmul
 from ..ops.loss import (
     BINARY_CROSS_ENTROPY,
     BINARY_CROSS_ENTROPY_WITH_LOGITS,

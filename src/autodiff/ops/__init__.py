@@ -6,8 +6,9 @@ and `FUNCTIONS` — it plus tensor creation — is what the expression language 
 """
 
 from .surface import PUBLIC, TensorMethods
-from .registry import REGISTRY, OpDef, ShapeError, defop  # noqa: F401
-from . import pointwise, selection, arithmetic, comparison, shape, indexing, reduction, linalg, loss  # noqa: F401
+from .registry import REGISTRY, OpDef, defop  # noqa: F401
+from .running import ShapeError  # noqa: F401
+from . import pointwise, selection, arithmetic, comparison, shape, indexing, reduction, products, loss  # noqa: F401
 from . import special, activation, rearrange, statistics, pieces, gathering, ordering, matrices  # noqa: F401
 from . import decompositions, spectral  # noqa: F401  (linear algebra: autodiff.linalg)
 from .. import creation

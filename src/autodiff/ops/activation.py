@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import math
 
-from .batching import ELEMENTWISE
 from . import comparison  # noqa: F401  (binds the comparisons used below: >, <=, |)
 from .pointwise import EXP, LOG1P, SIGMOID, TANH
-from .registry import defop
+from .registry import elementwise_op
 from .selection import WHERE
 from .spelling import Spelling, helped
 from .special import erf_values
@@ -106,48 +105,46 @@ def _gelu_derivative_built(s, grad_output, input, approximate):
 
 # -- the ops --------------------------------------------------------------------------------------------
 
-SOFTPLUS = defop(
-    "softplus", _softplus, domain=True, batch=ELEMENTWISE,
+SOFTPLUS = elementwise_op(
+    "softplus", _softplus, domain=True,
     input=_softplus_grad,
     spelling=helped(_SOFTPLUS),
 )
-LOGSIGMOID = defop(
-    "logsigmoid", _logsigmoid, grad_fn="LogSigmoidBackward0", domain=True, batch=ELEMENTWISE,
+LOGSIGMOID = elementwise_op(
+    "logsigmoid", _logsigmoid, grad_fn="LogSigmoidBackward0", domain=True,
     input=lambda grad, input: grad * SIGMOID.apply(-input),
     spelling=helped(_LOGSIGMOID, latex=r"\log \sigma"),
 )
-ELU = defop(
+ELU = elementwise_op(
     "elu", lambda xp, input, alpha: xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0))),
-    domain=True, batch=ELEMENTWISE,
+    domain=True,
     input=lambda grad, input, alpha: WHERE.apply(input > 0, grad, grad * alpha * EXP.apply(input)),
     spelling=helped("def _elu(x, alpha):\n    return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))\n"),
 )
-LEAKY_RELU = defop(
+LEAKY_RELU = elementwise_op(
     "leaky_relu", lambda xp, input, negative_slope: xp.where(input > 0, input, input * negative_slope),
-    batch=ELEMENTWISE,
     input=lambda grad, input, negative_slope: WHERE.apply(input > 0, grad, grad * negative_slope),
     spelling=helped("def _leaky_relu(x, negative_slope):\n    return np.where(x > 0, x, x * negative_slope)\n"),
 )
 # In place (F.elu(x, inplace=True)), PyTorch's nodes read the result, as its input is gone:
 # EluBackward1 and LeakyReluBackward1, with the same values and gradients.
-ELU_INPLACE = defop(
-    "elu_inplace", ELU.forward, grad_fn="EluBackward1", domain=True, batch=ELEMENTWISE,
+ELU_INPLACE = elementwise_op(
+    "elu_inplace", ELU.forward, grad_fn="EluBackward1", domain=True,
     input=lambda grad, result, alpha: WHERE.apply(result > 0, grad, grad * (result + alpha)),
     spelling=Spelling(build=lambda s, x, alpha: s.call("elu", x, alpha)),
 )
-LEAKY_RELU_INPLACE = defop(
-    "leaky_relu_inplace", LEAKY_RELU.forward, grad_fn="LeakyReluBackward1", batch=ELEMENTWISE,
+LEAKY_RELU_INPLACE = elementwise_op(
+    "leaky_relu_inplace", LEAKY_RELU.forward, grad_fn="LeakyReluBackward1",
     input=lambda grad, result, negative_slope: WHERE.apply(result > 0, grad, grad * negative_slope),
     spelling=Spelling(build=lambda s, x, slope: s.call("leaky_relu", x, slope)),
 )
-HARDTANH = defop(
+HARDTANH = elementwise_op(
     "hardtanh", lambda xp, input, min_val, max_val: xp.minimum(xp.maximum(input, min_val), max_val),
-    batch=ELEMENTWISE,
     input=lambda grad, input, min_val, max_val: WHERE.apply((input <= min_val) | (input >= max_val), 0.0, grad),
     spelling=Spelling(numpy="np.clip"),
 )
-SILU = defop(
-    "silu", lambda xp, input: input / (1 + xp.exp(-input)), domain=True, batch=ELEMENTWISE,
+SILU = elementwise_op(
+    "silu", lambda xp, input: input / (1 + xp.exp(-input)), domain=True,
     input=lambda grad, input: _silu_grad(grad, input),
     spelling=helped("def _silu(x):\n    return x / (1 + np.exp(-x))\n"),
 )
@@ -163,21 +160,21 @@ def _mish_grad(grad, input):
     return grad * (t + input * SIGMOID.apply(input) * (1 - t * t))
 
 
-MISH = defop(
-    "mish", lambda xp, input: input * xp.tanh(xp.log1p(xp.exp(input))), domain=True, batch=ELEMENTWISE,
+MISH = elementwise_op(
+    "mish", lambda xp, input: input * xp.tanh(xp.log1p(xp.exp(input))), domain=True,
     input=_mish_grad,
     spelling=helped("def _mish(x):\n    return x * np.tanh(np.log1p(np.exp(x)))\n"),
 )
-GELU = defop(
-    "gelu", _gelu, domain=True, batch=ELEMENTWISE,
+GELU = elementwise_op(
+    "gelu", _gelu, domain=True,
     input=lambda grad, input, approximate: GELU_BACKWARD.apply(grad, input, approximate),
     spelling=helped(_GELU + _ERF_HELPER, language=_gelu_call),
 )
 # PyTorch's gelu_backward(grad, input): its node is the second derivative's (GeluBackwardBackward0).
-GELU_BACKWARD = defop(
+GELU_BACKWARD = elementwise_op(
     "gelu_backward",
     lambda xp, grad_output, input, approximate: grad_output * _gelu_derivative(xp, input, approximate),
-    domain=True, batch=ELEMENTWISE,
+    domain=True,
     grad_output=lambda grad, input, approximate: GELU_BACKWARD.apply(grad, input, approximate),
     input=lambda grad, grad_output, input, approximate: grad * grad_output * _gelu_second(input, approximate),
     spelling=Spelling(build=_gelu_derivative_built),

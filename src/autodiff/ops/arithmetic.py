@@ -15,52 +15,47 @@ from ..backend import np  # the host module: its own shortcuts need no help
 from ..tensor import Tensor
 from .pointwise import LOG
 from .batching import ELEMENTWISE
-from .registry import defop, nondiff, zeros_as
+from .registry import binary_op, elementwise_op, nondiff, unary_op, zeros_as
 from .spelling import PRODUCT, Spelling, elementwise, infix
 from .surface import bind_operators, public
 from .selection import WHERE
 
-ADD = defop(  # the public add(), with alpha, is below
+ADD = elementwise_op(  # the public add(), with alpha, is below
     "add",
     lambda xp, input, other: input + other, operators=("__add__", "__radd__"), scalar=operator.add,
     input=lambda grad: grad,
     other=lambda grad: grad,
-    batch=ELEMENTWISE,
     spelling=Spelling(build=lambda s, a, b: s.number(a) + s.number(b)),
 )
-SUB = defop(
+SUB = elementwise_op(
     "sub",
     lambda xp, input, other: input - other, operators=("__sub__",), scalar=operator.sub,
     input=lambda grad: grad,
     other=lambda grad: -grad,
-    batch=ELEMENTWISE,
     spelling=Spelling(build=lambda s, a, b: s.number(a) - s.number(b)),
 )
-RSUB = defop(  # `10 - x`: the number is a constant, so only x has an edge
+RSUB = elementwise_op(  # `10 - x`: the number is a constant, so only x has an edge
     "rsub",
     lambda xp, input, other: other - input, grad_fn="RsubBackward1",
     operators=("__rsub__",),  # only ever called with a number on the left
     input=lambda grad: -grad,
-    batch=ELEMENTWISE,
     spelling=Spelling(build=lambda s, input, other: s.number(other) - s.number(input)),
 )
-MUL = defop(
+MUL = binary_op(
     "mul",
-    lambda xp, input, other: input * other, doc="input * other", method=True, inplace=True,
+    lambda xp, input, other: input * other, doc="input * other", inplace=True,
     operators=("__mul__", "__rmul__"), aliases=("multiply",), scalar=operator.mul,
     input=lambda grad, other: grad * other,
     other=lambda grad, input: grad * input,
-    batch=ELEMENTWISE,
     spelling=Spelling(build=lambda s, a, b: s.number(a) * s.number(b)),
 )
-DIV = defop(
+DIV = binary_op(
     "div",
-    lambda xp, input, other: input / other, doc="input / other (true division)", method=True, inplace=True,
+    lambda xp, input, other: input / other, doc="input / other (true division)", inplace=True,
     operators=("__truediv__",), aliases=("divide", "true_divide"),
     domain=True,
     input=lambda grad, other: grad / other,
     other=lambda grad, input, other: -grad * input / (other * other),
-    batch=ELEMENTWISE,
     spelling=Spelling(build=lambda s, a, b: s.number(a) / s.number(b)),
 )
 
@@ -74,50 +69,44 @@ def _negative(xp, input):
     return -input
 
 
-NEG = defop("neg", _negative, batch=ELEMENTWISE, doc="-input", method=True, inplace=True, operators=("__neg__",),
-             aliases=("negative",), input=lambda grad: -grad,
+NEG = unary_op(
+    "neg", _negative, doc="-input", operators=("__neg__",), aliases=("negative",),
+    input=lambda grad: -grad,
     spelling=Spelling(build=lambda s, x: -x),
 )
-RECIPROCAL = defop(
+RECIPROCAL = unary_op(
     "reciprocal",
-    lambda xp, input: 1 / input, doc="1 / input", method=True, inplace=True,
+    lambda xp, input: 1 / input, doc="1 / input",
     domain=True,
     input=lambda grad, result: -grad * result * result,
-    batch=ELEMENTWISE,
     spelling=Spelling(build=lambda s, x: s.power(x, -1.0)),
     floats=True,
 )
 
 
-FLOOR = defop(
+FLOOR = unary_op(
     "floor", lambda xp, input: xp.floor(input), doc="The largest integer <= input (gradient zero everywhere).",
-    method=True, inplace=True,
     input=lambda grad: zeros_as(grad),
-    batch=ELEMENTWISE,
     spelling=elementwise("np.floor", latex=r"\left\lfloor {0} \right\rfloor"),
     why_zero="floor, whose derivative is 0",
 )
-CEIL = defop(
+CEIL = unary_op(
     "ceil", lambda xp, input: xp.ceil(input), doc="The smallest integer >= input (gradient zero everywhere).",
-    method=True, inplace=True,
     input=lambda grad: zeros_as(grad),
-    batch=ELEMENTWISE,
     spelling=elementwise("np.ceil", latex=r"\left\lceil {0} \right\rceil"),
     why_zero="ceil, whose derivative is 0",
 )
 # input % other takes the sign of other, as Python's %: input - floor(input / other) * other.
-REMAINDER = defop(
+REMAINDER = elementwise_op(
     "remainder", lambda xp, input, other: xp.remainder(input, other), grad_fn="RemainderBackward1", domain=True,
     input=lambda grad: grad,
     other=lambda grad, input, other: -grad * FLOOR.apply(input / other),
-    batch=ELEMENTWISE,
     spelling=infix("%", PRODUCT, latex=r"\bmod"),
 )
-REMAINDER_SCALAR = defop(  # x % 2
+REMAINDER_SCALAR = elementwise_op(  # x % 2
     "remainder_scalar", lambda xp, input, other: xp.remainder(input, other), grad_fn="RemainderBackward0",
     domain=True,
     input=lambda grad: grad,
-    batch=ELEMENTWISE,
     spelling=infix("%", PRODUCT, latex=r"\bmod", called="remainder"),
 )
 # 2 % x: PyTorch records it without a derivative.
@@ -168,29 +157,26 @@ def _power_by_number(xp, input, exponent):
 _EXACT_POWERS = {1: lambda xp, a: a.copy(), 2: lambda xp, a: a * a, 0.5: lambda xp, a: xp.sqrt(a),
                  -1: lambda xp, a: xp.reciprocal(a)}
 
-POW = defop(  # x ** 2
+POW = elementwise_op(  # x ** 2
     "pow",
     _power_by_number,
     domain=True,
     input=_pow_grad_by_scalar_exponent,
-    batch=ELEMENTWISE,
     spelling=Spelling(build=lambda s, x, c: s.power(x, float(c))),
 )
-POW_TENSOR = defop(  # x ** y
+POW_TENSOR = elementwise_op(  # x ** y
     "pow_tensor",
     lambda xp, input, exponent: input ** exponent, grad_fn="PowBackward1",
     domain=True,
     input=_pow_grad_base,
     exponent=_pow_grad_exponent,
-    batch=ELEMENTWISE,
     spelling=Spelling(build=lambda s, x, y: s.power(x, y), called="pow"),
 )
-POW_SCALAR_BASE = defop(  # 2 ** x
+POW_SCALAR_BASE = elementwise_op(  # 2 ** x
     "pow_scalar_base",
     lambda xp, exponent, input: input ** exponent, grad_fn="PowBackward2",
     domain=True,
     exponent=_pow_grad_scalar_base,
-    batch=ELEMENTWISE,
     spelling=Spelling(build=lambda s, exponent, base: s.power(base, exponent), called="pow"),
 )
 

@@ -350,7 +350,7 @@ def joins(new_dim: bool):
 
 def matrix_product(function, args, kwargs):
     """matmul and friends on examples: vectors made matrices, the batch aligned in front."""
-    from .linalg import matmul
+    from .products import matmul
 
     bound = _bind(function, args, kwargs)
     names = list(bound.signature.parameters)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .batching import ELEMENTWISE
-from .registry import nondiff
+from .registry import elementwise_nondiff, nondiff
 from .spelling import COMPARE, PRODUCT, Spelling, elementwise, infix
 from .surface import bind_operators, public
 
@@ -32,49 +32,53 @@ _BOOLEAN = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "lo
             "isfinite"}
 
 
-eq = nondiff("eq", lambda xp, input, other: xp.equal(input, other), doc="input == other, elementwise.",
-             method=True, operators=("__eq__",), batch=ELEMENTWISE,
-             spelling=infix("==", COMPARE, latex="=", build=_compared("eq")))
-ne = nondiff("ne", lambda xp, input, other: xp.not_equal(input, other), doc="input != other, elementwise.",
-             method=True, operators=("__ne__",), batch=ELEMENTWISE,
-             spelling=infix("!=", COMPARE, latex=r"\neq", build=_compared("ne")))
-lt = nondiff("lt", lambda xp, input, other: xp.less(input, other), doc="input < other, elementwise.",
-             method=True, operators=("__lt__",), batch=ELEMENTWISE,
-             spelling=infix("<", COMPARE, build=_compared("lt")))
-le = nondiff("le", lambda xp, input, other: xp.less_equal(input, other), doc="input <= other, elementwise.",
-             method=True, operators=("__le__",), batch=ELEMENTWISE,
-             spelling=infix("<=", COMPARE, latex=r"\leq", build=_compared("le")))
-gt = nondiff("gt", lambda xp, input, other: xp.greater(input, other), doc="input > other, elementwise.",
-             method=True, operators=("__gt__",), batch=ELEMENTWISE,
-             spelling=infix(">", COMPARE, build=_compared("gt")))
-ge = nondiff("ge", lambda xp, input, other: xp.greater_equal(input, other), doc="input >= other, elementwise.",
-             method=True, operators=("__ge__",), batch=ELEMENTWISE,
-             spelling=infix(">=", COMPARE, latex=r"\geq", build=_compared("ge")))
-isnan = nondiff("isnan", lambda xp, input: xp.isnan(input), doc="True where input is nan.", method=True,
-                batch=ELEMENTWISE, spelling=elementwise("np.isnan"))
-isinf = nondiff("isinf", lambda xp, input: xp.isinf(input), doc="True where input is inf or -inf.", method=True,
-                batch=ELEMENTWISE, spelling=elementwise("np.isinf"))
-isfinite = nondiff("isfinite", lambda xp, input: xp.isfinite(input), doc="True where input is neither nan nor "
-                   "infinite.", method=True, batch=ELEMENTWISE,
-    spelling=elementwise("np.isfinite"),
-)
-logical_and = nondiff("logical_and", lambda xp, input, other: xp.logical_and(input, other),
-                      doc="True where both are nonzero.", method=True, operators=("__and__",), batch=ELEMENTWISE,
-    spelling=elementwise("np.logical_and", latex=r"\left({0} \land {1}\right)", build=_logical("and", False)),
-)
-logical_or = nondiff("logical_or", lambda xp, input, other: xp.logical_or(input, other),
-                     doc="True where either is nonzero.", method=True, operators=("__or__",), batch=ELEMENTWISE,
-    spelling=elementwise("np.logical_or", latex=r"\left({0} \lor {1}\right)", build=_logical("or", True)),
-)
-logical_not = nondiff("logical_not", lambda xp, input: xp.logical_not(input), doc="True where input is zero.",
-                      method=True, operators=("__invert__",), batch=ELEMENTWISE,
-    spelling=elementwise("np.logical_not", latex=r"\lnot {0}"),
-)
-floor_divide = nondiff("floor_divide", lambda xp, input, other: xp.floor_divide(input, other),
-                       doc="input // other, rounded towards minus infinity (PyTorch has no derivative for it).",
-                       method=True, operators=("__floordiv__",), unimplemented="aten::floor_divide", batch=ELEMENTWISE,
-    spelling=Spelling(infix="//", level=PRODUCT, latex=r"\left\lfloor \frac{{{0}}}{{{1}}} \right\rfloor"),
-)
+eq = elementwise_nondiff(
+    "eq", lambda xp, input, other: xp.equal(input, other), doc="input == other, elementwise.", operators=("__eq__",),
+    spelling=infix("==", COMPARE, latex="=", build=_compared("eq")))
+ne = elementwise_nondiff(
+    "ne", lambda xp, input, other: xp.not_equal(input, other), doc="input != other, elementwise.",
+    operators=("__ne__",),
+    spelling=infix("!=", COMPARE, latex=r"\neq", build=_compared("ne")))
+lt = elementwise_nondiff(
+    "lt", lambda xp, input, other: xp.less(input, other), doc="input < other, elementwise.", operators=("__lt__",),
+    spelling=infix("<", COMPARE, build=_compared("lt")))
+le = elementwise_nondiff(
+    "le", lambda xp, input, other: xp.less_equal(input, other), doc="input <= other, elementwise.",
+    operators=("__le__",),
+    spelling=infix("<=", COMPARE, latex=r"\leq", build=_compared("le")))
+gt = elementwise_nondiff(
+    "gt", lambda xp, input, other: xp.greater(input, other), doc="input > other, elementwise.", operators=("__gt__",),
+    spelling=infix(">", COMPARE, build=_compared("gt")))
+ge = elementwise_nondiff(
+    "ge", lambda xp, input, other: xp.greater_equal(input, other), doc="input >= other, elementwise.",
+    operators=("__ge__",),
+    spelling=infix(">=", COMPARE, latex=r"\geq", build=_compared("ge")))
+isnan = elementwise_nondiff(
+    "isnan", lambda xp, input: xp.isnan(input), doc="True where input is nan.",
+    spelling=elementwise("np.isnan"))
+isinf = elementwise_nondiff(
+    "isinf", lambda xp, input: xp.isinf(input), doc="True where input is inf or -inf.",
+    spelling=elementwise("np.isinf"))
+isfinite = elementwise_nondiff(
+    "isfinite", lambda xp, input: xp.isfinite(input), doc="True where input is neither nan nor infinite.",
+    spelling=elementwise("np.isfinite"))
+logical_and = elementwise_nondiff(
+    "logical_and", lambda xp, input, other: xp.logical_and(input, other), doc="True where both are nonzero.",
+    operators=("__and__",),
+    spelling=elementwise("np.logical_and", latex=r"\left({0} \land {1}\right)", build=_logical("and", False)))
+logical_or = elementwise_nondiff(
+    "logical_or", lambda xp, input, other: xp.logical_or(input, other), doc="True where either is nonzero.",
+    operators=("__or__",),
+    spelling=elementwise("np.logical_or", latex=r"\left({0} \lor {1}\right)", build=_logical("or", True)))
+logical_not = elementwise_nondiff(
+    "logical_not", lambda xp, input: xp.logical_not(input), doc="True where input is zero.",
+    operators=("__invert__",),
+    spelling=elementwise("np.logical_not", latex=r"\lnot {0}"))
+floor_divide = elementwise_nondiff(
+    "floor_divide", lambda xp, input, other: xp.floor_divide(input, other),
+    doc="input // other, rounded towards minus infinity (PyTorch has no derivative for it).",
+    operators=("__floordiv__",), unimplemented="aten::floor_divide",
+    spelling=Spelling(infix="//", level=PRODUCT, latex=r"\left\lfloor \frac{{{0}}}{{{1}}} \right\rfloor"))
 _all = nondiff("all", lambda xp, input: xp.all(input), doc="True where every element is nonzero.", method=True,
                spelling=elementwise("np.all"))
 _any = nondiff("any", lambda xp, input: xp.any(input), doc="True where some element is nonzero.", method=True,

@@ -12,10 +12,10 @@ from .. import backend
 from ..backend import contiguous
 from ..tensor import Tensor, _as_tensor
 from .dims import normalize_dim
-from .batching import dims, indexing
+from .batching import indexing
 from .registry import defop
 from .spelling import ATOM, Spelling
-from .surface import bind_operators, public, tensor_method
+from .surface import along_dim, bind_operators, tensor_method
 from .shape import ALIAS, UNSQUEEZE, VIEW
 
 # -- how formulas write them: the language's indexing, narrow, select, cat of zeros and scatters ----
@@ -308,7 +308,7 @@ def _advanced(input: Tensor, parts: tuple) -> Tensor:
     return INDEX.apply(input, key)
 
 
-@public(method=True, batch=dims("dim"))
+@along_dim()
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The slice at `index` along `dim`, which disappears."""
     dim = normalize_dim(dim, input._data.ndim)
@@ -318,7 +318,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     return SELECT.apply(input, dim, index + size if index < 0 else index)
 
 
-@public(method=True, batch=dims("dim"), spelling=Spelling(numpy=lambda w, x, dim, start, length: (
+@along_dim(spelling=Spelling(numpy=lambda w, x, dim, start, length: (
     f"{w(x, ATOM)}[{':, ' * dim}{w(start)}:{w(start + length)}]")))
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """Elements start..start+length-1 along `dim`."""

@@ -15,7 +15,8 @@ from ..backend import contiguous
 from ..tensor import Tensor
 from .batching import Batched, _aligned, _bind, _example_ndim, _result, _shift, by_example, dims
 from .dims import normalize_dim
-from .registry import broadcast_error, defop
+from .registry import defop
+from .running import broadcast_error
 from .spelling import Spelling, helped
 from .rearrange import DIAGONAL, DIAGONAL_BACKWARD, _diagonal, _diagonal_place
 from .shape import unsafe_view

@@ -27,7 +27,6 @@ import operator
 from .. import backend, return_types
 from . import _cpu_orders
 from ..tensor import Tensor
-from .batching import dims
 from .dims import normalize_dim
 from .gathering import SCATTER_ADD, _along_rule, _gather, _zeros
 from .reduction import _evenly_distribute
@@ -35,7 +34,7 @@ from .registry import defop, nondiff
 from .spelling import Spelling, helped
 from .rearrange import _through
 from .shape import SQUEEZE_DIM, UNSQUEEZE
-from .surface import public
+from .surface import along_dim, public
 
 np = backend.np  # for host-side work and NumPy's types; the ops compute with the `xp` they are given
 _INT64 = np.int64
@@ -338,7 +337,7 @@ def _kept(indices, dim: int, keepdim: bool):
     return indices if keepdim or indices.ndim == 0 else SQUEEZE_DIM.apply(indices, dim)
 
 
-@public(method=True, batch=dims("dim"))
+@along_dim()
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable=None):
     """`(values, indices)`: the values along `dim` in ascending order (descending with
     `descending=True`), nan last, and where each came from. Equal values keep their order with
@@ -349,7 +348,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable=None)
     return return_types.sort(op.apply(input, dim, indices), indices)
 
 
-@public(method=True, batch=dims("dim"))
+@along_dim()
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
     """The indices that sort `input` along `dim`: sort(input, dim, descending).indices."""
     return ARGSORT(input, _dim("argsort", input, dim), bool(descending), bool(stable))
@@ -361,7 +360,7 @@ def msort(input: Tensor) -> Tensor:
     return sort(input, 0).values
 
 
-@public(method=True, batch=dims("dim"))
+@along_dim()
 def topk(input: Tensor, k: int, dim=None, largest: bool = True, sorted: bool = True):
     """`(values, indices)` of the k largest values along `dim` (the last by default), largest
     first; the k smallest with `largest=False`. nan counts as the largest value."""
@@ -380,14 +379,14 @@ def _running_extreme(name, op, find, input, dim):
     return getattr(return_types, name)(op.apply(input, dim, indices), indices)
 
 
-@public(method=True, batch=dims("dim"))
+@along_dim()
 def cummax(input: Tensor, dim: int):
     """`(values, indices)`: the running maximum along `dim` and where it was found (the latest of
     equal values); once a nan comes, the values are nan."""
     return _running_extreme("cummax", CUMMAX, CUMMAX_INDICES, input, dim)
 
 
-@public(method=True, batch=dims("dim"))
+@along_dim()
 def cummin(input: Tensor, dim: int):
     """`(values, indices)`: the running minimum along `dim` and where it was found (the latest of
     equal values); once a nan comes, the values are nan."""
@@ -399,7 +398,7 @@ def _nonempty(name: str, input: Tensor, dim: int) -> None:
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
 
 
-@public(method=True, batch=dims("dim", none_by_example=True))
+@along_dim(none_by_example=True)
 def median(input: Tensor, dim=None, keepdim: bool = False):
     """The median: the lower of the two middle values (nan if there is a nan). With `dim`,
     `(values, indices)` along it; without, one value whose gradient equal elements share."""
@@ -413,7 +412,7 @@ def median(input: Tensor, dim=None, keepdim: bool = False):
     return return_types.median(MEDIAN_DIM.apply(input, dim, indices, bool(keepdim)), _kept(indices, dim, keepdim))
 
 
-@public(method=True, batch=dims("dim"))
+@along_dim()
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     """`(values, indices)`: the k-th smallest value along `dim` (k from 1), nan the largest."""
     k = _int(k, "kthvalue", "k", 2)

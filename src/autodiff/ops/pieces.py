@@ -16,7 +16,7 @@ from .dims import normalize_dim
 from .indexing import SELECT_BACKWARD, SLICE_BACKWARD, _select_key, _slice_key
 from .registry import defop
 from .spelling import Spelling
-from .surface import public
+from .surface import along_dim
 
 
 def _select_piece(xp, input, dim, index):
@@ -89,7 +89,7 @@ def _numbered(pieces: tuple) -> tuple:
     return pieces
 
 
-@public(method=True, batch=dims("dim"))
+@along_dim()
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """The slices along `dim`, each without it: a tuple of input.shape[dim] tensors."""
     ndim = input._data.ndim
@@ -100,7 +100,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     return _numbered(tuple(UNBIND.apply(input, dim, i) for i in range(input._data.shape[dim])))
 
 
-@public(method=True, batch=dims("dim"))
+@along_dim()
 def split(input: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Pieces along `dim`: of `split_size` each (the last one shorter where it does not divide),
     or of the sizes in a list, which must add up to input.shape[dim]."""
@@ -133,7 +133,7 @@ def _even_sizes(length: int, size: int) -> list:
     return [min(size, length - i * size) for i in range(count)]
 
 
-@public(method=True, batch=dims("dim"))
+@along_dim()
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """`chunks` pieces along `dim` (or fewer), each of ceil(size / chunks) but the last: a split."""
     chunks = _whole(chunks, "chunks")

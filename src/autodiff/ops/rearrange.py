@@ -12,7 +12,7 @@ from ..tensor import Tensor, _sizes
 from .batching import Batched, by_example, dims
 from .dims import normalize_dim
 from .reduction import SUM_DIM
-from .registry import defop, like
+from .registry import defop, elementwise_op, like
 from .spelling import Spelling
 from .shape import PERMUTE, VIEW, reshape
 from .surface import public
@@ -292,9 +292,9 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 from .batching import ELEMENTWISE  # noqa: E402
 from .selection import WHERE  # noqa: E402
 
-MASKED_FILL = defop(
+MASKED_FILL = elementwise_op(
     "masked_fill", lambda xp, input, mask, value: xp.where(mask, xp.asarray(value, dtype=input.dtype), input),
-    nondiff=("mask",), batch=ELEMENTWISE,
+    nondiff=("mask",),
     input=lambda grad, mask: WHERE.apply(mask, 0.0, grad),
     spelling=Spelling(numpy="np.where({1}, {2}, {0})"),
 )

@@ -18,7 +18,7 @@ from .pointwise import EXP
 from .batching import ELEMENTWISE, dims
 from .registry import array_of, defop, like, on_arrays
 from .spelling import Spelling, helped
-from .surface import public
+from .surface import along_dim, public
 from .selection import MAXIMUM, MINIMUM, WHERE
 from .shape import CAT, EXPAND, FLIP, UNSQUEEZE, VIEW
 
@@ -98,7 +98,7 @@ def _reduction_dims(input: Tensor, dim) -> tuple:
     return () if ndim == 0 else dims
 
 
-@public(method=True, batch=dims("dim", every=True))
+@along_dim(every=True)
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum of all elements, or along `dim` (an int or a tuple of ints)."""
     if dtype is not None:
@@ -111,7 +111,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
 _SCALAR_TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte"}
 
 
-@public(method=True, batch=dims("dim", every=True))
+@along_dim(every=True)
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of all elements, or along `dim`."""
     if dtype is not None:
@@ -181,7 +181,7 @@ PROD_DIM = defop(
 )
 
 
-@public(method=True, batch=dims("dim", none_by_example=True))
+@along_dim(none_by_example=True)
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Product of all elements, or along one `dim`."""
     if dtype is not None:
@@ -312,7 +312,7 @@ def min(input: Tensor, dim=None, keepdim: bool = False):
     return _extreme("min", MIN, MIN_DIM, nondiff_argmin, MINIMUM.apply, input, dim, keepdim)
 
 
-@public(method=True, batch=dims("dim", none_by_example=True))
+@along_dim(none_by_example=True)
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the largest element (of the flattened tensor when `dim` is None)."""
     if dim is not None:
@@ -320,7 +320,7 @@ def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return nondiff_argmax(input, dim, keepdim)
 
 
-@public(method=True, batch=dims("dim", none_by_example=True))
+@along_dim(none_by_example=True)
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """Index of the smallest element (of the flattened tensor when `dim` is None)."""
     if dim is not None:
@@ -367,7 +367,7 @@ LOG_SOFTMAX = defop(
 )
 
 
-@public(method=True, batch=dims("dim", every=True))
+@along_dim(every=True)
 def logsumexp(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     """log(sum(exp(input))) over `dim` (all dims when None), computed without overflow."""
     return LOGSUMEXP.apply(input, _reduction_dims(input, dim), keepdim)
@@ -379,7 +379,7 @@ def _one_dim(input: Tensor, dim):
     return None if ndim == 0 else dim
 
 
-@public(method=True, batch=dims("dim"))
+@along_dim()
 def softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
     """exp(input) normalised to sum to 1 along `dim` (the last dim by default)."""
     if dtype is not None:
@@ -387,7 +387,7 @@ def softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
     return SOFTMAX.apply(input, _one_dim(input, dim))
 
 
-@public(method=True, batch=dims("dim"))
+@along_dim()
 def log_softmax(input: Tensor, dim: int = -1, dtype=None) -> Tensor:
     """log(softmax(input)) along `dim`, computed stably."""
     if dtype is not None:

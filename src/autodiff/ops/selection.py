@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import creation
 from ..tensor import Tensor
 from .batching import ELEMENTWISE
-from .registry import defop
+from .registry import binary_op, elementwise_op
 from .spelling import Spelling, elementwise
 from .surface import public
 
@@ -18,13 +18,12 @@ def _cases(w, condition, input, other) -> str:
     return rf"\begin{{cases}} {w(input)} & \text{{if }} {w(condition)} \\ {w(other)} & \text{{otherwise}} \end{{cases}}"
 
 
-WHERE = defop(
+WHERE = elementwise_op(
     "where",
     lambda xp, condition, input, other: xp.where(condition, input, other),
     nondiff=("condition",),
     input=lambda grad, condition: WHERE.apply(condition, grad, 0.0),
     other=lambda grad, condition: WHERE.apply(condition, 0.0, grad),
-    batch=ELEMENTWISE,
     spelling=Spelling(numpy="np.where", build=lambda s, c, a, b: s.where(c, a, b), latex=_cases),
     why_zero="the branch of where not taken",
 )
@@ -55,11 +54,10 @@ def _inside(input, min, max):
     return (input >= min) & (input <= max)
 
 
-CLAMP = defop(
+CLAMP = elementwise_op(
     "clamp",
     lambda xp, input, min, max: xp.clip(input, min, max), grad_fn="ClampBackward1",
     input=lambda grad, input, min, max: WHERE.apply(_inside(input, min, max), grad, 0.0),
-    batch=ELEMENTWISE,
     spelling=Spelling(language=_clamp_call, numpy="np.clip"),
     why_zero="clamp outside its range",
 )
@@ -81,21 +79,19 @@ def clamp(input, min=None, max=None):
 
 
 # At a tie each side gets half the gradient, as PyTorch does.
-MAXIMUM = defop(
+MAXIMUM = binary_op(
     "maximum",
-    lambda xp, input, other: xp.maximum(input, other), doc="The larger of each pair of elements.", method=True,
+    lambda xp, input, other: xp.maximum(input, other), doc="The larger of each pair of elements.",
     input=lambda grad, input, other: WHERE.apply(input < other, 0.0, WHERE.apply(input == other, grad / 2, grad)),
     other=lambda grad, input, other: WHERE.apply(other < input, 0.0, WHERE.apply(input == other, grad / 2, grad)),
-    batch=ELEMENTWISE,
     spelling=elementwise("np.maximum", latex=r"\max"),
     why_zero="the losing side of maximum",
 )
-MINIMUM = defop(
+MINIMUM = binary_op(
     "minimum",
-    lambda xp, input, other: xp.minimum(input, other), doc="The smaller of each pair of elements.", method=True,
+    lambda xp, input, other: xp.minimum(input, other), doc="The smaller of each pair of elements.",
     input=lambda grad, input, other: WHERE.apply(input > other, 0.0, WHERE.apply(input == other, grad / 2, grad)),
     other=lambda grad, input, other: WHERE.apply(other > input, 0.0, WHERE.apply(input == other, grad / 2, grad)),
-    batch=ELEMENTWISE,
     spelling=elementwise("np.minimum", latex=r"\min"),
     why_zero="the losing side of minimum",
 )
@@ -103,30 +99,26 @@ MINIMUM = defop(
 
 
 # -- one bound; at the bound the input keeps the gradient (as PyTorch) -------------------------
-CLAMP_MIN = defop(  # clamp_min(x, 0.5)
+CLAMP_MIN = elementwise_op(  # clamp_min(x, 0.5)
     "clamp_min", lambda xp, input, min: xp.maximum(input, min),
     input=lambda grad, input, min: WHERE.apply(input >= min, grad, 0.0),
-    batch=ELEMENTWISE,
     spelling=Spelling(numpy="np.maximum"),
 )
-CLAMP_MIN_TENSOR = defop(
+CLAMP_MIN_TENSOR = elementwise_op(
     "clamp_min_tensor", lambda xp, input, min: xp.maximum(input, min), grad_fn="ClampMinBackward1",
     input=lambda grad, input, min: WHERE.apply(input >= min, grad, 0.0),
     min=lambda grad, input, min: WHERE.apply(input < min, grad, 0.0),
-    batch=ELEMENTWISE,
     spelling=Spelling(build=lambda s, x, bound: s.call("clamp_min", x, bound)),
 )
-CLAMP_MAX = defop(  # clamp_max(x, 0.5)
+CLAMP_MAX = elementwise_op(  # clamp_max(x, 0.5)
     "clamp_max", lambda xp, input, max: xp.minimum(input, max),
     input=lambda grad, input, max: WHERE.apply(input <= max, grad, 0.0),
-    batch=ELEMENTWISE,
     spelling=Spelling(numpy="np.minimum"),
 )
-CLAMP_MAX_TENSOR = defop(
+CLAMP_MAX_TENSOR = elementwise_op(
     "clamp_max_tensor", lambda xp, input, max: xp.minimum(input, max), grad_fn="ClampMaxBackward1",
     input=lambda grad, input, max: WHERE.apply(input <= max, grad, 0.0),
     max=lambda grad, input, max: WHERE.apply(input > max, grad, 0.0),
-    batch=ELEMENTWISE,
     spelling=Spelling(build=lambda s, x, bound: s.call("clamp_max", x, bound)),
 )
 

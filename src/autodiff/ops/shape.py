@@ -11,9 +11,10 @@ from ..backend import contiguous
 from ..tensor import Tensor, _as_tensor, _make, _sizes, legacy_type_name
 from .dims import normalize_dim, normalize_dims
 from .batching import ELEMENTWISE, Batched, by_example, dims, joins, shape_argument
-from .registry import broadcast_error, defop
+from .registry import defop, elementwise_op
+from .running import broadcast_error
 from .spelling import ATOM, Spelling
-from .surface import public, tensor_method
+from .surface import along_dim, public, tensor_method
 
 # -- broadcasting: expand and its adjoint, the sum back to a shape -----------------------------
 
@@ -383,7 +384,7 @@ SQUEEZE_DIMS = defop(
 )
 
 
-@public(method=True, batch=dims("dim", new_dims=1))
+@along_dim(new_dims=1)
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a dimension of size 1 at `dim`."""
     return UNSQUEEZE.apply(input, normalize_dim(dim, input._data.ndim + 1))
@@ -519,9 +520,9 @@ def _zeros_for(grad):
 
 # `x.copy_(src)`: src broadcast to x's shape and cast to its dtype. The engine sums the gradient
 # back to src's shape and dtype, as PyTorch's CopyBackwards does.
-COPY = defop(
+COPY = elementwise_op(
     "copy", lambda xp, input, src: backend.broadcast_to(xp, src, input.shape).astype(input.dtype),
-    grad_fn="CopyBackwards", batch=ELEMENTWISE,
+    grad_fn="CopyBackwards",
     input=lambda grad: _zeros_for(grad),
     src=lambda grad: grad,
     spelling=Spelling(build=lambda s, input, src: s.same(src)),
@@ -530,20 +531,20 @@ COPY = defop(
 
 # `x.fill_(v)` and `x.zero_()` on a tensor in a graph: recorded, as PyTorch records them, with no
 # gradient for the value they overwrite (FillBackward3: a 0-d tensor value gets the gradient's sum).
-FILL = defop(
+FILL = elementwise_op(
     "fill", lambda xp, input, value: backend.full_like_array(input, value), grad_fn="FillBackward2",
-    batch=ELEMENTWISE, input=lambda grad: _zeros_for(grad),
+    input=lambda grad: _zeros_for(grad),
     spelling=Spelling(build=lambda s, input, value: s.const(value, s.shape)),
 )
-FILL_TENSOR = defop(
+FILL_TENSOR = elementwise_op(
     "fill_tensor", lambda xp, input, value: backend.broadcast_to(xp, value, input.shape).astype(input.dtype),
-    grad_fn="FillBackward3", batch=ELEMENTWISE,
+    grad_fn="FillBackward3",
     input=lambda grad: _zeros_for(grad),
     value=lambda grad: grad,
     spelling=Spelling(build=lambda s, input, value: s.same(value)),
 )
-ZERO = defop(
-    "zero", lambda xp, input: backend.zeros_like_array(input), grad_fn="ZeroBackward0", batch=ELEMENTWISE,
+ZERO = elementwise_op(
+    "zero", lambda xp, input: backend.zeros_like_array(input), grad_fn="ZeroBackward0",
     input=lambda grad: _zeros_for(grad),
     spelling=Spelling(build=lambda s, input: s.const(0.0, s.shape)),
 )

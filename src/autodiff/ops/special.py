@@ -22,7 +22,7 @@ import math
 from .. import backend
 from .batching import ELEMENTWISE
 from .pointwise import EXP
-from .registry import defop
+from .registry import defop, unary_op
 from .spelling import Spelling, carried
 
 _ACCURATE_ON_DEVICE = {"erf", "erfc", "erfinv", "lgamma"}  # CuPy's agree with the CPU's to ~1e-15
@@ -240,47 +240,39 @@ def erf_values(xp, input):
     return _elementwise(xp, math.erf, input, "erf")
 
 
-ERF = defop(
-    "erf", erf_values, domain=True, method=True, inplace=True,
+ERF = unary_op(
+    "erf", erf_values, domain=True,
     doc="The error function, 2 / sqrt(pi) times the integral of exp(-t ** 2) from 0 to input.",
     input=lambda grad, input: _TWO_OVER_SQRT_PI * EXP.apply(-(input * input)) * grad,
-    batch=ELEMENTWISE,
     spelling=_special("_vectorized(math.erf, {0})", latex=r"\operatorname{erf}"),
     floats=True,
 )
-ERFC = defop(
-    "erfc", lambda xp, input: _elementwise(xp, math.erfc, input, "erfc"), domain=True, method=True, inplace=True,
+ERFC = unary_op(
+    "erfc", lambda xp, input: _elementwise(xp, math.erfc, input, "erfc"), domain=True,
     doc="1 - erf(input), accurate where erf is near 1.",
     input=lambda grad, input: -_TWO_OVER_SQRT_PI * EXP.apply(-(input * input)) * grad,
-    batch=ELEMENTWISE,
     spelling=_special("_vectorized(math.erfc, {0})", latex=r"\operatorname{erfc}"),
     floats=True,
 )
-ERFINV = defop(
-    "erfinv", lambda xp, input: _elementwise(xp, _erfinv, input, "erfinv"), domain=True, method=True,
-    inplace=True,
+ERFINV = unary_op(
+    "erfinv", lambda xp, input: _elementwise(xp, _erfinv, input, "erfinv"), domain=True,
     doc="The inverse of erf: nan outside [-1, 1], ±inf at ±1.",
     input=lambda grad, result: _HALF_SQRT_PI * EXP.apply(result * result) * grad,
-    batch=ELEMENTWISE,
     spelling=_special("_vectorized(_erfinv, {0})", "_TWO_OVER_SQRT_PI", "_ERFINV_A", "_ERFINV_B", "_ERFINV_C",
                       "_ERFINV_D", "_erfinv"),
     floats=True,
 )
-LGAMMA = defop(
-    "lgamma", lambda xp, input: _elementwise(xp, _lgamma, input, "gammaln"), domain=True, method=True,
-    inplace=True,
+LGAMMA = unary_op(
+    "lgamma", lambda xp, input: _elementwise(xp, _lgamma, input, "gammaln"), domain=True,
     doc="log |gamma(input)| (inf at 0 and the negative integers).",
     input=lambda grad, input: grad * DIGAMMA.apply(input),
-    batch=ELEMENTWISE,
     spelling=_special("_vectorized(_lgamma, {0})", "_lgamma", latex=r"\ln \Gamma"),
     floats=True,
 )
-DIGAMMA = defop(
-    "digamma", lambda xp, input: _elementwise(xp, _digamma, input, "digamma"), domain=True, method=True,
-    inplace=True,
+DIGAMMA = unary_op(
+    "digamma", lambda xp, input: _elementwise(xp, _digamma, input, "digamma"), domain=True,
     doc="The derivative of lgamma (-inf at 0, nan at the negative integers).",
     input=lambda grad, input: grad * POLYGAMMA.apply(1, input),
-    batch=ELEMENTWISE,
     spelling=_special("_vectorized(_digamma, {0})", *_DIGAMMA_NAMES, latex=r"\psi"),
     floats=True,
 )

@@ -6,6 +6,7 @@ Each operation declares its surface where it is declared, once:
   users call from the op itself (`autodiff.exp`, the language's `exp`);
 - `@public` — the same for a hand-written function whose arguments need handling (`sum`,
   `reshape`, `max`...);
+- `@along_dim()` — `@public` with a method, for a function along its `dim` (sum, sort, split);
 - `method=True` also makes it a Tensor method (`x.exp()`), as PyTorch has one; a function
   gives the method its own arguments where PyTorch's method differs (`x.reshape(2, 3)`);
 - `inplace=True` adds the in-place method `name_` (`x.mul_(2)`), which rebinds the
@@ -25,7 +26,7 @@ import inspect
 import types
 
 from ..tensor import TensorMethods
-from .batching import Batched, dispatch, has_batched
+from .batching import Batched, dims, dispatch, has_batched
 from .spelling import declare as declare_spelling
 
 PUBLIC: dict = {}  # name -> the function users call
@@ -146,6 +147,13 @@ def public(function=None, **surface):
     if function is not None:
         return declare(function, **surface)
     return lambda f: declare(f, **surface)
+
+
+def along_dim(spelling=None, **rule):
+    """`@along_dim()`: `@public` for a function and method that works along its argument `dim`
+    (sum, softmax, sort, split, select), which a batch moves past its own dimension; `rule` is
+    the rest of batching's `dims("dim", ...)` (`every=True`: a dim of None is every dim)."""
+    return public(method=True, batch=dims("dim", **rule), spelling=spelling)
 
 
 def tensor_method(name: str, *, batch=None):

@@ -10,7 +10,8 @@ import math
 from .. import backend
 from ..tensor import Tensor
 from .batching import matrix_product
-from .registry import ShapeError, defop, on_arrays
+from .registry import defop, on_arrays
+from .running import ShapeError
 from .spelling import PRODUCT, SUM, Spelling, infix
 from .surface import bind_operators, public
 from .shape import (
