@@ -26,6 +26,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import autodiff  # noqa: E402  (after the path: the checkout's own)
 
+autodiff.ops.load_all()  # Tensor's methods, those of the op modules that load on first use too
+
 # The names a stub may use in an annotation as they are; any other annotation is Any.
 KNOWN = {"Tensor", "Size", "dtype", "device", "int", "float", "bool", "str", "None", "tuple", "list", "dict", "object"}
 SUBMODULES = ("autograd", "func", "linalg", "nn", "return_types")

@@ -53,7 +53,7 @@ from .creation import (
 from .dtypes import dtype, float16, float32, float64, get_default_dtype, int32, int64, set_default_dtype, uint8
 from .dtypes import bool_ as bool  # noqa: A001  (PyTorch's name)
 from ._formatting import set_printoptions
-from .ops import *  # noqa: F401,F403  (every public operation: ops.PUBLIC)
+globals().update(ops.PUBLIC.loaded())  # the public operations loaded so far; __getattr__ finds the others
 from .ops.running import ShapeError
 
 # PyTorch's dtype aliases.
@@ -86,8 +86,8 @@ def load_ipython_extension(ipython) -> None:
 
 
 def __getattr__(name: str):
-    """`autodiff.nn`, `autodiff.func`, `autodiff.linalg`, `autodiff.explain` and `autodiff.derive` load on first use: importing autodiff
-    stays as quick as it was."""
+    """`autodiff.nn`, `autodiff.func`, `autodiff.linalg`, `autodiff.explain`, `autodiff.derive` and the
+    operations of the op modules not loaded yet load on first use: importing autodiff stays quick."""
     if name in ("nn", "func", "linalg"):
         from importlib import import_module
 
@@ -104,4 +104,12 @@ def __getattr__(name: str):
 
         globals()["derive"] = derive
         return derive
+    function = ops.PUBLIC.get(name)  # an operation whose module loads on first use (ops/catalogue.py)
+    if function is not None:
+        globals()[name] = function
+        return function
     raise AttributeError(f"module 'autodiff' has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(ops.PUBLIC_NAMES))

@@ -8,20 +8,12 @@ import autodiff
 from autodiff.ops import surface
 from autodiff.ops.batching import ELEMENTWISE
 from autodiff.ops.registry import NONDIFF, REGISTRY, binary_op, elementwise_nondiff, elementwise_op, unary_op
-from autodiff.ops.spelling import SPELLINGS, elementwise
+from autodiff.ops.spelling import elementwise
 
 
 @pytest.fixture
-def declared():
-    """Take every trace of the ops a test declares away again."""
-    before = set(vars(surface.TensorMethods))
-    names = set(REGISTRY) | set(NONDIFF) | set(SPELLINGS) | set(surface.PUBLIC)
-    yield
-    for table in (REGISTRY, NONDIFF, SPELLINGS, surface.PUBLIC):
-        for name in set(table) - names:
-            del table[name]
-    for attribute in set(vars(surface.TensorMethods)) - before:
-        delattr(surface.TensorMethods, attribute)
+def declared(restore_op_tables):
+    """The ops a test declares are gone after it."""
 
 
 def _cube(xp, input):

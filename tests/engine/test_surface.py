@@ -15,21 +15,9 @@ SOURCE = pathlib.Path(autodiff.__file__).parent
 
 
 @pytest.fixture
-def declared():
-    """Declare ops for one test, then take every trace of them away again."""
-    names = []
-
-    def declare(name, *args, **kwargs):
-        names.append(name)
-        return defop(name, *args, **kwargs)
-
-    before = set(vars(surface.TensorMethods))
-    yield declare
-    for name in names:
-        REGISTRY.pop(name, None)
-        surface.PUBLIC.pop(name, None)
-    for attribute in set(vars(surface.TensorMethods)) - before:
-        delattr(surface.TensorMethods, attribute)
+def declared(restore_op_tables):
+    """Declare ops for one test; they are gone after it."""
+    return defop
 
 
 def test_one_declaration_gives_function_method_inplace_and_node_name(declared):

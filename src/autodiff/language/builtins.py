@@ -1,6 +1,7 @@
 """What a name means before a program assigns it: the engine's functions, and a few words.
 
-Every function in the engine's catalogue (`autodiff.ops.FUNCTIONS`) is callable by its name;
+Every function in the engine's catalogue (`autodiff.ops.FUNCTIONS`) is callable by its name (its
+module loads on the first call: ops/catalogue.py);
 calls are bound to the function's own signature, so nothing here is written per function.
 NumPy's spellings `axis` and `keepdims` are accepted for `dim` and `keepdim`; `max(x, dim=1)`
 gives the values (the engine also returns the indices), and `max(x, 1)` is refused as
@@ -15,12 +16,11 @@ import inspect
 import math
 from functools import lru_cache
 
-from .. import Tensor, creation, linalg, ops, return_types
+from .. import Tensor, creation, ops, return_types
 from ..autograd import enable_grad, no_grad
-from ..nn import functional as nn_functional
+from ..ops.catalogue import LazyTable
 from . import ast
 
-FUNCTIONS = dict(ops.FUNCTIONS)
 CONSTANTS = {"pi": math.pi, "inf": math.inf, "nan": math.nan}
 KEYWORD_ALIASES = {"axis": "dim", "keepdims": "keepdim"}  # NumPy's names for the same arguments
 
@@ -131,12 +131,23 @@ def _taking_class_indices(loss, always: bool):
     return with_indices
 
 
-LOSSES = {name: getattr(nn_functional, name) for name in (
-    "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits")}
-LOSSES["nll_loss"] = _taking_class_indices(nn_functional.nll_loss, always=True)
-LOSSES["cross_entropy"] = _taking_class_indices(nn_functional.cross_entropy, always=False)
-FUNCTIONS.update(LOSSES)
-FUNCTIONS["linear"] = nn_functional.linear
+def _nn_functional():
+    from ..nn import functional  # with the losses' and activations' op modules: loaded on first use
+
+    return functional
+
+
+def _loss(name: str):
+    loss = getattr(_nn_functional(), name)
+    if name in ("nll_loss", "cross_entropy"):
+        return _taking_class_indices(loss, always=name == "nll_loss")
+    return loss
+
+
+# The language's functions load their modules on first use (ops/catalogue.py): the names are known
+# here without them (tests/engine/test_catalogue.py holds these lists to nn.functional's and linalg's).
+LOSSES = LazyTable(("mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
+                    "cross_entropy"), _loss)
 
 
 def size(input, dim=None):
@@ -152,12 +163,31 @@ def size(input, dim=None):
 
 
 WORDS["size"] = size
-ACTIVATIONS = {name: getattr(nn_functional, name) for name in nn_functional.ACTIVATIONS}
-FUNCTIONS.update(ACTIVATIONS)
+ACTIVATIONS = LazyTable(("softplus", "elu", "gelu", "silu", "mish", "leaky_relu", "hardtanh", "logsigmoid"),
+                        lambda name: getattr(_nn_functional(), name))
 # torch.linalg's functions, by ATen's names for them (the language has no dotted names): linalg_det(A)
 # is torch.linalg.det(A); its string arguments are words, as reduction's: linalg_qr(A, mode=complete).
-LINALG = {f"linalg_{name}": function for name, function in linalg.FUNCTIONS.items()}
-FUNCTIONS.update(LINALG)
+LINALG_NAMES = ("det", "slogdet", "inv", "solve", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv",
+                "matrix_exp", "matrix_norm", "vector_norm", "norm", "matmul")
+
+
+def _linalg(name: str):
+    from .. import linalg
+
+    return linalg.FUNCTIONS[name.removeprefix("linalg_")]
+
+
+LINALG = LazyTable([f"linalg_{name}" for name in LINALG_NAMES], _linalg)
+
+
+def _function(name: str):
+    for table in (LOSSES, ACTIVATIONS, LINALG):
+        if name in table:
+            return table[name]
+    return _nn_functional().linear if name == "linear" else ops.FUNCTIONS[name]
+
+
+FUNCTIONS = LazyTable([*ops.FUNCTIONS, *LOSSES, "linear", *ACTIVATIONS, *LINALG], _function)
 WORD_ARGUMENTS = {"reduction": (REDUCTION_WORDS, LOSSES), "approximate": (APPROXIMATE_WORDS, ("gelu",)),
                   "mode": (("reduced", "complete", "r"), ("linalg_qr",)),
                   "UPLO": (("L", "U"), ("linalg_eigh", "linalg_eigvalsh")),

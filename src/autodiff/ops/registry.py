@@ -49,15 +49,16 @@ from ..autograd.tape import NODE_CLASSES
 from ..tensor import InplaceClock, Tensor, _make
 from . import hooks, surface
 from .batching import ELEMENTWISE
+from .catalogue import Catalogue
 from .running import _compile_apply, _nondiff_apply
 from .saving import (_ARG, _EACH, _FREED_ERROR, _RESULT, _array_now, _attached, _check_versions, _compile_saver,
                      _plain, _plan_saves)
 from .spelling import Spelling, declare as declare_spelling
 
-REGISTRY: dict[str, OpDef] = {}
+REGISTRY = Catalogue()  # name -> OpDef
 OPS: list = []  # op code -> OpDef (a record's first field; see OpDef.code)
 LEAN: list = []  # op code -> (lean plan, head, length, frees, OpDef): what backward's loop reads
-NONDIFF: dict = {}  # name -> apply of each operation without a gradient
+NONDIFF = Catalogue()  # name -> apply of each operation without a gradient
 
 
 class OpNode(Node):
@@ -306,6 +307,7 @@ class OpDef:
         LEAN.append((self.lean, self.head, self.length, frees, self))
         self.apply = _compile_apply(self)
         self.apply._forward = forward  # its signature, less xp, when a batching rule binds arguments by name
+        self.apply._op_name = name  # an op's own apply (the symbolic tracer knows each by the registry)
 
     def _wanted(self, formula) -> list:
         """The saved names a formula takes (after `grad`, and the index for variadic ops)."""
@@ -357,14 +359,14 @@ def defop(name: str, forward, *, grad_fn: str | None = None, doc: str | None = N
     `scalar` is `forward` on 0-d float64 values without the array module (`np.tanh`,
     `operator.mul`): the very same computation, one Python call fewer for each operation of a
     scalar program (tests/engine/test_registry.py holds it to `forward`'s values)."""
-    if name in REGISTRY:
+    if REGISTRY.declared(name):
         raise ValueError(f"op {name!r} is declared twice")
     if scalar is not None and domain:  # the scalar path would leak NumPy's warnings
         raise TypeError(f"op {name}: a scalar forward is for ops that make no nan or inf of finite values")
     declare_spelling(name, spelling, public=doc is not None)
     op = OpDef(name, grad_fn, forward, derivatives, nondiff=nondiff, domain=domain, variadic=variadic, batch=batch,
                frees=frees, carries=carries, floats=floats, why_zero=why_zero, scalar=scalar)
-    REGISTRY[name] = op
+    REGISTRY.declare(name, op)
     if doc is not None:
         function = _public_function(op, doc)
         surface.declare(function, method=method, inplace=inplace, operators=operators, aliases=aliases,
@@ -430,7 +432,8 @@ def nondiff(name: str, forward, *, doc: str | None = None, method=False, operato
     """
     apply = _nondiff_apply(name, forward, batch, unimplemented)
     apply._forward = forward
-    NONDIFF[name] = apply
+    apply._op_name = name
+    NONDIFF.declare(name, apply)
     declare_spelling(name, spelling, public=doc is not None)
     if doc is not None:
         _describe(apply, ("xp",), forward, doc)

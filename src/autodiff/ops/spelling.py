@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .catalogue import Catalogue
+
 # Precedence, as Python's: comparisons < + - < * / @ % < unary minus < ** < atoms.
 COMPARE, SUM, PRODUCT, UNARY, POWER, ATOM = range(6)
 
@@ -59,7 +61,7 @@ class Spelling:
 # An op without a name users can call: written only through its `build` (or not at all).
 INTERNAL = Spelling(language=None, latex=None)
 
-SPELLINGS: dict = {}  # op name -> Spelling
+SPELLINGS = Catalogue()  # op name -> Spelling
 
 
 def called_as(op_name: str) -> str:
@@ -77,7 +79,7 @@ def declare(name: str, spelling: Spelling | None, public: bool) -> None:
     """Record `name`'s spelling: given, or a call of its name where it is public."""
     if spelling is None:
         spelling = Spelling() if public else INTERNAL
-    SPELLINGS[name] = spelling
+    SPELLINGS.declare(name, spelling)
 
 
 def infix(symbol: str, level: int, numpy: str | None = None, latex: str | None = None, **more) -> Spelling:

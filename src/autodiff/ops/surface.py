@@ -27,12 +27,13 @@ import types
 
 from ..tensor import TensorMethods
 from .batching import Batched, dims, dispatch, has_batched
+from .catalogue import Catalogue
 from .spelling import declare as declare_spelling
 
-PUBLIC: dict = {}  # name -> the function users call
+PUBLIC = Catalogue()  # name -> the function users call
 # name -> the Tensor method, where it takes other arguments than the function (`x.repeat(2, 1)`,
 # `x.where(condition, other)`): the expression language calls it for `x.name(...)`.
-METHOD_FORMS: dict = {}
+METHOD_FORMS = Catalogue()
 
 
 def declare(function, *, name: str | None = None, method=False, inplace: bool = False, operators=(), aliases=(),
@@ -48,16 +49,16 @@ def declare(function, *, name: str | None = None, method=False, inplace: bool = 
     if not batches_itself:
         function = following_batches(function, batch)
     function = accepting_numpy_names(function)
-    if name in PUBLIC:
+    if PUBLIC.declared(name):
         raise ValueError(f"the public name {name!r} is declared twice")
     for public_name in (name, *aliases):
-        PUBLIC[public_name] = function
+        PUBLIC.declare(public_name, function)
     if method:
         bound = function if method is True else _named(accepting_numpy_names(method), name, function.__doc__)
         for method_name in (name, *aliases):
             setattr(TensorMethods, method_name, bound)
             if method is not True:
-                METHOD_FORMS[method_name] = bound
+                METHOD_FORMS.declare(method_name, bound)
     if inplace:
         setattr(TensorMethods, name + "_", _inplace(function, name + "_"))
     bind_operators(function, operators, batches_itself=True)

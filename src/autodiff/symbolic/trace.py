@@ -137,7 +137,8 @@ class Tracer:
         # that made it (the first, where two made one expression): derive --steps reads an op's
         # own formula from it, one step at a time.
         self.made: dict | None = None
-        # function -> (its name, its registry op or None for one without a derivative)
+        # function -> (its name, its registry op or None for one without a derivative); reading the
+        # registry whole loads every op module first (ops/catalogue.py)
         self._ops = {op.apply: (op.name, op) for op in registry.REGISTRY.values()}
         self._ops.update({apply: (name, None) for name, apply in registry.NONDIFF.items()})
 
@@ -174,8 +175,12 @@ class Tracer:
 
     def _apply(self, function, args: tuple, kwargs: dict):
         known = self._ops.get(function)
-        if known is None:  # a function made of ops: its ops are traced one by one
-            return function(*args, **kwargs)
+        if known is None:
+            name = getattr(function, "_op_name", None)
+            if name is not None:  # an op's own apply, yet not one it read: never traced as a plain function
+                raise RuntimeError(f"derive: the operation {name!r} is not in the op registry this trace read "
+                                   "when it began")
+            return function(*args, **kwargs)  # a function made of ops: its ops are traced one by one
         name, op = known
         # Each argument as the engine takes it and as the builder sees it, in one pass: this
         # runs for every operation of the program and of its derivative.
