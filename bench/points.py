@@ -64,7 +64,7 @@ def verdict(ratio: float, target: float, at_least: bool = False) -> str:
 def in_process(n: int, repeat: int) -> None:
     import autodiff
     from autodiff.language import Source
-    from autodiff.program.points import Sweep
+    from autodiff.program.sweep import Sweep
 
     rng = np.random.default_rng(0)
     a, b, c, d = rng.uniform(1, 5, size=(4, n))
@@ -161,7 +161,7 @@ def whole_process(n: int, repeat: int, work: pathlib.Path) -> None:
 
 def branches(n: int, repeat: int) -> None:
     from autodiff.language import Source
-    from autodiff.program.points import Sweep
+    from autodiff.program.sweep import Sweep
 
     rng = np.random.default_rng(2)
     x = rng.uniform(-3, 3, size=n)

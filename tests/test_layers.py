@@ -1,5 +1,5 @@
 """The layers stay one-way: cli -> testing -> program -> language -> engine, with the symbolic
-layer (symbolic/, explanation/) beside the language: the program layer uses it, it uses the engine.
+layer (symbolic/, chain_rule/) beside the language: the program layer uses it, it uses the engine.
 
 Each layer imports only those below it; the engine and the language know nothing of the
 command line or its libraries, and importing the engine loads none of the layers above it.
@@ -16,9 +16,9 @@ import pytest
 SOURCE = pathlib.Path(__file__).resolve().parents[1] / "src" / "autodiff"
 UPPER = ("cli", "testing", "program", "language")
 # The symbolic layer, above the engine and beside the language: the tracer and algebra behind
-# derive (symbolic/) and the backward pass made visible (explanation/). The program layer uses them;
+# derive (symbolic/) and the backward pass made visible (chain_rule/). The program layer uses them;
 # they use the engine alone.
-SYMBOLIC = ("symbolic", "explanation")
+SYMBOLIC = ("symbolic", "chain_rule")
 # __main__.py is `python -m autodiff`, the command line's entry; jupyter.py is the notebook's
 # (%load_ext autodiff); derivation.py is autodiff.derive(): they sit on top, beside cli, and load
 # only when asked for.
@@ -33,13 +33,13 @@ UI = ("rich", "typer", "click")
 
 # layer -> what its files may not import
 FORBIDDEN = {
-    # the face hands out autodiff.explain (explanation/) on first use, as it does the entries
+    # the face hands out autodiff.explain (chain_rule/) on first use, as it does the entries
     "face": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER + ("symbolic",)),
     "engine": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER + SYMBOLIC)
     + ENTRY_MODULES,
     "symbolic": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER) + ENTRY_MODULES,
-    "explanation": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER) + ENTRY_MODULES,
-    "language": UI + ("autodiff.program", "autodiff.testing", "autodiff.cli", "autodiff.symbolic", "autodiff.explanation")
+    "chain_rule": ("lark", "IPython", "matplotlib") + UI + tuple(f"autodiff.{layer}" for layer in UPPER) + ENTRY_MODULES,
+    "language": UI + ("autodiff.program", "autodiff.testing", "autodiff.cli", "autodiff.symbolic", "autodiff.chain_rule")
     + ENTRY_MODULES,
     "program": UI + ("IPython", "matplotlib", "autodiff.testing", "autodiff.cli") + ENTRY_MODULES,
     "testing": ("typer", "click", "autodiff.cli") + ENTRY_MODULES,
@@ -159,7 +159,7 @@ def test_importing_the_engine_loads_none_of_them():
         "print(sorted(m for m in sys.modules if m.split('.')[0] in {'lark','rich','typer','click','cupy'}"
         " or m in ('IPython', 'matplotlib', 'autodiff.jupyter', 'autodiff._html')"
         " or m.startswith(('autodiff.cli', 'autodiff.language', 'autodiff.program', 'autodiff.testing',"
-        " 'autodiff.symbolic', 'autodiff.explanation'))))"
+        " 'autodiff.symbolic', 'autodiff.chain_rule'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -95,7 +95,7 @@ def __getattr__(name: str):
         globals()[name] = module
         return module
     if name == "explain":
-        from .explanation import explain
+        from .chain_rule import explain
 
         globals()["explain"] = explain
         return explain

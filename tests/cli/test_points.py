@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from autodiff.language import Source, run
-from autodiff.program.points import Sweep
+from autodiff.program.sweep import Sweep
 
 from console import console_script, environment, run_script
 

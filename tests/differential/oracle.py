@@ -8,7 +8,7 @@ import torch
 import autodiff
 from autodiff.language import Options, run
 
-from .programs import Program
+from .programs import RandomProgram
 
 torch.set_num_threads(1)  # tiny tensors: threads only cost time, and these machines have 2 shared cores
 
@@ -41,7 +41,7 @@ TORCH_NAMES.update(max=_values_only(torch.max), min=_values_only(torch.min), vie
                    no_grad=_NoGrad(), range=range)
 
 
-def run_torch(program: Program):
+def run_torch(program: RandomProgram):
     dtype = torch.float32 if program.dtype == "float32" else torch.float64
     inputs = {k: torch.tensor(v, dtype=dtype, requires_grad=True) for k, v in program.inputs.items()}
     namespace = dict(TORCH_NAMES)
@@ -50,7 +50,7 @@ def run_torch(program: Program):
     return namespace[program.output], inputs
 
 
-def run_autodiff(program: Program):
+def run_autodiff(program: RandomProgram):
     evaluation = run(program.text, at=program.inputs, options=Options(dtype=program.dtype))
     return evaluation.output, evaluation.inputs
 
@@ -82,7 +82,7 @@ def _name(t):
     return None if fn is None else fn.name()
 
 
-def compare(program: Program, second_order=None) -> str | None:
+def compare(program: RandomProgram, second_order=None) -> str | None:
     """None when autodiff and PyTorch agree on the program, else what differs."""
     if second_order is None:
         second_order = program.category == "second_order"
@@ -146,7 +146,7 @@ def _compare_second_order(program, out, ins, ref_out, ref_in, names) -> str | No
     return None
 
 
-def compare_multi_root(program: Program) -> str | None:
+def compare_multi_root(program: RandomProgram) -> str | None:
     """autograd.backward([y, z]) where z is computed from y."""
     results = []
     for lib, (out, ins) in ((autodiff, run_autodiff(program)), (torch, run_torch(program))):

@@ -50,7 +50,10 @@ class Var:
 
 
 @dataclass
-class Program:
+class RandomProgram:
+    """A program drawn at random for the differential tests: its text, inputs and output (not
+    the language's syntax tree, autodiff.language.Program)."""
+
     text: str
     inputs: dict  # name -> nested list of floats
     output: str
@@ -529,7 +532,7 @@ class TensorGen:
         pa.grad = w.grad
         return self.emit(f"{text} * {w.name}", pa)
 
-    def build(self, statements: int) -> Program:
+    def build(self, statements: int) -> RandomProgram:
         r = self.rng
         self.new_input(self.random_shape(3))
         if r.random() < 0.5:
@@ -543,11 +546,11 @@ class TensorGen:
         weights = np.round(np.array([r.uniform(-1, 1) for _ in range(_numel(out.shape))]), 3).reshape(out.shape)
         text = "\n".join(self.lines) + "\n"
         used = {k: v for k, v in self.inputs.items() if re.search(rf"\b{k}\b", text)}
-        return Program(text, used, out.name, self.category,
+        return RandomProgram(text, used, out.name, self.category,
                        "float32" if self.category == "float32" else "float64", weights.tolist())
 
 
-def tensor_program(rng, category=None, flags=frozenset(), statements=None) -> Program:
+def tensor_program(rng, category=None, flags=frozenset(), statements=None) -> RandomProgram:
     if category is None:
         category = rng.choice(TENSOR_CATEGORIES)
     gen = TensorGen(rng, flags, category)

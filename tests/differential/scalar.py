@@ -11,7 +11,7 @@ import math
 
 from autodiff.language import ProgramError, run
 
-from .programs import Program
+from .programs import RandomProgram
 
 PYTHON_FLAGS = ("closure", "default_once", "read_then_assign", "max_two_args")
 MATH = {name: getattr(math, name) for name in ("exp", "log", "sin", "cos", "tanh", "sqrt")}
@@ -165,7 +165,7 @@ class ScalarGen:
         self.lines.append(f"    return {' + '.join([self.expr(names[:1] + names[-3:], 1)] + forced)}")
         self.functions.append((name, required))
 
-    def build(self, statements) -> Program:
+    def build(self, statements) -> RandomProgram:
         r = self.rng
         names = list(self.globals)
         if "default_once" in self.flags:
@@ -185,14 +185,14 @@ class ScalarGen:
             calls.append(names[-1])
         self.lines.append(f"result = {' + '.join([self.expr(names[-4:], 2)] + calls)}")
         self.lines.append("result")
-        return Program("\n".join(self.lines) + "\n", dict(self.inputs), "result", "scalar")
+        return RandomProgram("\n".join(self.lines) + "\n", dict(self.inputs), "result", "scalar")
 
 
-def scalar_program(rng, flags=frozenset(), statements=None) -> Program:
+def scalar_program(rng, flags=frozenset(), statements=None) -> RandomProgram:
     return ScalarGen(rng, flags).build(statements if statements is not None else rng.randint(1, 6))
 
 
-def compare_python(program: Program) -> str | None:
+def compare_python(program: RandomProgram) -> str | None:
     """None when Python and autodiff agree (same value, or both refuse), else what differs."""
     namespace = dict(MATH)
     namespace.update(program.inputs)

@@ -1,5 +1,5 @@
 """reducers.py holds the parser's reducers, written at build time from grammar_tables.py and
-parser.py's writer (a start compiles none): they must be what the writer writes now, and build
+reducer_writer.py (a start compiles none): they must be what the writer writes now, and build
 the trees the reducers written at run time build."""
 
 import pathlib
@@ -7,15 +7,15 @@ from importlib import resources
 
 import pytest
 
-from autodiff.language import ast, grammar, parser
+from autodiff.language import ast, grammar, parser, reducer_writer
 
 EXAMPLES = sorted((pathlib.Path(__file__).resolve().parents[2] / "examples").glob("*.expr"))
 
 
 def test_the_shipped_reducers_are_written_from_the_shipped_tables():
     shipped = resources.files("autodiff.language").joinpath(grammar.REDUCERS_FILE).read_text(encoding="utf-8")
-    assert shipped == parser.reducers_source(grammar.tables(), grammar.shipped_data()["grammar_sha256"]), (
-        "parser.py's reducers changed: rebuild with `python -m autodiff.language.build_tables`")
+    assert shipped == reducer_writer.reducers_source(grammar.tables(), grammar.shipped_data()["grammar_sha256"]), (
+        "the reducer writer's reducers changed: rebuild with `python -m autodiff.language.build_tables`")
 
 
 def test_the_parser_runs_the_shipped_reducers():

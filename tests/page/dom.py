@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from autodiff.explanation import number_text
+from autodiff.chain_rule import number_text
 
 # One round trip reads a whole part of the page.
 READ = r"""

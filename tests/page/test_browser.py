@@ -14,7 +14,7 @@ import re
 import pytest
 from console import ROOT, run_autodiff
 
-from autodiff.explanation import Edge, Path, product_text, values_text
+from autodiff.chain_rule import Edge, Path, product_text, values_text
 from autodiff.cli.render.explain import json_ as explain_json
 from autodiff.program.explain import explain
 from autodiff.program.page import build

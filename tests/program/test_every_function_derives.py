@@ -80,7 +80,7 @@ def _literal(value) -> str | None:
     return None
 
 
-class _Program:
+class _SampleProgram:
     """A sample written as a program: `y = sum(f(a0, ...) * weights)`, inputs `a0...` at `at`."""
 
     def __init__(self, name: str, sample) -> None:
@@ -119,7 +119,7 @@ def _programs(name: str):
     if name in SAMPLES:
         for sample in function_samples(ALIASES.get(name, name)):
             try:
-                program = _Program(name, sample)
+                program = _SampleProgram(name, sample)
             except TypeError:  # the op's arguments, which the function does not take
                 continue
             if program.call is not None and program.at:

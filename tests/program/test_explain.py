@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import autodiff
-from autodiff.explanation import count_paths, explain_graph
+from autodiff.chain_rule import count_paths, explain_graph
 from autodiff.program import differentiate
 from autodiff.program.explain import explain
 
@@ -116,7 +116,7 @@ def test_counting_paths_is_exact_and_needs_no_listing():
     x = a
     for _ in range(200):
         x = x * a + x
-    from autodiff.explanation import _Graph
+    from autodiff.chain_rule import _Graph
 
     graph = _Graph(x.grad_fn, np.ones(()), lambda node: None)
     assert count_paths(graph, a.grad_fn if a.grad_fn else next(iter(
@@ -326,7 +326,7 @@ def test_every_op_in_a_graph_shows_a_formula_in_its_operands():
 def test_every_step_shown_is_true_arithmetic():
     """For every step of every registered op's explanation: where a step prints
     `g × local = value`, g × local (broadcast) is value; where it does not, it prints `g ↦ value`."""
-    from autodiff.explanation import passed_text
+    from autodiff.chain_rule import passed_text
 
     for name, _, explanation in _sample_explanations():
         for step in explanation.steps:
@@ -373,7 +373,7 @@ def test_a_graph_built_in_python_reads_as_calls_of_its_inputs():
 
 
 def _path_text(path) -> str:
-    from autodiff.explanation import product_text
+    from autodiff.chain_rule import product_text
 
     return "\n".join([product_text(path, True)] + [e.formula for e in path.edges])
 
@@ -394,7 +394,7 @@ def test_loop_turns_and_repeated_arguments_are_told_apart():
 
 
 def test_a_tensor_prints_nested_in_its_shape():
-    from autodiff.explanation import values_text
+    from autodiff.chain_rule import values_text
 
     assert values_text(np.arange(15).reshape(5, 3)) == "[[0, 1, 2], [3, 4, 5], …, [9, 10, 11], [12, 13, 14]] (shape [5, 3])"
     assert values_text(np.arange(4).reshape(2, 2)) == "[[0, 1], [2, 3]]"

@@ -166,11 +166,11 @@ def test_a_plot_is_the_engine_at_every_point():
 
 
 def test_a_plot_is_one_vectorised_run(monkeypatch):
-    from autodiff.program import points
+    from autodiff.program import sweep
 
     calls = []
-    original = points.Sweep._batched
-    monkeypatch.setattr(points.Sweep, "_batched", lambda self, columns, size: calls.append(size) or
+    original = sweep.Sweep._batched
+    monkeypatch.setattr(sweep.Sweep, "_batched", lambda self, columns, size: calls.append(size) or
                         original(self, columns, size))
     sample("y = x ** 3", "x", -1, 1, points=500)
     assert calls == [500]

@@ -137,7 +137,7 @@ def reads_program(command=None, *, at=None):
 
 @record
 class PointsAsked:
-    """--points and its companions (cli/commands/points.py)."""
+    """--points and its companions (cli/commands/points_loop.py)."""
 
     points: Optional[str]
     points_in: Optional[RecordFormat]
@@ -166,7 +166,7 @@ def run_options(dtype: DType, seed: int, device: Device, max_elements: int, max_
                    max_iterations=max_iterations)
 
 
-# --points and its companions, on grad and eval (see cli/commands/points.py).
+# --points and its companions, on grad and eval (see cli/commands/points_loop.py).
 POINTS = Option(None, "--points", metavar="FILE|-",
                 help="Many points in one run: CSV with a header of input names, or JSON Lines; one result each.")
 POINTS_IN = Option(None, "--in", help="The points' format (default: from the file's extension; csv for -).")

@@ -1,5 +1,5 @@
 """Rebuild grammar_tables.py and reducers.py from grammar.lark (needs Lark; run after changing the
-grammar, or parser.py's BUILDERS or reducer writer).
+grammar, or builders.py's BUILDERS or reducer_writer.py).
 
     python -m autodiff.language.build_tables           write them
     python -m autodiff.language.build_tables --check   exit 1 if they are stale
@@ -15,7 +15,7 @@ from .grammar import REDUCERS_FILE, TABLES_FILE, _from_data, compile_grammar, du
 
 def texts() -> dict:
     """{file name: its text} for the grammar and the parser as they are now."""
-    from .parser import reducers_source
+    from .reducer_writer import reducers_source
 
     data = compile_grammar(grammar_text())
     return {TABLES_FILE: dumps(data), REDUCERS_FILE: reducers_source(_from_data(data), data["grammar_sha256"])}

@@ -8,6 +8,9 @@ or a graph display can point at the source.
 
 Expressions are evaluated with an explicit stack, never by recursion, so a 100,000-term sum
 runs. Limits bound what a program may ask for: elements created, loop turns, call depth.
+
+The values given are bound to the inputs by input_binding.py (a part of the runner), and an
+input with no value is explained with missing_inputs.py's hints.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import numpy as np
 
 from .._record import record
 from .. import Tensor, creation, dtypes, return_types
-from ..ops.batching import Batched, DataDependent
+from ..ops.batching import DataDependent
 from ..ops.running import ShapeError
 from ..ops.surface import METHOD_FORMS
 from . import ast, numbers
@@ -31,8 +34,8 @@ from .analysis import Analysis, analyze, bound_in, equality_advice, input_advice
 from .builtins import (CONSTANTS, FUNCTIONS, LOSSES, WORDS, CallProblem, GradModeWord, call, reduction_word,
                        signature_text, suggestion)
 from .errors import EvaluationProblem, InputProblem, LimitProblem, NameProblem, Warning_
+from .input_binding import InputBinding
 from .origins import Origins
-from .foreign import power_of_e_advice
 from .source import Source
 from .option_names import given, input_values, option
 
@@ -155,7 +158,7 @@ class _IndexList:
         self.node = node
 
 
-class _Runner:
+class _Runner(InputBinding):
     def __init__(self, program, source, analysis, at, wrt, options) -> None:
         self.program = program
         self.source = source
@@ -230,153 +233,6 @@ class _Runner:
         known = list(result.variables) + list(result.inputs) + list(result.constants)
         raise InputProblem(f"{given('output', name)}: the program has no variable {name!r}{suggestion(name, known)}")
 
-    def _bind_undeclared_inputs(self) -> None:
-        analysis = self.result.analysis
-        missing = [name for name in analysis.inputs if name not in self.at and
-                   (name not in analysis.declared or analysis.declared[name].value is None)]
-        if len(missing) > 1:  # all of them in one message, in the order the program uses them
-            node = analysis.first_use.get(missing[0]) or analysis.declared[missing[0]]
-            names = ", ".join(repr(n) for n in missing[:-1]) + f" and {missing[-1]!r}"
-            raise InputProblem(f"no values for the inputs {names}: give them with {input_values(missing)}"
-                               + self._misspelt(missing)
-                               + self._meant_assignment(missing) + self._meant_exp(missing)
-                               + self._meant_call(missing), self.source, node.start,
-                               node.end)
-        for name in analysis.inputs:
-            if name in analysis.declared:
-                continue  # bound when its declaration runs
-            node = analysis.first_use[name]
-            if name not in self.at:
-                raise InputProblem(f"no value for input {name!r}: give one with {input_values([name])}"
-                                   + self._misspelt([name]) + self._meant_assignment([name]) + self._meant_exp([name])
-                                   + self._meant_call([name]),
-                                   self.source, node.start, node.end)
-            self._bind_input(name, self.at[name], node, requires_grad=True)
-
-    def _misspelt(self, missing: list) -> str:
-        """"; did you mean 'u'?" when a missing input is close to another name: one the program
-        assigns, an input that has its value, or a value given (--at) that nothing uses. `uu`
-        used where `u` was meant is an input, and its missing value the first sign of it."""
-        analysis = self.result.analysis
-        known = analysis.assigned | set(analysis.declared) | set(self.at) | set(self.unused_at)
-        assigned = sorted(known - set(missing))
-        if len(missing) == 1:
-            return suggestion(missing[0], assigned)
-        import difflib  # only when values are missing: not part of every start
-
-        close = [(name, difflib.get_close_matches(name, assigned, n=1, cutoff=0.6)) for name in missing]
-        pairs = [f"{match[0]!r} for {name!r}" for name, match in close if match]
-        return f"; did you mean {', '.join(pairs)}?" if pairs else ""
-
-    def _meant_assignment(self, missing: list) -> str:
-        """"; `y == x*2` is a comparison...": a missing input first met as the left of `==`."""
-        analysis = self.result.analysis
-        for statement in analysis.equalities:
-            left = statement.value.left
-            if type(left) is ast.Name and left.id in missing and analysis.first_use.get(left.id) is left:
-                return "; " + equality_advice(statement, self.source)
-        return ""
-
-    def _meant_call(self, missing: list) -> str:
-        """"; or, for the function, call it: exp(...)": a missing input named as a function is."""
-        named = [name for name in missing if name in self.result.analysis.function_names]
-        if not named:
-            return ""
-        return f"; or, for the function {named[0]}, call it: {named[0]}(...)"
-
-    def _meant_exp(self, missing: list) -> str:
-        """"; for Euler's number to a power write exp(x)": `e ** x` with no value for e."""
-        powers = self.result.analysis.powers_of_e
-        if "e" not in missing:
-            return ""
-        if not powers:
-            return "; " + power_of_e_advice(None)
-        right = powers[0].right
-        return "; " + power_of_e_advice(" ".join(self.source.snippet(right.start, right.end).split()))
-
-    def _bind_input(self, name: str, value, node, requires_grad: bool) -> Tensor:
-        if value.__class__ is Batched:  # many points at once: the caller made the leaves
-            declared = self.result.analysis.shapes.get(name)
-            if declared is not None:
-                self._check_sizes(name, tuple(value.shape), declared, node)
-            table = self.result.inputs if requires_grad else self.result.constants
-            table[name] = self.globals[name] = value
-            return value
-        tensor = self._leaf(value, node, f"the value of {name!r}")
-        declared = self.result.analysis.shapes.get(name)
-        if declared is not None:
-            self._check_sizes(name, tuple(tensor.shape), declared, node)
-        if requires_grad and (self.wrt is None or name in self.wrt):
-            if not tensor.dtype.is_floating_point:
-                tensor = tensor.to(self.dtype)
-            tensor.requires_grad_(True)
-        if requires_grad and self.options.trace is not None:
-            tensor = self.options.trace.input(name, tensor)
-        if declared is not None:  # `X: input[m, n]`: m and n are X's sizes from here on
-            for size, value in zip(declared, tensor.shape):
-                if isinstance(size, str) and size not in self.globals:
-                    self.globals[size] = value
-        if requires_grad:
-            self.result.inputs[name] = tensor
-        else:
-            self.result.constants[name] = tensor
-        self.globals[name] = tensor
-        return tensor
-
-    def _check_sizes(self, name: str, shape: tuple, declared: tuple, node) -> None:
-        """An input's value against its declaration `A: input[n, n]`: as many dims, the numbers
-        equal, each named size the same wherever it is used."""
-        problem = None
-        if len(shape) != len(declared):
-            problem = f"has {len(shape)} dims"
-        else:
-            for size, value in zip(declared, shape):
-                bound = self.sizes.setdefault(size, value) if isinstance(size, str) else size
-                if bound != value:
-                    problem = (f"gives {size} = {value}, where it is {bound}" if isinstance(size, str)
-                               else f"has {value} where it declares {size}")
-                    break
-        if problem is not None:
-            written = "[" + ", ".join(str(s) for s in declared) + "]"
-            raise InputProblem(f"the value of {name!r} has shape {list(shape)}, declared {written}: it {problem}",
-                               self.source, node.start, node.end)
-
-    def _leaf(self, value, node, what: str) -> Tensor:
-        from .. import tensor as make
-
-        if isinstance(value, Tensor):
-            data = value.detach()
-            if data.dtype.is_floating_point and data.dtype is not self.dtype:
-                data = data.to(self.dtype)
-            return make(data.numpy(force=True), dtype=data.dtype, device=self.options.device)
-        if isinstance(value, (list, tuple, np.ndarray)):
-            with self._located(node.start, node.end, f"{what} is not a tensor: ", problem=InputProblem):
-                return self._in_range(make(value, dtype=self.dtype, device=self.options.device), value, node, what)
-        if isinstance(value, bool) or not isinstance(value, _NUMBER_TYPES):
-            raise InputProblem(f"{what} must be a number or a tensor, not {_describe(value)}",
-                               self.source, node.start, node.end)
-        try:
-            number = float(value)
-        except OverflowError:  # an integer beyond float64's range
-            number = math.inf
-        return self._in_range(make(number, dtype=self.dtype, device=self.options.device), value, node, what)
-
-    def _in_range(self, tensor: Tensor, value, node, what: str) -> Tensor:
-        """A value that becomes inf in the run's dtype (1e39 in float32) is refused, not made inf."""
-        if not tensor.dtype.is_floating_point or bool(tensor.detach().isfinite().all()):
-            return tensor
-        with np.errstate(over="ignore", invalid="ignore"):
-            given = np.asarray(value, dtype=object if isinstance(value, int) else None)
-            finite = np.isfinite(given.astype(np.float64)) if given.dtype != object else np.array(False)
-        made = np.asarray(tensor.detach().numpy(force=True))
-        lost = finite & ~np.isfinite(made)
-        if not np.any(lost):
-            return tensor
-        number = given.reshape(-1)[int(np.argmax(lost.reshape(-1)))] if given.ndim else given
-        largest = float(np.finfo(made.dtype).max)
-        raise InputProblem(f"{what} holds {float(number):g}, beyond the range of {tensor.dtype.name} (at most about "
-                           f"{largest:.2g}): it would be inf", self.source, node.start, node.end)
-
     # -- statements -----------------------------------------------------------------------------------
 
     def _execute(self, statements, env: dict) -> None:
@@ -407,7 +263,7 @@ class _Runner:
         elif isinstance(value, tuple):
             items = list(value)
         else:
-            raise EvaluationProblem(f"cannot unpack {_describe(value)} (a tuple or a tensor's rows can be unpacked)",
+            raise EvaluationProblem(f"cannot unpack {describe(value)} (a tuple or a tensor's rows can be unpacked)",
                                     self.source, where.start, where.end, python_class="TypeError")
         expected = len(node.targets)
         if len(items) != expected:
@@ -446,22 +302,6 @@ class _Runner:
         tensor = self._bind_input(name, value, node, requires_grad=node.kind == "input")
         self._set_output(name, tensor, node)
 
-    def _batched_default(self, name: str, default, node: ast.Declare):
-        """An input left at its default, where the other inputs hold many points at once (--points):
-        the default is every point's own leaf, so that each point has its gradient, as it has
-        when run alone, and not one gradient summed over the points."""
-        size = self.options.points
-        if size is None or node.kind != "input" or not (self.wrt is None or name in self.wrt):
-            return default
-        if default.__class__ is Batched:  # a default computed from other inputs: each point's own
-            value = default.physical.detach()
-        else:
-            value = self._leaf(default, node, f"the value of {name!r}")
-            value = value.expand((size, *value.shape))
-        if not value.dtype.is_floating_point:
-            value = value.to(self.dtype)
-        return Batched(value.clone().requires_grad_(True))
-
     def _exec_if(self, node: ast.If, env: dict) -> None:
         branch = node.body if self._truth(self._evaluate(node.test, env), node.test) else node.orelse
         self._execute(branch, env)
@@ -478,7 +318,7 @@ class _Runner:
         elif isinstance(iterable, (range, tuple)):
             items = iter(iterable)
         else:
-            raise EvaluationProblem(f"a for loop needs range(...), a tuple or a tensor, not {_describe(iterable)}",
+            raise EvaluationProblem(f"a for loop needs range(...), a tuple or a tensor, not {describe(iterable)}",
                                     self.source, node.iterable.start, node.iterable.end, python_class="TypeError")
         for item in items:
             self.iterations += 1
@@ -737,7 +577,7 @@ class _Runner:
             return result
         for value in (left, right):
             if not isinstance(value, Tensor) and not _is_number(value):
-                raise EvaluationProblem(f"'{op}' cannot be applied to {_describe(value)}", self.source,
+                raise EvaluationProblem(f"'{op}' cannot be applied to {describe(value)}", self.source,
                                         op_start, op_start + len(op), python_class="TypeError")
         if (op == "+" or op == "*") and self.lists:
             joined = self._list_arithmetic(op, left, right, node, op_start)
@@ -771,7 +611,7 @@ class _Runner:
         if _is_number(value):
             return -value if node.op == "-" else +value
         if not isinstance(value, Tensor):
-            raise EvaluationProblem(f"'{node.op}' cannot be applied to {_describe(value)}", self.source,
+            raise EvaluationProblem(f"'{node.op}' cannot be applied to {describe(value)}", self.source,
                                     node.start, node.end, python_class="TypeError")
         try:
             result = -value if node.op == "-" else value
@@ -823,7 +663,7 @@ class _Runner:
                 raise
         if value is None or isinstance(value, (bool, int, float, tuple)):
             return bool(value)
-        raise EvaluationProblem(f"{_describe(value)} is not a condition", self.source, node.start, node.end,
+        raise EvaluationProblem(f"{describe(value)} is not a condition", self.source, node.start, node.end,
                                 python_class="TypeError")
 
     # -- calls, indexing, literals -------------------------------------------------------------------------
@@ -863,7 +703,7 @@ class _Runner:
     def _call_builtin(self, name: str, function, args: list, kwargs: dict, node: ast.Call, method: bool = False):
         for value in list(args) + list(kwargs.values()):
             if isinstance(value, (UserFunction, GradModeWord)) or callable(value) and not isinstance(value, Tensor):
-                raise EvaluationProblem(f"{name}() cannot take {_describe(value)} as an argument", self.source,
+                raise EvaluationProblem(f"{name}() cannot take {describe(value)} as an argument", self.source,
                                         node.start, node.end, python_class="TypeError")
         inputs = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Tensor)]
         arguments = (name, function, list(args), dict(kwargs), lambda v: self._number_tensor(v, node))
@@ -945,7 +785,7 @@ class _Runner:
         if isinstance(value, tuple):
             return self._tuple_item(node, value, indices)
         if not isinstance(value, Tensor):
-            raise EvaluationProblem(f"only tensors can be indexed, not {_describe(value)}", self.source,
+            raise EvaluationProblem(f"only tensors can be indexed, not {describe(value)}", self.source,
                                     node.start, node.end, python_class="TypeError")
         key = []
         for index, index_node in zip(indices, node.indices):
@@ -964,7 +804,7 @@ class _Runner:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise EvaluationProblem(f"an index must be an integer, not {_describe(value)}", self.source,
+            raise EvaluationProblem(f"an index must be an integer, not {describe(value)}", self.source,
                                     node.start, node.end, python_class="IndexError")
         return value
 
@@ -979,11 +819,11 @@ class _Runner:
     def _tuple_item(self, node: ast.Subscript, value: tuple, indices: list):
         """`pair[0]`: one integer picks an element, as in Python."""
         if len(indices) != 1 or isinstance(indices[0], slice):
-            raise EvaluationProblem(f"{_describe(value)} is indexed by one integer", self.source, node.start, node.end,
+            raise EvaluationProblem(f"{describe(value)} is indexed by one integer", self.source, node.start, node.end,
                                     python_class="TypeError")
         index = self._integer(indices[0], node.indices[0])
         if not -len(value) <= index < len(value):
-            raise EvaluationProblem(f"index {index} is out of range for {_describe(value)}", self.source,
+            raise EvaluationProblem(f"index {index} is out of range for {describe(value)}", self.source,
                                     node.start, node.end, python_class="IndexError")
         return value[index]
 
@@ -994,7 +834,7 @@ class _Runner:
             raise NameProblem(f"unknown attribute {node.name!r}{suggestion(node.name, _ATTRIBUTES)}", self.source,
                               node.start, node.end)
         if not isinstance(value, Tensor):
-            raise EvaluationProblem(f".{node.name} needs a tensor, not {_describe(value)}", self.source,
+            raise EvaluationProblem(f".{node.name} needs a tensor, not {describe(value)}", self.source,
                                     node.start, node.end, python_class="AttributeError")
         return self._recorded(_ATTRIBUTES[node.name](value), node, (value,))
 
@@ -1006,7 +846,7 @@ class _Runner:
             if _is_number(element):
                 element = self._tensor(float(element), element_node)
             elif not isinstance(element, Tensor):
-                raise EvaluationProblem(f"a list holds numbers or tensors, not {_describe(element)}", self.source,
+                raise EvaluationProblem(f"a list holds numbers or tensors, not {describe(element)}", self.source,
                                         element_node.start, element_node.end, python_class="TypeError")
             tensors.append(element)
         if not tensors:
@@ -1161,7 +1001,7 @@ def _module(data):
     return array_module(data)
 
 
-def _describe(value) -> str:
+def describe(value) -> str:
     if isinstance(value, UserFunction):
         return f"the function {value.name}"
     if isinstance(value, GradModeWord):

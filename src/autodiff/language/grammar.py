@@ -23,7 +23,7 @@ from .._record import record
 FORMAT = 5  # bump when the compiled form changes
 GRAMMAR_FILE = "grammar.lark"
 TABLES_FILE = "grammar_tables.py"
-REDUCERS_FILE = "reducers.py"  # parser.py's reducers for these tables (build_tables writes both)
+REDUCERS_FILE = "reducers.py"  # the parser's reducers for these tables (build_tables writes both)
 LAYOUT_TERMINALS = ("_NL", "_INDENT", "_DEDENT")
 
 

@@ -15,9 +15,9 @@ from lark.exceptions import LarkError
 from lark.lexer import Lexer
 
 from . import ast
+from .builders import BINARY_OPERATORS, _Late, builder
 from .errors import SyntaxProblem
 from .grammar import grammar_text, tables
-from .parser import BINARY_OPERATORS, _Late, builder
 from .source import Source
 from .tokenizer import Token, tokenize
 
@@ -37,7 +37,7 @@ class _Tokens(Lexer):
 
 
 class _Build(Transformer):
-    """Lark's tree to syntax nodes, with parser.py's BUILDERS."""
+    """Lark's tree to syntax nodes, with builders.py's BUILDERS."""
 
     def __init__(self, text: str) -> None:
         super().__init__(visit_tokens=True)

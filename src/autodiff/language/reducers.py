@@ -1,7 +1,8 @@
-"""The parser's reducers, one per rule of grammar_tables.py (parser.py writes each from the rule's
-shape and BUILDERS), written by `python -m autodiff.language.build_tables`: do not edit."""
+"""The parser's reducers, one per rule of grammar_tables.py (reducer_writer.py writes each from
+the rule's shape and builders.py's BUILDERS), written by `python -m autodiff.language.build_tables`:
+do not edit."""
 
-from .parser import _scope
+from .builders import _scope
 
 globals().update(_scope())  # the builders' names: node classes' make, _Splice, _span...
 

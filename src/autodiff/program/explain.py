@@ -1,6 +1,6 @@
 """`autodiff explain`: a program's gradients as the chain rule, named from its source.
 
-The symbolic layer explains the graph (explanation/: paths, their count, the steps backward,
+The symbolic layer explains the graph (chain_rule/: paths, their count, the steps backward,
 all from the nodes' own formulas); this adds what only the program knows: each node's variable
 or source text and line, and, for `--why`, the sentence that says why an input's gradient is
 None or zero, pointing at the line (not used; used only under no_grad; cut by detach; a
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..explanation import LIMIT, Explanation, InputExplanation, NodeInfo, explain_graph
+from ..chain_rule import LIMIT, Explanation, InputExplanation, NodeInfo, explain_graph
 from ..autograd.node import AccumulateGrad
 from ..language import ast
 from ..language.analysis import input_advice

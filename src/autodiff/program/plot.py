@@ -4,7 +4,7 @@
     plot.xs, plot.values, plot.grads        # host arrays: x, x³ and 3x² at 201 points
 
 The other inputs stay at their given values (`at`). The range is one column of points run
-through the program as one vectorised run (program.points.Sweep): one evaluation and one
+through the program as one vectorised run (program.sweep.Sweep): one evaluation and one
 backward pass for all the points, not a loop over them. A point where the program fails is
 left out of the picture (nan) and named in `errors`; points where the output or its derivative
 is nan or infinite are counted in `not_finite`, and the first of them run alone says where
@@ -22,7 +22,7 @@ from ..language.analysis import analyze
 from ..language.builtins import suggestion
 from ..language.option_names import given, input_values, option
 from .errors import GradientProblem, UsageProblem
-from .points import Sweep
+from .sweep import Sweep
 from .values import for_json, host, to_python
 
 MAX_POINTS = 100_000

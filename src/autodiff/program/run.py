@@ -428,7 +428,7 @@ def record(source: Source | str, at: dict | None = None, *, program: Program | N
         raise InputProblem(f"{the_output(evaluation.output_name)} is not a tensor: it has no graph")
     labels = None
     if edge_labels:
-        from ..explanation import edge_labels as local_derivatives
+        from ..chain_rule import edge_labels as local_derivatives
         from .explain import _namer
 
         labels = local_derivatives(result, _namer(evaluation))

@@ -48,7 +48,7 @@ class Builder:
     @staticmethod
     def number(value) -> E.Expr:
         """A value as an expression: expressions stay, numbers and arrays become constants."""
-        return _number(value)
+        return _as_expr(value)
 
     @staticmethod
     def const(value: float, shape: tuple = ()) -> E.Expr:
@@ -56,7 +56,7 @@ class Builder:
 
     @staticmethod
     def power(base, exponent) -> E.Expr:
-        return E.power(_number(base), exponent if isinstance(exponent, (int, float)) else _number(exponent))
+        return E.power(_as_expr(base), exponent if isinstance(exponent, (int, float)) else _as_expr(exponent))
 
     def call(self, op: str, *args, shape: tuple | None = None) -> E.Expr:
         """op(args) as a call the algebra does not look inside, of the result's shape unless said."""
@@ -80,7 +80,7 @@ class Builder:
 
     def same(self, x) -> E.Expr:
         """x itself, in the result's shape (a copy, a cast, an alias)."""
-        return E.with_shape(_number(x), self.shape)
+        return E.with_shape(_as_expr(x), self.shape)
 
     # -- rewrites that several ops share ----------------------------------------------------------------
 
@@ -101,7 +101,7 @@ class Builder:
         return E.call("reshape", (x, shape), shape)
 
     def compare(self, name: str, a, b) -> E.Expr:
-        a, b = _number(a), _number(b)
+        a, b = _as_expr(a), _as_expr(b)
         # relu's formula asks `relu(x) <= 0`: for a number 0 that is `x <= 0` (nan included)
         if a.op == "relu" and b.op == "const" and b.number == 0 and name in ("le", "gt"):
             a = a.args[0]
@@ -111,7 +111,7 @@ class Builder:
         return E.call(name, (a, b), self.shape)
 
     def where(self, condition, a, b) -> E.Expr:
-        a, b = _number(a), _number(b)
+        a, b = _as_expr(a), _as_expr(b)
         if a is b:
             return a
         if condition.op == "const":
@@ -205,7 +205,8 @@ def _even(exponent) -> bool:
 _BUILDERS: dict = {}  # a builder holds only its shape: one per shape serves every rule
 
 
-def _number(value):
+def _as_expr(value):
+    """A formula's operand as an expression: a number (a bool too) a const, an array a constant."""
     if value.__class__ is E.Expr:
         return value
     return E.const(float(value)) if isinstance(value, (int, float)) else E.constant(np.asarray(value))

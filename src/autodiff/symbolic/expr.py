@@ -199,8 +199,10 @@ def with_shape(e: Expr, shape: tuple) -> Expr:
 # -- sums -------------------------------------------------------------------------------------------
 
 
-def _split_coefficient(e: Expr) -> tuple:
-    """(k, rest): e == k * rest with k a number (rest None for a plain number)."""
+def _coefficient_and_term(e: Expr) -> tuple:
+    """(k, rest): e == k * rest with k a number (rest None for a plain number), as a sum keeps its
+    terms: add's own split, so the rest is interned as it stands, never rebuilt by mul (unlike
+    number_factor's; matrix.scalar_factor takes a product's 0-d factors with its number)."""
     op = e.op
     if op == "const":
         return e.args[0], None
@@ -213,9 +215,11 @@ def _split_coefficient(e: Expr) -> tuple:
     return 1.0, e
 
 
-def coefficient(e: Expr) -> tuple:
-    """(k, rest) with e == k * rest and k a number (1 where e is no multiple of one): the number
-    and the rest, as the matrix rewrites and the Jacobians split a term."""
+def number_factor(e: Expr) -> tuple:
+    """(k, rest) with e == k * rest and k a number (1 where e is no multiple of one, a plain number
+    included): the number and the rest, rebuilt by mul and power, as the matrix rewrites and the
+    Jacobians split a term. matrix.scalar_factor takes the product's 0-d factors with k; a sum's
+    own split of its terms is _coefficient_and_term."""
     if e.op == "mul":
         k, factors = e.args
         if k != 1:
@@ -251,7 +255,7 @@ def _joined(pairs: tuple, pair: tuple) -> tuple:
 def _add_term(total: Expr, p: Expr):
     """total + p, where total is a short sum and p a new term of its shape; None when p's node is
     already a term (like terms merge on the general path)."""
-    k, rest = _split_coefficient(p) if p.op == "mul" else (1.0, p)
+    k, rest = _coefficient_and_term(p) if p.op == "mul" else (1.0, p)
     number, terms = total.args
     for t, _ in terms:
         if t is rest:
@@ -261,8 +265,8 @@ def _add_term(total: Expr, p: Expr):
 
 def _two_terms(a: Expr, b: Expr):
     """a + b, each a product or a plain node: None when they are like terms."""
-    ka, ra = _split_coefficient(a) if a.op == "mul" else (1.0, a)
-    kb, rb = _split_coefficient(b) if b.op == "mul" else (1.0, b)
+    ka, ra = _coefficient_and_term(a) if a.op == "mul" else (1.0, a)
+    kb, rb = _coefficient_and_term(b) if b.op == "mul" else (1.0, b)
     if ra is rb:
         return None
     if ra.order > rb.order:
@@ -282,7 +286,7 @@ def add(*parts: Expr) -> Expr:
                 if fast is not None:
                     return fast
             elif aop == "const" and (bop == "mul" or bop not in _OPENED_BY_ADD) and a.args[0] != 0:
-                k, rest = _split_coefficient(b) if bop == "mul" else (1.0, b)
+                k, rest = _coefficient_and_term(b) if bop == "mul" else (1.0, b)
                 return _intern("add", (a.args[0], ((rest, k),)), a.shape, rest.symbolic)
             if aop == "add" and len(a.args[1]) <= FLATTEN and (bop == "mul" or bop not in _OPENED_BY_ADD):
                 fast = _add_term(a, b)
@@ -305,7 +309,7 @@ def add(*parts: Expr) -> Expr:
             for term, k in p.args[1]:
                 terms[term] = terms.get(term, 0.0) + k
             continue
-        k, rest = _split_coefficient(p)
+        k, rest = _coefficient_and_term(p)
         if rest is None:
             number += k
         else:
@@ -338,7 +342,7 @@ def neg(e: Expr) -> Expr:
 # -- products and powers ----------------------------------------------------------------------------
 
 
-def _number(e):
+def _plain_number(e):
     """A plain number's value (an exponent), else None."""
     if isinstance(e, (int, float)):
         return float(e)
@@ -350,7 +354,7 @@ def _number(e):
 def _add_exponents(a, b):
     if a.__class__ is float and b.__class__ is float:
         return a + b
-    na, nb = _number(a), _number(b)
+    na, nb = _plain_number(a), _plain_number(b)
     if na is not None and nb is not None:
         return na + nb
     return add(lift(a), lift(b))
@@ -403,7 +407,7 @@ def mul(*parts: Expr) -> Expr:
     factors = []
     for base, exponent in bases.items():
         if exponent.__class__ is not float:
-            n = _number(exponent)
+            n = _plain_number(exponent)
             if n is not None:
                 exponent = n
         if exponent == 0.0:  # an expression is never equal to a number
@@ -457,7 +461,7 @@ def _pow_node(base: Expr, exponent) -> Expr:
 
 def power(base: Expr, exponent) -> Expr:
     """base ** exponent: a number or an expression as the exponent."""
-    n = _number(exponent)
+    n = _plain_number(exponent)
     shape = broadcast(base.shape, getattr(exponent, "shape", ()))
     if n is not None:
         if n == 0:
@@ -468,8 +472,8 @@ def power(base: Expr, exponent) -> Expr:
             with np.errstate(all="ignore"):
                 return const(float(np.power(base.args[0], n)), shape)
         integer = n == int(n)
-        if base.op == "pow" and integer and _number(base.args[1]) is not None:
-            return with_shape(power(base.args[0], _number(base.args[1]) * n), shape)
+        if base.op == "pow" and integer and _plain_number(base.args[1]) is not None:
+            return with_shape(power(base.args[0], _plain_number(base.args[1]) * n), shape)
         if base.op == "mul" and integer:  # (2 * x * y) ** 2 = 4 * x**2 * y**2
             k, factors = base.args
             parts = [const(float(k) ** n)] + [power(b, (x * n) if not isinstance(x, Expr) else mul(x, const(n)))

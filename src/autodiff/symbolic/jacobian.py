@@ -628,7 +628,7 @@ def _total(a: E.Expr) -> E.Expr:
 
 def _column_of(a: E.Expr):
     """(k, c) where the vector a is k times the column c (m, 1) read as a vector; None otherwise."""
-    k, rest = E.coefficient(a) if a.op == "mul" else (1.0, a)
+    k, rest = E.number_factor(a) if a.op == "mul" else (1.0, a)
     if rest.op == "reshape" and len(rest.shape) == 1 and rest.args[0].shape == rest.shape + (1,):
         return E.const(k), rest.args[0]
     return None
@@ -770,8 +770,8 @@ def _diag_times(d: E.Expr, m: E.Expr) -> E.Expr:
 
 def _outer(a: E.Expr, b: E.Expr) -> E.Expr:
     """a bᵀ, the numbers of a and b in front: -(a bᵀ), not a (-b)ᵀ."""
-    ka, ra = E.coefficient(a)
-    kb, rb = E.coefficient(b)
+    ka, ra = E.number_factor(a)
+    kb, rb = E.number_factor(b)
     return E.mul(E.const(ka * kb), E.call("outer", (ra, rb), a.shape + b.shape))
 
 
@@ -830,9 +830,11 @@ def _matrix_step(v: E.Expr, s: E.Expr, memo: dict):
             return E.call("diag_map", (d,), v.shape + s.shape)
         if (d.shape == v.shape or d.shape == v.shape[1:]) and len(u.shape) == 2:  # D ⊙ u, u repeated first
             if u.shape == (v.shape[0], 1) and v.shape[1] != 1:  # u 1ᵀ
-                inner = _each_map(inner, lambda kind, p, r: (kind, p, _product(E.const(1.0, (v.shape[1], 1)), r)))
+                ones = E.const(1.0, (v.shape[1], 1))
+                inner = _each_map(inner, lambda kind, p, r: (kind, p, _mm_folding_ones(ones, r)))
             elif u.shape == (1, v.shape[1]) and v.shape[0] != 1:  # 1 u
-                inner = _each_map(inner, lambda kind, p, r: (kind, _product(E.const(1.0, (v.shape[0], 1)), p), r))
+                ones = E.const(1.0, (v.shape[0], 1))
+                inner = _each_map(inner, lambda kind, p, r: (kind, _mm_folding_ones(ones, p), r))
             elif u.shape != v.shape:
                 return None
             return None if inner is None else _then(*_eyes(v.shape), d, inner)
@@ -843,21 +845,23 @@ def _matrix_step(v: E.Expr, s: E.Expr, memo: dict):
             return None
         k, c = column
         b = v.args[1]
-        inner = _each_map((yield c), lambda kind, p, r: (kind, p, _product(E.call("reshape", (b, b.shape + (1,)),
-                                                                                  b.shape + (1,)), r)))
+        column_b = E.call("reshape", (b, b.shape + (1,)), b.shape + (1,))
+        inner = _each_map((yield c), lambda kind, p, r: (kind, p, _mm_folding_ones(column_b, r)))
         return None if inner is None else E.mul(k, inner)
     if op == "sum_to" and len(v.args[0].shape) == 2 and v.shape in ((v.args[0].shape[0], 1), (1, v.args[0].shape[1])):
         u = v.args[0]  # summed to a column (u 1) or a row (1ᵀ u)
         if v.shape == (u.shape[0], 1):
-            return _each_map((yield u), lambda kind, p, r: (kind, p, _product(E.const(1.0, (1, u.shape[1])), r)))
-        return _each_map((yield u), lambda kind, p, r: (kind, _product(E.const(1.0, (1, u.shape[0])), p), r))
+            ones = E.const(1.0, (1, u.shape[1]))
+            return _each_map((yield u), lambda kind, p, r: (kind, p, _mm_folding_ones(ones, r)))
+        ones = E.const(1.0, (1, u.shape[0]))
+        return _each_map((yield u), lambda kind, p, r: (kind, _mm_folding_ones(ones, p), r))
     if op == "sum_dim" and v.args[2] and len(v.args[0].shape) == 2:  # u 1 or 1ᵀ u, kept as a column or row
         dims = _dims_of(v.args[1], 2)
         ones = E.const(1.0, (1, v.args[0].shape[1] if dims == {1} else v.args[0].shape[0]))
         if dims == {1}:  # u 1: R becomes 1ᵀ R
-            return _each_map((yield v.args[0]), lambda kind, p, r: (kind, p, _product(ones, r)))
+            return _each_map((yield v.args[0]), lambda kind, p, r: (kind, p, _mm_folding_ones(ones, r)))
         if dims == {0}:
-            return _each_map((yield v.args[0]), lambda kind, p, r: (kind, _product(ones, p), r))
+            return _each_map((yield v.args[0]), lambda kind, p, r: (kind, _mm_folding_ones(ones, p), r))
         return None
     if op == "mm":
         a, b = v.args
@@ -944,7 +948,7 @@ def _then(p: E.Expr, r: E.Expr, d: E.Expr, inner: E.Expr) -> E.Expr:
     return E.call("then_map", (p, r, d, inner), (p.shape[0], r.shape[0]) + inner.shape[2:])
 
 
-def _product(a: E.Expr, b: E.Expr) -> E.Expr:
+def _mm_folding_ones(a: E.Expr, b: E.Expr) -> E.Expr:
     """a @ b, where an outer product of ones is ones (1 1ᵀ: a column and a row of them)."""
     if a.op == "const" and b.op == "const" and a.shape[1] == 1:
         return E.const(a.number * b.number, (a.shape[0], b.shape[1]))

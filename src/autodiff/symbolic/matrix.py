@@ -174,7 +174,7 @@ def _sum_rule(e: E.Expr):
     """A number leaves a sum: sum(-y) is -sum(y); so does a scalar of the program from a whole
     sum: sum(a / s) is sum(a) / s."""
     x = e.args[0]
-    k, rest = E.coefficient(x) if x.op == "mul" else (1.0, x)
+    k, rest = E.number_factor(x) if x.op == "mul" else (1.0, x)
     scalars = []
     if e.op in ("sum", "mean") and rest.op == "mul":
         scalars = [(b, p) for b, p in rest.args[1] if not b.shape]
@@ -208,7 +208,7 @@ def _is_eye(e) -> bool:
 
 def scalar_factor(e: E.Expr) -> tuple:
     """(s, rest) with e == s * rest, s a 0-d expression (a number's or a scalar's product), rest
-    the matrix; (None, e) where e is no such product."""
+    the matrix; (None, e) where e is no such product. expr.number_factor takes the number alone."""
     if e.op != "mul":
         return None, e
     k, factors = e.args
@@ -264,7 +264,7 @@ def _identity_vanishes(e):
     return b if _is_eye(a) else a if _is_eye(b) else None
 
 
-def _number_leaves_product(e):
+def _scalar_leaves_product(e):
     a, b = e.args
     for k_of, rest_of in ((a, b), (b, a)):  # a number, or a scalar, leaves the product
         scalar, matrix = scalar_factor(k_of)
@@ -356,7 +356,7 @@ def _transposed_sum(e):
 
 def _transposed_multiple(e):
     (x,) = e.args
-    k, rest = E.coefficient(x)
+    k, rest = E.number_factor(x)
     if k != 1:
         return E.mul(E.const(k), _transpose(rest))
     scalar, matrix = scalar_factor(x)
@@ -517,7 +517,7 @@ def _exp_along_identity(e):
     (a, g), (zero, a2) = rows[0].args[0], rows[1].args[0]
     if a2 is not a or a.shape != (n, n) or not _zeros(zero):
         return None
-    c, rest = E.coefficient(g) if g.op == "mul" else (1.0, g)
+    c, rest = E.number_factor(g) if g.op == "mul" else (1.0, g)
     if rest.op != "eye":
         return None
     return E.mul(E.const(c), E.call("linalg_matrix_exp", (a,), (n, n)))
@@ -769,7 +769,7 @@ def _zeros(e: E.Expr) -> bool:
 # tests/program/test_matrix_calculus.py's Cookbook table.
 RULES = (
     Rule("the identity vanishes from a product: A I = A", _PRODUCTS, _identity_vanishes),
-    Rule("a number leaves a product: A (k x) = k A x", _PRODUCTS, _number_leaves_product),
+    Rule("a number leaves a product: A (k x) = k A x", _PRODUCTS, _scalar_leaves_product),
     Rule("a matrix and its inverse cancel where they meet: A (A⁻¹ B) = B, Aᵀ (A X)⁻ᵀ = X⁻ᵀ", _PRODUCTS,
          _inverses_cancel),
     Rule("a chain of matrix products is one, left to right: A (B C) = (A B) C", ("mm",), _left_associated),

@@ -92,7 +92,7 @@ class Printer:
         op, args = e.op, e.args
         # the commonest first: this runs for every node printed
         if op == "mul":
-            return self._product(e)
+            return self._signed_product(e)
         if op == "add":
             return self._sum(e), _SUM
         if op == "sym" or op == "size":
@@ -126,24 +126,24 @@ class Printer:
             word = {1.0: "ones_like", 0.0: "zeros_like"}.get(value)
             if word is not None:
                 return f"{word}({like})", _ATOM
-            number = self._number(value)
+            number = self._number_by_sizes(value)
             if number.startswith("1 / "):
                 return f"ones_like({like}) / {number[4:]}", _PRODUCT
             return f"{number} * ones_like({like})", _PRODUCT
         if e.shape:
             word = {1.0: "ones", 0.0: "zeros"}.get(value)
             size = ", ".join(self._static(s) for s in e.shape)
-            text = f"{word}({size})" if word else f"full({self._static(e.shape)}, {self._number(value)})"
+            text = f"{word}({size})" if word else f"full({self._static(e.shape)}, {self._number_by_sizes(value)})"
             return text, _ATOM
         if self.sizes is not None and self.sizes.ratio(value) is not None:
-            return self._number(value), _PRODUCT
+            return self._number_by_sizes(value), _PRODUCT
         fraction = _fraction(value)
         if fraction is not None:  # 1 / 3, as a program writes it
             p, q = fraction
             return f"{'-' if value < 0 else ''}{number_text(p)} / {q}", _PRODUCT
         return number_text(value), (_UNARY if value < 0 else _ATOM)
 
-    def _number(self, value: float) -> str:
+    def _number_by_sizes(self, value: float) -> str:
         """A number as text: by named sizes where it is made of them (`n`, `2 / n`)."""
         ratio = self.sizes.ratio(value) if self.sizes is not None else None
         if ratio is None:
@@ -253,7 +253,8 @@ class Printer:
         text = self._product_text(abs(k), term)
         return k < 0, text
 
-    def _product(self, e: E.Expr) -> tuple:
+    def _signed_product(self, e: E.Expr) -> tuple:
+        """A product node's text and level: |k| times its factors, its sign in front."""
         k, _ = e.args
         text = self._product_text(abs(k), e, own=True)
         if k < 0:  # `-x` is a negation; `-2 * x` and `-x / y` are products: `a @ (-2 * x)` keeps its parentheses
@@ -451,12 +452,12 @@ class NumpyPrinter(Printer):
         value = e.args[0]
         like = self.sizes.likes.get(e.shape) if self.sizes is not None and e.shape else None
         if like is not None:
-            return f"np.full(np.shape({like}), {self._number(value)})", _ATOM
+            return f"np.full(np.shape({like}), {self._number_by_sizes(value)})", _ATOM
         if e.shape:
-            number = _number(value) if not math.isfinite(value) else self._number(value)
+            number = _numpy_number(value) if not math.isfinite(value) else self._number_by_sizes(value)
             return f"np.full({self._static(e.shape)}, {number})", _ATOM
         if not math.isfinite(value):
-            return _number(value), (_UNARY if value < 0 else _ATOM)
+            return _numpy_number(value), (_UNARY if value < 0 else _ATOM)
         return super()._constant(e)
 
     def _array(self, array) -> str:
@@ -470,7 +471,7 @@ class NumpyPrinter(Printer):
 
     def _static(self, value) -> str:
         if isinstance(value, float) and not math.isfinite(value):
-            return _number(value)
+            return _numpy_number(value)
         if isinstance(value, str):
             return repr(value)
         return super()._static(value)
@@ -488,7 +489,7 @@ class NumpyPrinter(Printer):
         return super()._spelled(op, args)
 
 
-def _number(value: float) -> str:
+def _numpy_number(value: float) -> str:
     """A number as NumPy code: np.nan, np.inf and -np.inf for the non-finite ones."""
     if math.isnan(value):
         return "np.nan"

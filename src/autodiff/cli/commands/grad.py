@@ -9,7 +9,7 @@ from ..exit_codes import ExitCode
 from ..options import OUTPUT, Mode, check_tolerances, reads_points, reads_program, table_format
 from ..render import emit
 from .gradients import show_gradients
-from .points import run_points
+from .points_loop import run_points
 
 GradFormat, GRAD_FORMAT = table_format("grad", "GradFormat")
 EvalFormat, EVAL_FORMAT = table_format("evaluation", "EvalFormat")

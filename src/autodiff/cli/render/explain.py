@@ -1,6 +1,6 @@
 """`autodiff explain` as text: rich (a terminal, down to 60 columns), plain, JSON, Markdown, LaTeX.
 
-The plain text is the symbolic layer's own (explanation/), so `print(autodiff.explain(...))`
+The plain text is the symbolic layer's own (chain_rule/), so `print(autodiff.explain(...))`
 and `--format plain` agree."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json as _json
 import re
 
-from ...explanation import (grad_label, number_text, plain as plain_text, product_text, seed_text, seeded,
+from ...chain_rule import (grad_label, number_text, plain as plain_text, product_text, seed_text, seeded,
                                  step_lines, values_text)
 from ..._text import escape, latex_text
 from ...symbolic.text_latex import fraction_latex as _fraction, math_latex as _math

@@ -147,7 +147,7 @@ def _node_label(node, reference: bool = False, edge: str | None = None):
         details.append(f"value {human_text(node.value)}")
     text.append("  (" + ", ".join(details) + ")", style="dim")
     if node.grad is not None:
-        from ...explanation import values_text  # one line: the numbers (the first few of a large tensor)
+        from ...chain_rule import values_text  # one line: the numbers (the first few of a large tensor)
 
         text.append(f"  grad {values_text(node.grad)}", style="magenta")
     if reference:

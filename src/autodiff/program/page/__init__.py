@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...explanation import LIMIT, Explanation, grad_label, seed_text, seeded
+from ...chain_rule import LIMIT, Explanation, grad_label, seed_text, seeded
 from ..explain import explain_run
 from ..graph import GraphModel, build_graph
 from ..run import differentiate

@@ -1,6 +1,6 @@
 """--points on grad and eval: the points read a chunk at a time, run as vectors, written as
 records; and what a bad point costs (--on-error stop, skip or null). Reading and writing
-records is cli/points.py's."""
+records is cli/point_records.py's."""
 
 from __future__ import annotations
 
@@ -31,14 +31,14 @@ def _records_format(chosen, out: Optional[RecordFormat]) -> Optional[RecordForma
 
 
 def run_points(source, at, asked, chosen, *, wrt, output, gradients, options) -> ExitCode:
-    """--points: read, evaluate as vectors and write, a chunk at a time (cli/points.py). `asked`
+    """--points: read, evaluate as vectors and write, a chunk at a time (cli/point_records.py). `asked`
     is the PointsAsked of the command line, `chosen` its --format. Returns the exit status."""
     path, fmt_in, on_error = asked.points, asked.points_in, asked.on_error
     fmt_out = _records_format(chosen, asked.points_out)
     from ...language.analysis import analyze
     from ...program.errors import UsageProblem
-    from ...program.points import Sweep
-    from .. import points as io
+    from ...program.sweep import Sweep
+    from .. import point_records as io
 
     if source.name == "<stdin>" and path == "-":
         raise UsageProblem("the program and the points cannot both come from standard input: give the program "

@@ -4,7 +4,7 @@ Points come as CSV (a header of input names, a row per point; a tensor as a JSON
 cell) or JSON Lines (an object per point: numbers, or nested lists for tensors; "nan", "inf"
 and "-inf" as strings too). They are read in chunks — a chunk closes when it is full or when
 the input pauses — so memory stays the same however many points come, and results appear
-while the input is still coming. Each chunk is one vectorised run (program/points.py); its
+while the input is still coming. Each chunk is one vectorised run (program/sweep.py); its
 results are written in input order as JSON Lines, CSV or TSV, nan and infinities spelled as
 `--format json` spells them.
 """
