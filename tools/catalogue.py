@@ -28,8 +28,9 @@ import autodiff  # noqa: E402,F401  (after the path: the checkout's own)
 from autodiff.ops import catalogue, registry, spelling, surface  # noqa: E402
 from autodiff.tensor import TensorMethods  # noqa: E402
 
-HEADER = '''"""Which lazy op modules declare each name (public function, op, Tensor method, spelling), and
-every public function's name: written by tools/catalogue.py; do not edit by hand."""
+HEADER = '''"""Which lazy op modules declare each name (public function, op, Tensor method, spelling), the
+Tensor methods they declare, and every public function's name: written by tools/catalogue.py; do not
+edit by hand."""
 
 '''
 
@@ -41,7 +42,7 @@ TABLES = {"function": surface.PUBLIC, "method form": surface.METHOD_FORMS, "op":
 def _names() -> set:
     """(kind, name) of everything declared so far."""
     return {(kind, name) for kind, table in TABLES.items() for name in dict.keys(table)} | \
-        {("method", name) for name in vars(TensorMethods)}
+        {("method", name) for name, value in vars(TensorMethods).items() if not isinstance(value, catalogue._StandIn)}
 
 
 def table() -> str:
@@ -49,6 +50,7 @@ def table() -> str:
         raise SystemExit("a lazy op module was loaded by importing autodiff: see ops/catalogue.py's EAGER")
     declared_in: dict = {}
     before = _names()
+    first_methods = {name for kind, name in before if kind == "method"}
     for module in catalogue.LAZY:
         importlib.import_module(f"autodiff.ops.{module}")
         after = _names()
@@ -62,7 +64,10 @@ def table() -> str:
     public = list(dict.keys(surface.PUBLIC))
     lines = [HEADER, "DECLARED_IN = {\n"]
     lines += [f"    {name!r}: {tuple(modules)!r},\n" for name, modules in sorted(declared_in.items())]
-    lines.append("}\n\n# Every public function, in the order they are declared.\nPUBLIC_NAMES = (\n")
+    methods = sorted({name for kind, name in _names() if kind == "method"} - first_methods)
+    lines.append("}\n\n# The Tensor methods they declare.\nMETHODS = (\n")
+    lines += [f"    {name!r},\n" for name in methods]
+    lines.append(")\n\n# Every public function, in the order they are declared.\nPUBLIC_NAMES = (\n")
     lines += [f"    {name!r},\n" for name in public]
     lines.append(")\n")
     return "".join(lines)

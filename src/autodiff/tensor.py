@@ -70,14 +70,6 @@ class TensorMethods:
     op's declaration (ops/surface.py) and creation.py's `new_*`. This module names no operation."""
 
     __slots__ = ()
-    # name -> whether it loaded the op module declaring that method: ops/catalogue.py's `load`,
-    # set when the ops load (most op modules load on first use)
-    _load_method = staticmethod(lambda name: False)
-
-    def __getattr__(self, name: str):
-        if TensorMethods._load_method(name):
-            return object.__getattribute__(self, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
 class Tensor(TensorMethods):

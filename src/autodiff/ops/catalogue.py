@@ -6,16 +6,20 @@ the linear algebra, the losses or the statistics. The tables those modules fill 
 (the public functions, the registry, the method forms, the spellings) are `Catalogue`s: a read of
 one name loads the module that declares it (`DECLARED_IN`, written by tools/catalogue.py and held
 current by tests/engine/test_catalogue.py), and any read of a whole table (iterating it, its length,
-its keys) loads every module first, so that no reader ever sees part of the catalogue. Tensor methods
-load through `Tensor.__getattr__`; Python's operators are all declared by the eager modules (the
-tool refuses a lazy module that binds one, as `x + y` never reaches `__getattr__`).
+its keys) loads every module first, so that no reader ever sees part of the catalogue. Each Tensor
+method of a lazy module stands on the class as a `_StandIn` until its module loads: the first
+look-up (`x.sum`) loads it, and the module's own method takes the stand-in's place. (A
+`Tensor.__getattr__` would do it in fewer lines, but a class with one loses CPython's fast
+attribute look-ups on every tensor: the 0-d chain ran 15% slower.) Python's operators are all
+declared by the eager modules (the tool refuses a lazy module that binds one).
 """
 
 from __future__ import annotations
 
 from importlib import import_module
 
-from .declared_in import DECLARED_IN
+from ..tensor import TensorMethods
+from .declared_in import DECLARED_IN, METHODS
 
 # The op modules imported with autodiff: those that bind Tensor's operators, and what they import.
 EAGER = ("pointwise", "selection", "arithmetic", "comparison", "shape", "indexing", "products")
@@ -43,6 +47,30 @@ def load_all() -> None:
         for module in LAZY:
             import_module(f"{__package__}.{module}")
         _all_loaded = True
+
+
+class _StandIn:
+    """A Tensor method of an op module not loaded yet: its look-up loads the module, whose own method
+    replaces this one on the class, and returns that."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, tensor, cls=None):
+        load(self.name)
+        method = TensorMethods.__dict__.get(self.name)
+        if method is self or method is None:  # the module did not declare it after all
+            raise AttributeError(f"'Tensor' object has no attribute {self.name!r}")
+        return method.__get__(tensor, cls) if hasattr(method, "__get__") else method
+
+
+def stand_in_for_methods() -> None:
+    """Put a stand-in on Tensor for each method of a lazy op module not loaded yet."""
+    for name in METHODS:
+        if name not in TensorMethods.__dict__:
+            setattr(TensorMethods, name, _StandIn(name))
 
 
 class Catalogue(dict):
