@@ -181,6 +181,8 @@ def test_the_layout_is_the_real_tree():
     top = [p.name + ("/" if p.is_dir() else "") for p in package.iterdir() if p.name != "__pycache__"
            and (p.is_dir() or p.suffix == ".py")]
     assert not [name for name in top if not re.search(rf"^  {re.escape(name)}\s", layout, re.MULTILINE)]
-    existing = {p.name for p in ROOT.rglob("*.py") if ".venv" not in p.parts} | {p.name for p in package.rglob("*")}
+    checkout = [p for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(".")]  # not .venv's thousands
+    existing = {p.name for folder in checkout for p in folder.rglob("*.py")} | {p.name for p in ROOT.glob("*.py")} | \
+        {p.name for p in package.rglob("*")}
     named = set(re.findall(r"[\w.]+\.(?:py|lark|json)\b", layout))
     assert sorted(named - existing) == []
