@@ -5,7 +5,8 @@ It imports autodiff (which loads the eager op modules only), then each lazy modu
 records the names each one adds to the tables the ops fill: public functions, the registry, the
 ops without a gradient, the method forms, the spellings and Tensor's methods. It refuses a lazy
 module that binds one of Python's operators onto Tensor (`x + y` looks the operator up on the
-class, never through `__getattr__`), and a name two modules declare.
+class: no stand-in can load a module for it), and one that declares again what an earlier module
+declared (a name's meaning would depend on what a program happened to load).
 
     python tools/catalogue.py           print the table
     python tools/catalogue.py --write   rewrite src/autodiff/ops/declared_in.py
@@ -39,22 +40,27 @@ TABLES = {"function": surface.PUBLIC, "method form": surface.METHOD_FORMS, "op":
           "op without a gradient": registry.NONDIFF, "spelling": spelling.SPELLINGS}
 
 
-def _names() -> set:
-    """(kind, name) of everything declared so far."""
-    return {(kind, name) for kind, table in TABLES.items() for name in dict.keys(table)} | \
-        {("method", name) for name, value in vars(TensorMethods).items() if not isinstance(value, catalogue._StandIn)}
+def _declared() -> dict:
+    """(kind, name) -> what is declared so far."""
+    declared = {(kind, name): value for kind, table in TABLES.items() for name, value in dict.items(table)}
+    declared.update({("method", name): value for name, value in vars(TensorMethods).items()
+                     if not isinstance(value, catalogue._StandIn)})
+    return declared
 
 
 def table() -> str:
     if any(f"autodiff.ops.{module}" in sys.modules for module in catalogue.LAZY):
         raise SystemExit("a lazy op module was loaded by importing autodiff: see ops/catalogue.py's EAGER")
     declared_in: dict = {}
-    before = _names()
+    before = _declared()
     first_methods = {name for kind, name in before if kind == "method"}
     for module in catalogue.LAZY:
         importlib.import_module(f"autodiff.ops.{module}")
-        after = _names()
-        for kind, name in sorted(after - before):
+        after = _declared()
+        replaced = sorted(name for key, name in before if after[key, name] is not before[key, name])
+        if replaced:  # what a name means would depend on which modules a program happened to load
+            raise SystemExit(f"ops/{module}.py declares again what an earlier module declared: {replaced}")
+        for kind, name in sorted(after.keys() - before.keys()):
             if kind == "method" and name.startswith("__") and name.endswith("__"):
                 raise SystemExit(f"ops/{module}.py binds {name} onto Tensor: declare it in an eager module")
             modules = declared_in.setdefault(name, [])
@@ -64,7 +70,7 @@ def table() -> str:
     public = list(dict.keys(surface.PUBLIC))
     lines = [HEADER, "DECLARED_IN = {\n"]
     lines += [f"    {name!r}: {tuple(modules)!r},\n" for name, modules in sorted(declared_in.items())]
-    methods = sorted({name for kind, name in _names() if kind == "method"} - first_methods)
+    methods = sorted({name for kind, name in _declared() if kind == "method"} - first_methods)
     lines.append("}\n\n# The Tensor methods they declare.\nMETHODS = (\n")
     lines += [f"    {name!r},\n" for name in methods]
     lines.append(")\n\n# Every public function, in the order they are declared.\nPUBLIC_NAMES = (\n")
