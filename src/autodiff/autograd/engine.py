@@ -32,6 +32,7 @@ from operator import attrgetter, itemgetter
 
 from .. import backend
 from ..creation import zeros_like
+from ..ops import hooks
 from ..ops.registry import LEAN
 from ..ops.saving import _FREED_ERROR
 from ..ops.shape import COPY, SUM_TO, TO_DTYPE, sum_to_recorded
@@ -652,8 +653,9 @@ def _run_backward(roots, seeds, keep_graph: bool, create_graph: bool, *, targets
     """
     root_nodes = list(dict.fromkeys(node for node, _ in roots))
     order, leaf_edges, edges = _schedule(root_nodes)
-    # Inside a forward-mode level the formulas run on tensors, so that they carry tangents.
-    as_tensors = create_graph or FORWARD_AD.token is not None
+    # Inside a forward-mode level the formulas run on tensors, so that they carry tangents (and
+    # where a transform asks, derive's tracer: their expressions, without a graph of them).
+    as_tensors = create_graph or FORWARD_AD.token is not None or hooks.current().tensors_in_backward
 
     capture_at: dict = {}
     captured: list = []

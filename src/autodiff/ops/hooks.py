@@ -8,7 +8,9 @@ out (a derive inside a dual level), and a thread never sees another thread's.
 - `tracer`: takes every operation on a traced tensor (batching.dispatch);
 - `forward`: takes every operation on a dual tensor (batching.dispatch);
 - `reattach`: gives a formula the saved result of its node as the transform's own tensor
-  (registry: a result saved for backward, read with create_graph).
+  (registry: a result saved for backward, read with create_graph);
+- `tensors_in_backward`: backward runs the formulas on tensors though it builds no graph (derive's
+  first derivatives: the tracer reads their expressions, and nothing will differentiate them).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ class Hooks(NamedTuple):
     tracer: object = None
     forward: object = None
     reattach: object = None
+    tensors_in_backward: bool = False
 
 
 _CURRENT: contextvars.ContextVar = contextvars.ContextVar("autodiff_hooks", default=Hooks())

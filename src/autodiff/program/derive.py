@@ -31,6 +31,7 @@ from ..language.analysis import analyze
 from ..language.builtins import CONSTANTS, FUNCTIONS, KNOWN_NAMES, WORDS
 from ..language.option_names import option
 from ..symbolic import expr as E
+from ..ops import hooks
 from ..ops.spelling import SUM
 from ..symbolic.printing import Printer, UnsupportedOperation
 from ..symbolic.statements import Statements
@@ -620,8 +621,14 @@ def _grads(result, leaves: list, seed=None) -> list:
     try:
         if seed is None:  # ones, traced: a formula's numbers made of sizes (var's 2 / (n - 1)) stay symbols
             seed = Traced(_ones(plain), E.const(1.0, tuple(plain.shape)))
-        return list(autograd.grad([plain], needing, grad_outputs=[seed],
-                                  create_graph=True, allow_unused=True, retain_graph=True))
+        # The formulas run on traced tensors, their expressions the derivatives; a graph of them is
+        # built only where a second derivative will differentiate them (the tracer's `recording`).
+        in_force = hooks.push(tensors_in_backward=True)
+        try:
+            return list(autograd.grad([plain], needing, grad_outputs=[seed], create_graph=Tracer.active.recording,
+                                      allow_unused=True, retain_graph=True))
+        finally:
+            hooks.pop(in_force)
     except RuntimeError as exc:
         raise GradientProblem(str(exc)) from None
 

@@ -202,7 +202,9 @@ class Tracer:
             e = _expr_of(v)
             exprs.append(e)
             symbolic = symbolic or _any_symbolic(e)
-        under_no_grad = self.detach_no_grad and symbolic and not GRAD_MODE.enabled
+        # (a derivative's formulas run without grad mode too, where no graph of them is built)
+        under_no_grad = self.detach_no_grad and symbolic and not GRAD_MODE.enabled and \
+            not hooks.current().tensors_in_backward
         if under_no_grad:
             exprs = [_undetached(e) for e in exprs]
         if self.recording or not GRAD_MODE.enabled:  # backward's formulas run with it off already
