@@ -406,6 +406,16 @@ class _Zygote:
 _ZYGOTE = _Zygote()
 
 
+def as_in_the_foreground() -> None:
+    """Ctrl-C as a terminal's foreground job has it (for a child's preexec_fn): a suite started in
+    the background (`pytest &` in a script) hands its children SIGINT ignored, and Python keeps a
+    signal ignored that it starts with."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+
 def interrupted(args: list, after: float) -> tuple:
     """The console script run with `args` and sent Ctrl-C (SIGINT) `after` seconds: (its exit
     status, standard output, standard error, seconds from the signal to its end)."""
@@ -413,7 +423,7 @@ def interrupted(args: list, after: float) -> tuple:
     import time
 
     process = subprocess.Popen(console_script() + list(args), cwd=ROOT, env=environment(), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
+                               stderr=subprocess.PIPE, preexec_fn=as_in_the_foreground)
     time.sleep(after)
     process.send_signal(signal.SIGINT)
     sent = time.monotonic()

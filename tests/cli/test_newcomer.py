@@ -322,10 +322,39 @@ def test_without_colour_the_plot_draws_its_two_curves_with_different_glyphs():
     assert braille and not marks  # in colour, both in braille, told apart by colour
 
 
-@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_shell_completion(autodiff, shell):
-    script = autodiff("--show-completion", shell)
-    assert script.code == 0 and "_AUTODIFF_COMPLETE" in script.stdout
+SHELL_SCRIPTS = [("bash", "complete -o default -F"), ("zsh", "#compdef autodiff"), ("fish", "complete --command autodiff")]
+
+
+@pytest.mark.parametrize("shell, mark", SHELL_SCRIPTS)
+def test_shell_completion_scripts(shell, mark):
+    """Each shell's script, the shell named (Typer's test switch turns its detection off, so that
+    `--show-completion` takes the shell as its value: a fresh process reads it as the app is built)."""
+    import subprocess
+
+    from console import console_script, environment
+
+    env = environment(_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION="1")
+    done = subprocess.run([*console_script(), "--show-completion", shell], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=60)
+    assert done.returncode == 0 and "_AUTODIFF_COMPLETE" in done.stdout and mark in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("shell, mark", SHELL_SCRIPTS)
+def test_shell_completion_is_the_script_of_the_shell_it_runs_in(shell, mark):
+    """`--show-completion` finds its shell among the processes above it (shellingham): run from
+    that shell, it prints that shell's script. (A suite started from no shell detects none.)"""
+    import shutil
+    import subprocess
+
+    from console import console_script, environment
+
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed (its script is checked by name above)")
+    # `; true`: the shell stays the command's parent, rather than replacing itself with it
+    command = f"{console_script()[0]} --show-completion; true"
+    done = subprocess.run([shell, "-c", command], capture_output=True, text=True, cwd=ROOT, env=environment(),
+                          timeout=60)
+    assert done.returncode == 0 and "_AUTODIFF_COMPLETE" in done.stdout and mark in done.stdout, done.stderr
 
 
 def test_completion_answers_a_shell(autodiff):

@@ -13,7 +13,7 @@ import pytest
 from autodiff.language import Source, run
 from autodiff.program.sweep import Sweep
 
-from console import console_script, environment, run_script
+from console import as_in_the_foreground, console_script, environment, run_script
 
 TUTORIAL = "examples/tutorial.expr"
 BRANCHY = "if x > 0:\n    y = x * log(x + 1)\nelse:\n    y = -x * x\ny\n"
@@ -287,7 +287,7 @@ def test_ctrl_c_while_a_full_pipe_waits_stops_at_a_records_end(tmp_path):
     read, write = os.pipe()
     size = fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, 4096)
     process = subprocess.Popen(console_script() + ["grad", "-e", program, "--points", str(path), "--out", "jsonl"],
-                               stdout=write, stderr=subprocess.PIPE, env=environment())
+                               stdout=write, stderr=subprocess.PIPE, env=environment(), preexec_fn=as_in_the_foreground)
     os.close(write)
     try:
         deadline = time.monotonic() + 60
