@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from .. import backend, dtypes
 from ..autograd.grad_mode import STATE as GRAD_MODE, no_grad
@@ -255,13 +254,13 @@ RESHAPE_ALIAS = defop(
     "reshape_alias",
     lambda xp, input, shape: input.reshape(shape),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
-    spelling=replace(_RESHAPED, called="reshape"),
+    spelling=_RESHAPED.but(called="reshape"),
 )
 UNSAFE_VIEW = defop(
     "unsafe_view",
     lambda xp, input, shape: input.reshape(shape),
     input=lambda grad, input_shape: VIEW.apply(grad, input_shape),
-    spelling=replace(_RESHAPED, called="view"),
+    spelling=_RESHAPED.but(called="view"),
 )
 ALIAS = defop("alias", lambda xp, input: input, input=lambda grad: grad, spelling=_SAME)  # x[:, :], x[...]
 CLONE = defop("clone", lambda xp, input: input.copy(order="K"), batch=ELEMENTWISE,  # keeps the layout, as PyTorch's clone
@@ -506,7 +505,7 @@ TO_DTYPE = defop(
 TO_DEVICE = defop(
     "to_device", lambda xp, input, device: backend.to_device(input, device), grad_fn="ToCopyBackward0",
     input=lambda grad, input_device: TO_DEVICE.apply(grad, input_device),
-    spelling=replace(_SAME, called="to"),
+    spelling=_SAME.but(called="to"),
 )
 
 

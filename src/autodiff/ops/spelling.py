@@ -29,7 +29,6 @@ expression, or None to keep the op as a call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from .catalogue import Catalogue
 
@@ -45,17 +44,28 @@ class _Call:
 CALL = _Call()  # written as a call of the op's own name
 
 
-@dataclass(frozen=True)
 class Spelling:
-    language: object = CALL
-    numpy: object = None
-    latex: object = CALL
-    helper: str = ""
-    build: object = None
-    infix: str | None = None
-    latex_infix: str | None = None
-    level: int = ATOM
-    called: str | None = None  # the function users call for it, where that is not its own name
+    """How formulas write one op, in each notation. A plain class, not a dataclass: one is made for
+    every op as autodiff starts, and a dataclass's generated methods cost a compile each."""
+
+    __slots__ = ("language", "numpy", "latex", "helper", "build", "infix", "latex_infix", "level", "called")
+
+    def __init__(self, language: object = CALL, numpy: object = None, latex: object = CALL, helper: str = "",
+                 build: object = None, infix: str | None = None, latex_infix: str | None = None, level: int = ATOM,
+                 called: str | None = None) -> None:  # called: the function users call, where not its own name
+        for name, value in zip(self.__slots__, (language, numpy, latex, helper, build, infix, latex_infix, level,
+                                                called)):
+            object.__setattr__(self, name, value)
+
+    def but(self, **changes) -> Spelling:
+        """This spelling with some parts changed (it is never changed in place)."""
+        return Spelling(**{name: changes.get(name, getattr(self, name)) for name in self.__slots__})
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"a Spelling is not changed in place: use .but({name}=...)")
+
+    def __repr__(self) -> str:
+        return f"Spelling({', '.join(f'{name}={getattr(self, name)!r}' for name in self.__slots__)})"
 
 
 # An op without a name users can call: written only through its `build` (or not at all).
