@@ -325,18 +325,25 @@ def test_without_colour_the_plot_draws_its_two_curves_with_different_glyphs():
 SHELL_SCRIPTS = [("bash", "complete -o default -F"), ("zsh", "#compdef autodiff"), ("fish", "complete --command autodiff")]
 
 
+def _prints_the_script(argv: list, mark: str, **env) -> None:
+    """`argv` (the command, started afresh: Typer reads its switches as the app is built) prints a
+    completion script holding `mark`."""
+    import subprocess
+
+    from console import environment
+
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=environment(**env), timeout=60)
+    assert done.returncode == 0 and "_AUTODIFF_COMPLETE" in done.stdout and mark in done.stdout, done.stderr
+
+
 @pytest.mark.parametrize("shell, mark", SHELL_SCRIPTS)
 def test_shell_completion_scripts(shell, mark):
     """Each shell's script, the shell named (Typer's test switch turns its detection off, so that
-    `--show-completion` takes the shell as its value: a fresh process reads it as the app is built)."""
-    import subprocess
+    `--show-completion` takes the shell as its value)."""
+    from console import console_script
 
-    from console import console_script, environment
-
-    env = environment(_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION="1")
-    done = subprocess.run([*console_script(), "--show-completion", shell], capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=60)
-    assert done.returncode == 0 and "_AUTODIFF_COMPLETE" in done.stdout and mark in done.stdout, done.stderr
+    _prints_the_script([*console_script(), "--show-completion", shell], mark,
+                       _TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION="1")
 
 
 @pytest.mark.parametrize("shell, mark", SHELL_SCRIPTS)
@@ -344,17 +351,13 @@ def test_shell_completion_is_the_script_of_the_shell_it_runs_in(shell, mark):
     """`--show-completion` finds its shell among the processes above it (shellingham): run from
     that shell, it prints that shell's script. (A suite started from no shell detects none.)"""
     import shutil
-    import subprocess
 
-    from console import console_script, environment
+    from console import console_script
 
     if shutil.which(shell) is None:
         pytest.skip(f"{shell} is not installed (its script is checked by name above)")
     # `; true`: the shell stays the command's parent, rather than replacing itself with it
-    command = f"{console_script()[0]} --show-completion; true"
-    done = subprocess.run([shell, "-c", command], capture_output=True, text=True, cwd=ROOT, env=environment(),
-                          timeout=60)
-    assert done.returncode == 0 and "_AUTODIFF_COMPLETE" in done.stdout and mark in done.stdout, done.stderr
+    _prints_the_script([shell, "-c", f"{console_script()[0]} --show-completion; true"], mark)
 
 
 def test_completion_answers_a_shell(autodiff):
