@@ -95,9 +95,7 @@ class Catalogue(dict):
         return dict.__contains__(self, name) or (load(name) and dict.__contains__(self, name))
 
     def get(self, name, default=None):
-        if dict.__contains__(self, name) or (load(name) and dict.__contains__(self, name)):
-            return dict.__getitem__(self, name)
-        return default
+        return dict.__getitem__(self, name) if self.__contains__(name) else default
 
     def __iter__(self):
         load_all()
@@ -120,8 +118,7 @@ class Catalogue(dict):
         return dict.items(self)
 
     def copy(self) -> dict:
-        load_all()
-        return dict(dict.items(self))
+        return dict(self.items())
 
     def loaded(self) -> dict:
         """What is declared so far, loading nothing."""
