@@ -188,6 +188,34 @@ def test_anomaly_mode_keeps_the_forward_line_of_an_op_of_two_leaves():
     assert "w = x * y  # the line of the product of leaves" in message
 
 
+class _NanBack(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * math.nan
+
+
+@pytest.mark.parametrize("case", ["unary op of a leaf", "op of a record", "custom Function"])
+def test_the_forward_trace_ends_at_the_users_line(case):
+    # each op records itself through a different depth of autodiff's own calls; none of them is shown
+    with torch.autograd.set_detect_anomaly(True):
+        x = torch.tensor(0.0, requires_grad=True)
+        if case == "unary op of a leaf":
+            w = torch.sqrt(x) * 0  # the user's line
+        elif case == "op of a record":
+            w = (x * 1).sqrt() * 0  # the user's line
+        else:
+            w = _NanBack.apply(x)  # the user's line
+        with pytest.warns(UserWarning, match="Error detected") as warned:
+            with pytest.raises(RuntimeError):
+                w.backward()
+    (message,) = [str(w.message) for w in warned if "Error detected" in str(w.message)]
+    assert message.rstrip().splitlines()[-1].strip().endswith("# the user's line")
+
+
 def test_anomaly_mode_is_off_by_default_and_nan_passes_silently():
     z = torch.tensor(0.0, requires_grad=True)
     (torch.sqrt(z) * 0).backward()

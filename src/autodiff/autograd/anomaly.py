@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
-import traceback
 import warnings
 import weakref
 
@@ -30,7 +30,22 @@ def forward_trace(node) -> list:
     running = getattr(_RUNNING, "nodes", None)
     if running:
         _PARENTS[node] = running[-1]
-    return traceback.format_stack()[:-3]
+    return forward_stack()
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def forward_stack() -> list:
+    """The formatted stack of the program that called an op, up to its line: autodiff's own frames
+    at its end (how deep an op records itself varies by path) are left out, as PyTorch's trace ends
+    at the user's line. traceback is imported here: anomaly mode is rare, and no start needs it."""
+    import traceback
+
+    frames = traceback.extract_stack()
+    while frames and frames[-1].filename.startswith(_PACKAGE):
+        frames.pop()
+    return traceback.format_list(frames)
 
 
 class running:

@@ -11,12 +11,11 @@ open tape) append their record inline; the others go through `_record_one`, `_re
 
 from __future__ import annotations
 
-import traceback
 from _thread import get_ident as _ident
 from typing import TYPE_CHECKING
 
 from .. import _limits, backend, dtypes
-from ..autograd.anomaly import ANOMALY, forward_trace
+from ..autograd.anomaly import ANOMALY, forward_stack, forward_trace
 from ..autograd.grad_mode import EVERYWHERE
 from ..autograd.grad_mode import STATE as GRAD_MODE
 from ..autograd.node import AccumulateGrad, Node, _sequence, accumulator_of, edge, output_numbers
@@ -88,7 +87,7 @@ def _record(op: OpDef, inputs, values, arrays, out) -> Tensor:
     if ANOMALY.enabled:
         if tape.traces is None:
             tape.traces = {}
-        tape.traces[at] = traceback.format_stack()[:-2]  # up to the caller of the op
+        tape.traces[at] = forward_stack()
     if out.__class__ is not _F64 and meta is not _SCALAR_META:
         _grew(tape, out)
     return result
