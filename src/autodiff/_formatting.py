@@ -8,20 +8,23 @@ elements summarised with `...`. Recursion here is over dimensions only, never el
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from . import backend, dtypes
 
 
-@dataclass
 class PrintOptions:
-    precision: int = 4
-    threshold: float = 1000
-    edgeitems: int = 3
-    linewidth: int = 80
-    sci_mode: bool | None = None
+    """The options set_printoptions changes (PyTorch's defaults)."""
+
+    __slots__ = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+
+    def __init__(self) -> None:
+        self.precision = 4
+        self.threshold = 1000
+        self.edgeitems = 3
+        self.linewidth = 80
+        self.sci_mode = None
 
 
 OPTIONS = PrintOptions()

@@ -70,3 +70,116 @@ def test_methods_the_class_defines_are_kept():
 def test_what_a_record_does_not_make_is_refused():
     with pytest.raises(TypeError, match="order"):
         record(order=True)
+
+
+def _fresh(**options):
+    """A record class, and a probe telling whether dataclasses has made it yet."""
+    made = []
+    original = dataclasses._process_class
+
+    def watched(cls, *args, **kwargs):
+        made.append(cls.__name__)
+        return original(cls, *args, **kwargs)
+
+    return made, watched
+
+
+@pytest.mark.parametrize("first_use", ["instance", "fields of the class", "is_dataclass", "subclass", "unpickled"])
+def test_a_record_is_made_a_dataclass_on_first_use_and_then_behaves_as_one(first_use, monkeypatch):
+    made, watched = _fresh()
+    monkeypatch.setattr(dataclasses, "_process_class", watched)
+
+    @record
+    class Lazy:
+        a: int
+        b: list = field(default_factory=list)
+
+    assert made == []  # declared: nothing made yet
+    if first_use == "instance":
+        assert Lazy(1).b == [] and Lazy(1, [2]) == Lazy(1, [2])
+    elif first_use == "fields of the class":
+        assert [f.name for f in dataclasses.fields(Lazy)] == ["a", "b"]
+    elif first_use == "is_dataclass":
+        assert dataclasses.is_dataclass(Lazy)
+    elif first_use == "subclass":
+        @record
+        class Child(Lazy):
+            c: str = "x"
+
+        assert repr(Child(1)) == f"{Child.__qualname__}(a=1, b=[], c='x')"
+    else:  # as pickle makes an instance: no __init__, its fields put in place
+        loose = object.__new__(Lazy)
+        loose.__dict__.update(a=1, b=[2])
+        assert repr(loose) == f"{Lazy.__qualname__}(a=1, b=[2])" and loose == Lazy(1, [2]) and loose != Lazy(1)
+    assert made.count("Lazy") == 1  # made once (a subclass is made around it)
+    assert dataclasses.replace(Lazy(1), a=3) == Lazy(3) and dataclasses.asdict(Lazy(1, [2])) == {"a": 1, "b": [2]}
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'a'"):
+        Lazy()  # dataclasses' own __init__, its own errors
+
+
+def test_a_record_with_an_init_of_its_own_keeps_it():
+    @record
+    class Own:
+        a: int
+
+        def __init__(self, a):
+            self.a = a * 2
+
+    assert Own(2).a == 4 and dataclasses.fields(Own)[0].name == "a"
+
+
+def test_a_frozen_record_is_made_at_once(monkeypatch):
+    made, watched = _fresh()
+    monkeypatch.setattr(dataclasses, "_process_class", watched)
+
+    @record(frozen=True)
+    class Fixed:
+        a: int
+
+    assert made == ["Fixed"]
+
+
+def test_two_threads_making_one_record_make_it_once(monkeypatch):
+    import threading
+
+    made, watched = _fresh()
+    monkeypatch.setattr(dataclasses, "_process_class", watched)
+
+    @record
+    class Shared:
+        a: int = 0
+
+    start = threading.Barrier(8)
+    results = []
+
+    def use():
+        start.wait()
+        results.append(Shared(1).a)
+
+    threads = [threading.Thread(target=use) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [1] * 8 and made == ["Shared"]
+
+
+def test_the_grad_command_makes_only_the_records_it_uses():
+    """The start of `autodiff grad` makes none of the check report's records (it is not asked for)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import dataclasses, sys\n"
+        "made = []\n"
+        "original = dataclasses._process_class\n"
+        "def watched(cls, *a, **k):\n"
+        "    made.append(cls.__name__)\n"
+        "    return original(cls, *a, **k)\n"
+        "dataclasses._process_class = watched\n"
+        "from autodiff.program import differentiate\n"
+        "differentiate('y = a * b', at={'a': 2, 'b': 3})\n"
+        "print(' '.join(made))\n"
+    )
+    made = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert "Differentiation" in made and not {"CheckEntry", "CheckReport", "Forward", "Recorded"} & set(made)
