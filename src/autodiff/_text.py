@@ -32,6 +32,8 @@ def _escape(match) -> str:
 def escape(text, keep_tabs: bool = False) -> str:
     """`text` with its control characters written as escapes (tabs kept when asked)."""
     text = str(text)
+    if text.isascii() and text.isprintable():  # no control character: the pattern need not be compiled
+        return text
     return re.sub(_UNSAFE_BUT_TAB if keep_tabs else _UNSAFE, _escape, text)
 
 

@@ -35,13 +35,13 @@ def check_at_words(argv: list) -> None:
 
 
 def _check_at_value(value: str, rest: list) -> None:
-    import shlex
-
     depth, joined = _depth(value), value
     for word in rest if depth > 0 else ():
         joined += word
         depth += _depth(word)
         if depth <= 0:  # the words after it close its brackets: one value, cut at its spaces
+            import shlex
+
             raise UsageProblem(f"--at {value}: the shell cut this value at its spaces (its bracket is not closed); "
                                f"quote it and drop the spaces: --at {shlex.quote(joined)}")
     if value.endswith(",") or depth > 0:

@@ -15,7 +15,6 @@ the careful tokenizer's tokens.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from .errors import SyntaxProblem
 from .grammar import Tables
@@ -382,4 +381,6 @@ def _implicit_product(source: Source, pos: int, end: int) -> SyntaxProblem:
 
 
 def _char_name(ch: str) -> str:
+    import unicodedata  # only to name a stray character
+
     return f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')}"
