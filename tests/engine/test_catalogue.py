@@ -100,16 +100,42 @@ def test_a_lazy_table_finds_each_value_once_and_knows_its_names_without_finding(
         table["c"]
 
 
-def test_an_op_the_trace_did_not_read_is_an_error_never_a_plain_function(restore_op_tables):
-    from autodiff.ops.registry import defop
+def test_an_op_apply_the_registry_does_not_hold_is_an_error_never_a_plain_function(restore_op_tables):
+    from autodiff.ops.registry import REGISTRY, defop
     from autodiff.symbolic.trace import Tracer
 
-    with Tracer() as tracer:  # it reads the whole registry as it begins: every op module loads
-        late = defop("late_for_test", lambda xp, input: input * 2, input=lambda grad: 2 * grad)
+    def stray(input):  # an op's apply the registry does not hold under its name
+        return input * 2
+
+    stray._op_name = "stray_for_test"
+    impostor = defop("impostor_for_test", lambda xp, input: input * 3, input=lambda grad: 3 * grad).apply
+    impostor._op_name = "mul"  # the registry's mul is another function
+    with Tracer() as tracer:
         x = tracer.input("x", autodiff.ones(2))
-        with pytest.raises(RuntimeError, match="'late_for_test' is not in the op registry this trace read"):
-            late.apply(x)
-        assert (x * 2).expr is not None  # an op it read is traced
+        for apply, name in ((stray, "stray_for_test"), (impostor, "mul")):
+            with pytest.raises(RuntimeError, match=f"the operation '{name}' is not in the op registry"):
+                hooks_apply(apply, x)
+        late = defop("late_for_test", lambda xp, input: input * 2, input=lambda grad: 2 * grad)
+        assert late.apply(x).expr is not None and REGISTRY["late_for_test"] is late  # declared late, still traced
+        assert (x * 2).expr is not None
+
+
+def hooks_apply(apply, x):
+    """Hand `apply` to the running trace as an op's apply hands itself (dispatch does this)."""
+    from autodiff.symbolic.trace import Tracer
+
+    return Tracer.active._apply(apply, (x,), {})
+
+
+def test_a_trace_loads_only_the_op_modules_its_program_uses():
+    script = (
+        "import sys\n"
+        "from autodiff.program import derive\n"
+        "derive.derive('y = a * b + tanh(a)')\n"
+        "print(sorted(m for m in sys.modules if m.startswith('autodiff.ops.')))\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert "autodiff.ops.spectral" not in loaded and "autodiff.ops.decompositions" not in loaded, loaded
 
 
 def test_a_lazy_method_stands_in_on_the_class_and_tensor_has_no_getattr():

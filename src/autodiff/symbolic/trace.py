@@ -114,6 +114,17 @@ def _decided(t: Traced, value) -> None:
         tracer.decisions.append((t.expr, value))
 
 
+def _registered(function, name: str) -> tuple:
+    """(name, its registry op, or None for an op without a derivative) for an op's own apply: one
+    the registry does not hold under its name is an error, never traced as a plain function."""
+    op = registry.REGISTRY.get(name)
+    if op is not None and op.apply is function:
+        return name, op
+    if registry.NONDIFF.get(name) is function:
+        return name, None
+    raise RuntimeError(f"derive: the operation {name!r} is not in the op registry")
+
+
 class Tracer:
     """While active (`with Tracer() as tracer:`), operations on traced tensors are traced."""
 
@@ -137,10 +148,9 @@ class Tracer:
         # that made it (the first, where two made one expression): derive --steps reads an op's
         # own formula from it, one step at a time.
         self.made: dict | None = None
-        # function -> (its name, its registry op or None for one without a derivative); reading the
-        # registry whole loads every op module first (ops/catalogue.py)
-        self._ops = {op.apply: (op.name, op) for op in registry.REGISTRY.values()}
-        self._ops.update({apply: (name, None) for name, apply in registry.NONDIFF.items()})
+        # function -> (its name, its registry op or None for one without a derivative), filled as
+        # ops are met: the registry is read by name, which loads no op module a program does not use
+        self._ops: dict = {}
 
     def __enter__(self) -> Tracer:
         if Tracer.active is not None:
@@ -177,10 +187,9 @@ class Tracer:
         known = self._ops.get(function)
         if known is None:
             name = getattr(function, "_op_name", None)
-            if name is not None:  # an op's own apply, yet not one it read: never traced as a plain function
-                raise RuntimeError(f"derive: the operation {name!r} is not in the op registry this trace read "
-                                   "when it began")
-            return function(*args, **kwargs)  # a function made of ops: its ops are traced one by one
+            if name is None:
+                return function(*args, **kwargs)  # a function made of ops: its ops are traced one by one
+            known = self._ops[function] = _registered(function, name)
         name, op = known
         # Each argument as the engine takes it and as the builder sees it, in one pass: this
         # runs for every operation of the program and of its derivative.
