@@ -3,14 +3,15 @@ as data (`to_dict`: explain's JSON)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
 from .. import codec
+from .._record import record
 
 
-@dataclass
+@record
 class Edge:
     """One step of a path: the node's op, its local derivative as a formula, and its value
     (a number; a tensor's elementwise derivative when small; else None)."""
@@ -21,7 +22,7 @@ class Edge:
     latex: str = ""  # the formula's right side in LaTeX, by derive's printer (not part of the JSON)
 
 
-@dataclass
+@record
 class Path:
     nodes: list  # display names, from the output to the input
     edges: list  # Edge, one per step
@@ -31,7 +32,7 @@ class Path:
     route: list = field(default_factory=list, repr=False, compare=False)
 
 
-@dataclass
+@record
 class InputExplanation:
     name: str
     grad: object  # array, or None where no gradient reaches the input
@@ -43,7 +44,7 @@ class InputExplanation:
     why: str | None = None  # why the gradient is None or zero
 
 
-@dataclass
+@record
 class Passed:
     """What one step hands an input: `grad × local = value`."""
 
@@ -56,7 +57,7 @@ class Passed:
     position: int = -1  # the input of the step's node it goes to (not part of the JSON)
 
 
-@dataclass
+@record
 class Step:
     number: int
     node: str  # display name
@@ -71,7 +72,7 @@ class Step:
     key: int | None = field(default=None, repr=False, compare=False)  # the node's `_seq` (not part of the JSON)
 
 
-@dataclass(repr=False)
+@record(repr=False)
 class Explanation:
     output: str
     value: object  # array
@@ -133,7 +134,7 @@ def _jsonable(value):
 
 
 
-@dataclass
+@record
 class NodeInfo:
     name: str | None  # the variable or input
     text: str | None  # the source text

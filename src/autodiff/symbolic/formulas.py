@@ -19,11 +19,11 @@ that something (`cos(input)`, `other`); otherwise as the map `g ↦ ...`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
 from .. import backend
+from .._record import record
 from ..autograd.engine import _conform as conform
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..ops.registry import REGISTRY
@@ -39,7 +39,7 @@ RESULT = "result"  # the op's output, where its expression cannot be built from 
 SHORT = 16  # array constants up to this many elements are written out in full
 
 
-@dataclass(frozen=True, eq=False)
+@record(frozen=True, eq=False)
 class Formula:
     """The local derivative of op `op` by its argument `input`: `expr` is the vector-Jacobian
     product (in the seed symbol g and the op's argument symbols); `factor` is F where
