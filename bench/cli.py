@@ -11,6 +11,8 @@ measured in the same run (interleaved, medians), because these machines are nois
       grad json    the same, --format json                                             target <= 1.5x
       eval plain   eval examples/tutorial.expr --at a=2,b=3,c=5,d=10 --format plain    target <= 1.5x
       eval json    the same, --format json                                             target <= 1.5x
+      graph plain, graph json, explain plain, explain json: the same point, those commands
+                                                                                       target <= 1.5x
       derive       derive examples/tutorial.expr --format plain                        target <= 1.7x
       grad rich    grad ... --format rich (Rich draws the tables)                      target <= 2.0x
   With --instructions (and valgrind installed), the same figures also as instructions executed
@@ -48,6 +50,10 @@ STARTUP = [
     ("grad json", ["grad", *TUTORIAL, "--format", "json"], 1.5),
     ("eval plain", ["eval", *TUTORIAL, "--format", "plain"], 1.5),
     ("eval json", ["eval", *TUTORIAL, "--format", "json"], 1.5),
+    ("graph plain", ["graph", *TUTORIAL, "--format", "plain"], 1.5),
+    ("graph json", ["graph", *TUTORIAL, "--format", "json"], 1.5),
+    ("explain plain", ["explain", *TUTORIAL, "--format", "plain"], 1.5),
+    ("explain json", ["explain", *TUTORIAL, "--format", "json"], 1.5),
     ("derive", ["derive", "examples/tutorial.expr", "--format", "plain"], 1.7),
     ("grad rich", ["grad", *TUTORIAL, "--format", "rich"], 2.0),
 ]
@@ -138,7 +144,7 @@ def startup(autodiff: list, repeat: int) -> None:
           f"({figures['baseline'][1] * 1e3:.0f} ms), paired, medians of {repeat} rounds:")
     for name, words, target in STARTUP:
         ratio, seconds = figures[name]
-        print(f"  {name:<11} {seconds * 1e3:6.0f} ms   ratio {ratio:.2f}  ({verdict(ratio, target)})   "
+        print(f"  {name:<13} {seconds * 1e3:6.0f} ms   ratio {ratio:.2f}  ({verdict(ratio, target)})   "
               f"autodiff {' '.join(words)}")
 
 
@@ -163,7 +169,7 @@ def instructions(autodiff: list) -> None:
     print(f"start-up, instructions executed (callgrind) against python -c \"import numpy\" ({baseline / 1e6:.0f} M):")
     for name, words, target in STARTUP:
         count = counted(command + words)
-        print(f"  {name:<11} {count / 1e6:6.0f} M    ratio {count / baseline:.2f}  ({verdict(count / baseline, target)})")
+        print(f"  {name:<13} {count / 1e6:6.0f} M    ratio {count / baseline:.2f}  ({verdict(count / baseline, target)})")
 
 
 def verdict(ratio: float, target: float) -> str:

@@ -1,5 +1,5 @@
-"""cli/quick.py runs the usual command lines of grad, eval and derive without Typer, by the options
-the commands declare (cli/declare.py): it must read every option as Typer reads it, say exactly
+"""cli/quick.py runs the usual command lines of grad, eval, derive, graph and explain without Typer, by
+the options the commands declare (cli/declare.py): it must read every option as Typer reads it, say exactly
 what Typer's path says (output, messages, exit status), leave every other command line to Typer,
 and load nothing a run does not need."""
 
@@ -98,6 +98,25 @@ CASES = [
     ["derive", "-e", "x @ A @ x", "--shape", "x=n", "--shape", "A=n,n", "--wrt", "x", "-f", "expr"],
     ["derive", "-e", "x @ A @ x"],  # exit 2: no shapes
     ["derive", "{tmp}/bad.expr"],
+    ["graph", TUTORIAL, "--at", AT],
+    ["graph", TUTORIAL, "--at", AT, "--format", "plain", "--backward", "--edges", "local"],
+    ["graph", TUTORIAL, "--at", AT, "--format", "json", "--limit", "3"],
+    ["graph", TUTORIAL, "--at", AT, "-f", "dot", "--wrt", "a,b"],
+    ["graph", TUTORIAL, "--at", AT, "--format", "mermaid"],
+    ["graph", TUTORIAL, "--at", AT, "--format", "rich", "--backward"],
+    ["graph", TUTORIAL, "--at", AT, "--format", "svg"],
+    ["graph", "-e", "sum(W @ x)", "--at", "W=[[1,2],[3,4]]", "--at", "x=[1,1]", "--backward", "--grad-output", "ones"],
+    ["graph", "{tmp}/bad.expr"],
+    ["graph", TUTORIAL, "--at", "a=2"],  # exit 2: inputs without values
+    ["explain", TUTORIAL, "--at", AT],
+    ["explain", TUTORIAL, "--at", AT, "--format", "json", "--wrt", "d"],
+    ["explain", TUTORIAL, "--at", AT, "--format", "rich"],
+    ["explain", TUTORIAL, "--at", AT, "--format", "markdown", "--limit", "1"],
+    ["explain", TUTORIAL, "--at", AT, "-f", "latex"],
+    ["explain", "examples/explain.expr", "--why", "b", "--format", "plain"],
+    ["explain", "-e", "x = a; x = x * a + x", "--at", "a=2", "--limit", "3", "--format", "json"],
+    ["explain", "{tmp}/log.expr", "--at", "x=-1"],
+    ["explain", "missing.expr", "--at", "a=2"],
 ]
 
 
@@ -125,7 +144,8 @@ def test_the_quick_path_says_what_typer_says(argv, files, monkeypatch, capsys):
 # Typer's alone: help, errors of the command line, other commands, completion.
 TYPERS = [
     [], ["--help"], ["--version"], ["grad", "--help"], ["grad", TUTORIAL, "-h"], ["derive", "--help"],
-    ["graph", TUTORIAL, "--at", AT], ["explain", TUTORIAL, "--at", AT], ["test", "--help"], ["gradient", TUTORIAL],
+    ["graph", TUTORIAL, "--help"], ["explain", "--help"], ["explain", TUTORIAL, "--limit", "0"],
+    ["plot", TUTORIAL, "--wrt", "a", "--range", "0:1"], ["test", "--help"], ["gradient", TUTORIAL],
     ["grad", TUTORIAL, "--at"], ["grad", TUTORIAL, "--format", "csv"], ["grad", TUTORIAL, "--format", "PLAIN"],
     ["grad", TUTORIAL, "--order", "x"], ["grad", TUTORIAL, "--order", "2.0"], ["grad", TUTORIAL, "--seed", "-1"],
     ["grad", TUTORIAL, "--atol", "-1"], ["grad", TUTORIAL, "--max-elements", "0"], ["grad", TUTORIAL, "--tree=yes"],
@@ -275,6 +295,11 @@ LOADS = [
     (["grad", TUTORIAL, "--at", AT, "--format", "rich"], {"rich"}),
     (["eval", TUTORIAL, "--at", AT, "--format", "rich"], {"rich"}),
     (["derive", TUTORIAL, "--format", "rich"], {"rich"}),
+    (["graph", TUTORIAL, "--at", AT, "--format", "plain"], set()),
+    (["graph", TUTORIAL, "--at", AT, "--format", "json"], set()),
+    (["explain", TUTORIAL, "--at", AT, "--format", "plain"], set()),
+    (["explain", TUTORIAL, "--at", AT, "--format", "json"], set()),
+    (["graph", TUTORIAL, "--at", AT, "--format", "rich"], {"rich"}),
 ]
 
 _LOADED = """

@@ -1,5 +1,5 @@
-"""The usual command lines of `grad`, `eval` and `derive`, parsed without loading Typer, Click
-or Rich: by the options the commands declare (cli/declare.py), the same declarations that
+"""The usual command lines of `grad`, `eval`, `derive`, `graph` and `explain`, parsed without loading
+Typer, Click or Rich: by the options the commands declare (cli/declare.py), the same declarations that
 cli/app.py gives Typer. Importing Typer costs about half of `import numpy`, and a script may run
 autodiff once per file or per point (bench/cli.py times it).
 
@@ -26,7 +26,7 @@ from enum import Enum
 from .declare import Declared
 from .exit_codes import ExitCode
 
-QUICK = ("grad", "eval", "derive")  # the commands parsed here; every other is Typer's
+QUICK = ("grad", "eval", "derive", "graph", "explain")  # the commands parsed here; plot and test are Typer's
 
 # Settings of a declaration that change only --help (or nothing the parser reads).
 _SHOWN_ONLY = {"help", "metavar", "show_default", "hidden", "rich_help_panel", "click_type", "show_choices"}

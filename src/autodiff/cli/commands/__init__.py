@@ -1,8 +1,8 @@
 """The commands, one module each: read the input, ask the program layer for a result, hand it to
 a renderer (cli/render). Their options are declared in their signatures (cli/declare.py).
 
-`COMMANDS` names them once: cli/app.py registers each with Typer, and cli/quick.py finds grad,
-eval and derive here to parse their usual command lines without Typer. `autodiff test` and its
+`COMMANDS` names them once: cli/app.py registers each with Typer, and cli/quick.py finds those of
+quick.QUICK here to parse their usual command lines without Typer. `autodiff test` and its
 subcommands (suite.py) are Typer's alone."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-import typer
+from ..declare import Option
 
 from ..options import OUTPUT, reads_program
 from ..render import emit, format_choices
@@ -29,16 +29,16 @@ EXAMPLES = """[bold]Examples[/]
 @reads_program
 def explain(
     program=None,  # FILE, -e, --at (see options.reads_program)
-    wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b",
+    wrt: Optional[str] = Option(None, "--wrt", metavar="a,b",
                                       help="Explain only these inputs (the others are constants)."),
-    why: Optional[str] = typer.Option(None, "--why", metavar="NAME",
+    why: Optional[str] = Option(None, "--why", metavar="NAME",
                                       help="Say why this input's gradient is what it is (None or zero)."),
     output: Optional[str] = OUTPUT,
-    grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
+    grad_output: Optional[str] = Option(None, "--grad-output", metavar="ones|VALUE",
                                               help="The gradient to start backward from, for a non-scalar output."),
-    limit: int = typer.Option(10, "--limit", metavar="N", min=1,
+    limit: int = Option(10, "--limit", metavar="N", min=1,
                               help="Show the N largest paths per input (graph's --limit counts nodes, 500 by default)."),
-    format: ExplainFormat = typer.Option(ExplainFormat.auto, "--format", "-f",
+    format: ExplainFormat = Option(ExplainFormat.auto, "--format", "-f",
                                          help="rich, plain, json, markdown, latex, svg (the graph with each "
                                               "edge's local derivative, each node's value and gradient), or html "
                                               "(one page to click through: the graph, each input's paths, the "

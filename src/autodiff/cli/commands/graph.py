@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-import typer
+from ..declare import Option
 
 from ..options import OUTPUT, EdgeLabels, reads_program
 from ..render import emit, format_choices
@@ -27,18 +27,18 @@ EXAMPLES = """[bold]Examples[/]
 @reads_program
 def graph(
     program=None,  # FILE, -e, --at (see options.reads_program)
-    wrt: Optional[str] = typer.Option(None, "--wrt", metavar="a,b", help="Only these inputs require grad."),
+    wrt: Optional[str] = Option(None, "--wrt", metavar="a,b", help="Only these inputs require grad."),
     output: Optional[str] = OUTPUT,
-    backward: bool = typer.Option(False, "--backward", help="Run backward too, and label nodes with gradients."),
-    grad_output: Optional[str] = typer.Option(None, "--grad-output", metavar="ones|VALUE",
+    backward: bool = Option(False, "--backward", help="Run backward too, and label nodes with gradients."),
+    grad_output: Optional[str] = Option(None, "--grad-output", metavar="ones|VALUE",
                                               help="With --backward: the gradient of a non-scalar output."),
-    limit: int = typer.Option(500, "--limit", metavar="N", min=1,
+    limit: int = Option(500, "--limit", metavar="N", min=1,
                               help="Show at most N nodes (explain's --limit counts paths, 10 by default)."),
-    edges: EdgeLabels = typer.Option(EdgeLabels.none, "--edges",
+    edges: EdgeLabels = Option(EdgeLabels.none, "--edges",
                                      help="local: write each edge's local derivative on it (in every format: beside "
                                           "the node it leads to in the tree, a fourth field of plain's edge lines, "
                                           "edge_labels in JSON)."),
-    format: GraphFormat = typer.Option(GraphFormat.auto, "--format", "-f",
+    format: GraphFormat = Option(GraphFormat.auto, "--format", "-f",
                                        help="rich (a tree), dot (Graphviz), mermaid, json, plain, svg (drawn "
                                             "with nothing installed), png or pdf (need Graphviz's dot), or html "
                                             "(explain's page: the graph as svg draws it, with every input's paths "

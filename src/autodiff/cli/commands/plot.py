@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-import typer
+from ..declare import Option
 
 from ..console import say, say_warnings
 from ..options import OUTPUT, reads_program
@@ -23,16 +23,16 @@ EXAMPLES = """[bold]Examples[/]
   autodiff plot -e "sin(x) * x" --wrt x --range -6:6 --samples 25 --format json | jq '.points[0]'"""
 
 
-@reads_program(at=typer.Option([], "--at", metavar="NAME=VALUE,...", help="The other inputs' values, held fixed."))
+@reads_program(at=Option([], "--at", metavar="NAME=VALUE,...", help="The other inputs' values, held fixed."))
 def plot(
     program=None,  # FILE, -e, --at (see options.reads_program)
-    wrt: str = typer.Option(..., "--wrt", metavar="NAME", help="The input to vary along the x axis."),
-    range_: str = typer.Option(..., "--range", metavar="LOW:HIGH", help="Its range, e.g. -3:3."),
+    wrt: str = Option(..., "--wrt", metavar="NAME", help="The input to vary along the x axis."),
+    range_: str = Option(..., "--range", metavar="LOW:HIGH", help="Its range, e.g. -3:3."),
     output: Optional[str] = OUTPUT,
-    samples: int = typer.Option(201, "--samples", metavar="N", help="How many evenly spaced points (2 to 100,000)."),
-    to: Optional[str] = typer.Option(None, "-o", "--to", metavar="FILE.svg|FILE.png",
+    samples: int = Option(201, "--samples", metavar="N", help="How many evenly spaced points (2 to 100,000)."),
+    to: Optional[str] = Option(None, "-o", "--to", metavar="FILE.svg|FILE.png",
                                      help="Write a picture: SVG (needs nothing) or PNG (needs matplotlib)."),
-    format: PlotFormat = typer.Option(PlotFormat.auto, "--format", "-f",
+    format: PlotFormat = Option(PlotFormat.auto, "--format", "-f",
                                       help="rich (drawn in the terminal), plain (tab-separated samples), json or "
                                            "svg; auto is rich on a terminal."),
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
