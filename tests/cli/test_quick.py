@@ -117,6 +117,8 @@ CASES = [
     ["explain", "-e", "x = a; x = x * a + x", "--at", "a=2", "--limit", "3", "--format", "json"],
     ["explain", "{tmp}/log.expr", "--at", "x=-1"],
     ["explain", "missing.expr", "--at", "a=2"],
+    ["explain", TUTORIAL, "--at", AT, "--debug", "--color", "never", "--dtype", "float32"],
+    ["graph", "--at", AT, "--", TUTORIAL],
 ]
 
 
