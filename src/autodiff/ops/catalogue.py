@@ -73,6 +73,9 @@ def stand_in_for_methods() -> None:
             setattr(TensorMethods, name, _StandIn(name))
 
 
+_UNDECLARED = object()
+
+
 class Catalogue(dict):
     """A table the op modules fill as they load (name -> what they declare). Reading one name loads
     the module that declares it; reading the whole table loads them all. Declarations write with
@@ -95,7 +98,10 @@ class Catalogue(dict):
         return dict.__contains__(self, name) or (load(name) and dict.__contains__(self, name))
 
     def get(self, name, default=None):
-        return dict.__getitem__(self, name) if self.__contains__(name) else default
+        value = dict.get(self, name, _UNDECLARED)  # a declared name (every op a trace meets): no second call
+        if value is _UNDECLARED:
+            return dict.__getitem__(self, name) if self.__contains__(name) else default
+        return value
 
     def __iter__(self):
         load_all()

@@ -143,14 +143,7 @@ class OpNode(Node):
     def _slots(self):
         """The saved values as the record keeps them (an operand given as an array marked _Raw;
         lists as lists), or None once backward freed them."""
-        record = self._tape.record(self._at)
-        op = self.op
-        if len(record) < op.length:
-            return None
-        saved = record[op.head:]
-        if op.list_slots:
-            saved = tuple(list(v) if i in op.list_slots and v is not None else v for i, v in enumerate(saved))
-        return saved
+        return _slots_of(self.op, self._tape.record(self._at))
 
     @_saved.setter
     def _saved(self, values) -> None:
@@ -176,11 +169,13 @@ class OpNode(Node):
         inputs = self.op.arg_slots
         return tuple(_array_now(v, clock if i in inputs else None) for i, v in enumerate(saved))
 
-    def _as_tensors(self, saved) -> tuple:
+    def _as_tensors(self, saved, refs=None) -> tuple:
         """The saved values as tensors in their places in the graph, for formulas that record
-        (create_graph): an input's array becomes a tensor whose gradient flows to that input."""
+        (create_graph): an input's array becomes a tensor whose gradient flows to that input.
+        `refs`: the record's references to its inputs, where the caller has read them."""
         op = self.op
-        refs = self._refs()
+        if refs is None:
+            refs = self._refs()
         tape = self._tape
         values = []
         for value, (kind, _), child in zip(saved, op.save_plan, op.slot_child):
@@ -199,18 +194,19 @@ class OpNode(Node):
 
     def _apply(self, grads: list, as_tensors: bool) -> list:
         grad = grads[0]
-        children = self._refs()
+        op = self.op
+        record = self._tape.record(self._at)  # read once: the references, then the saved values
+        children = record[2] if op.variadic else record[2:op.head]
         if grad is None:
             return [None] * len(children)
-        saved = self._slots()
+        saved = _slots_of(op, record)
         if saved is None:
             raise RuntimeError(_FREED_ERROR)
-        op = self.op
         if saved:
             clock = self._clock
             if clock != InplaceClock.ticks:
                 _check_versions(self, saved, clock)
-            saved = self._as_tensors(saved) if as_tensors else self._arrays(saved, clock)
+            saved = self._as_tensors(saved, children) if as_tensors else self._arrays(saved, clock)
         if op.plan is not None:  # one or two inputs: called as the engine's lean path calls them
             return [
                 None if c is None else f(grad) if j is None else f(grad, saved[j]) if j >= 0 else f(grad, saved)
@@ -228,6 +224,16 @@ class OpNode(Node):
         if saved is None:
             raise RuntimeError(_FREED_ERROR)
         return self._as_tensors(saved)
+
+
+def _slots_of(op: OpDef, record: tuple):
+    """A record's saved values as OpNode._slots gives them (None once freed)."""
+    if len(record) < op.length:
+        return None
+    saved = record[op.head:]
+    if op.list_slots:
+        saved = tuple(list(v) if i in op.list_slots and v is not None else v for i, v in enumerate(saved))
+    return saved
 
 
 class OpDef:
