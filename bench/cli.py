@@ -11,8 +11,10 @@ measured in the same run (interleaved, medians), because these machines are nois
       grad json    the same, --format json                                             target <= 1.5x
       eval plain   eval examples/tutorial.expr --at a=2,b=3,c=5,d=10 --format plain    target <= 1.5x
       eval json    the same, --format json                                             target <= 1.5x
-      graph plain, graph json, explain plain, explain json: the same point, those commands
+      graph plain, graph json, explain plain, explain json: the same point, those commands;
+      plot plain, plot json: plot examples/tutorial.expr --wrt a --range 0:4 at the same b, c, d
                                                                                        target <= 1.5x
+  (`autodiff test` is not among them: it starts once for a whole suite; bench/batch.py times it.)
       derive       derive examples/tutorial.expr --format plain                        target <= 1.7x
       grad rich    grad ... --format rich (Rich draws the tables)                      target <= 2.0x
   With --instructions (and valgrind installed), the same figures also as instructions executed
@@ -54,6 +56,10 @@ STARTUP = [
     ("graph json", ["graph", *TUTORIAL, "--format", "json"], 1.5),
     ("explain plain", ["explain", *TUTORIAL, "--format", "plain"], 1.5),
     ("explain json", ["explain", *TUTORIAL, "--format", "json"], 1.5),
+    ("plot plain", ["plot", "examples/tutorial.expr", "--wrt", "a", "--range", "0:4", "--at", "b=3,c=5,d=10",
+                    "--format", "plain"], 1.5),
+    ("plot json", ["plot", "examples/tutorial.expr", "--wrt", "a", "--range", "0:4", "--at", "b=3,c=5,d=10",
+                   "--format", "json"], 1.5),
     ("derive", ["derive", "examples/tutorial.expr", "--format", "plain"], 1.7),
     ("grad rich", ["grad", *TUTORIAL, "--format", "rich"], 2.0),
 ]

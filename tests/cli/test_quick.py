@@ -1,5 +1,5 @@
-"""cli/quick.py runs the usual command lines of grad, eval, derive, graph and explain without Typer, by
-the options the commands declare (cli/declare.py): it must read every option as Typer reads it, say exactly
+"""cli/quick.py runs the usual command lines of every command but test without Typer, by the options
+the commands declare (cli/declare.py): it must read every option as Typer reads it, say exactly
 what Typer's path says (output, messages, exit status), leave every other command line to Typer,
 and load nothing a run does not need."""
 
@@ -119,6 +119,12 @@ CASES = [
     ["explain", "missing.expr", "--at", "a=2"],
     ["explain", TUTORIAL, "--at", AT, "--debug", "--color", "never", "--dtype", "float32"],
     ["graph", "--at", AT, "--", TUTORIAL],
+    ["plot", TUTORIAL, "--wrt", "a", "--range", "0:1", "--at", "b=3,c=5,d=10", "--samples", "5"],
+    ["plot", TUTORIAL, "--wrt", "a", "--range", "-1:1", "--at", "b=3,c=5,d=10", "--samples", "4", "-f", "json"],
+    ["plot", "-e", "sin(x) * x", "--wrt", "x", "--range", "-6:6", "--samples", "9", "--format", "svg"],
+    ["plot", "-e", "tanh(w * x)", "--wrt", "x", "--range", "-3:3", "--at", "w=2", "--format", "rich"],
+    ["plot", "-e", "x**2", "--wrt", "x", "--range", "3:1"],  # exit 2: an empty range
+    ["plot", "-e", "x**2", "--wrt", "y", "--range", "0:1"],  # exit 2: no such input
 ]
 
 
@@ -147,7 +153,7 @@ def test_the_quick_path_says_what_typer_says(argv, files, monkeypatch, capsys):
 TYPERS = [
     [], ["--help"], ["--version"], ["grad", "--help"], ["grad", TUTORIAL, "-h"], ["derive", "--help"],
     ["graph", TUTORIAL, "--help"], ["explain", "--help"], ["explain", TUTORIAL, "--limit", "0"],
-    ["plot", TUTORIAL, "--wrt", "a", "--range", "0:1"], ["test", "--help"], ["gradient", TUTORIAL],
+    ["plot", TUTORIAL, "--range", "0:1"], ["plot", "--help"], ["test", "--help"], ["gradient", TUTORIAL],
     ["grad", TUTORIAL, "--at"], ["grad", TUTORIAL, "--format", "csv"], ["grad", TUTORIAL, "--format", "PLAIN"],
     ["grad", TUTORIAL, "--order", "x"], ["grad", TUTORIAL, "--order", "2.0"], ["grad", TUTORIAL, "--seed", "-1"],
     ["grad", TUTORIAL, "--atol", "-1"], ["grad", TUTORIAL, "--max-elements", "0"], ["grad", TUTORIAL, "--tree=yes"],
@@ -250,7 +256,11 @@ def test_every_option_is_read_as_typer_reads_it(name):
                     lines.append([TUTORIAL, f"{opt}{value}"])
             first, second = _samples(param)[:2]
             lines.append([TUTORIAL, opt, first, opt, second])  # given twice: both, or the last
+    # a required option (plot's --wrt, --range) goes first on every line: a line's own value comes later and wins
+    needed = [word for p in click_command.params if p.required and p.opts[0].startswith("-")
+              for word in (p.opts[0], _samples(p)[0])]
     for words in lines:
+        words = needed + words
         ours = quick.parse(function, words)
         assert ours is not None, words
         assert _same(ours, typer_values(name, words)), words
@@ -302,6 +312,8 @@ LOADS = [
     (["explain", TUTORIAL, "--at", AT, "--format", "plain"], set()),
     (["explain", TUTORIAL, "--at", AT, "--format", "json"], set()),
     (["graph", TUTORIAL, "--at", AT, "--format", "rich"], {"rich"}),
+    (["plot", TUTORIAL, "--wrt", "a", "--range", "0:1", "--at", "b=3,c=5,d=10", "--format", "plain"], set()),
+    (["plot", TUTORIAL, "--wrt", "a", "--range", "0:1", "--at", "b=3,c=5,d=10", "--format", "json"], set()),
 ]
 
 _LOADED = """

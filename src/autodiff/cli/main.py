@@ -23,7 +23,7 @@ from .exit_codes import ExitCode
 def console() -> None:
     """The `autodiff` console script and `python -m autodiff`: main(), then the process exits.
 
-    After a command quick.py runs (grad, eval, derive, graph, explain), it exits at once (os._exit), both streams flushed, without the
+    After a command quick.py runs (every one but test), it exits at once (os._exit), both streams flushed, without the
     interpreter's teardown: freeing every loaded module's objects one by one costs more than
     a tenth of such a run (bench/cli.py), and they leave nothing that needs it: no thread,
     child process, temporary file or exit handler of their own. Every other command, and a run

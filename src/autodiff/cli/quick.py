@@ -1,7 +1,9 @@
-"""The usual command lines of `grad`, `eval`, `derive`, `graph` and `explain`, parsed without loading
-Typer, Click or Rich: by the options the commands declare (cli/declare.py), the same declarations that
-cli/app.py gives Typer. Importing Typer costs about half of `import numpy`, and a script may run
-autodiff once per file or per point (bench/cli.py times it).
+"""The usual command lines of every command but `test` (grad, eval, derive, graph, explain, plot),
+parsed without loading Typer, Click or Rich: by the options the commands declare (cli/declare.py),
+the same declarations that cli/app.py gives Typer. Importing Typer costs about half of `import
+numpy`, and a script may run autodiff once per file or per point (bench/cli.py times it).
+`autodiff test` runs once for a whole suite, and reads which options were given from Click's
+context: it stays Typer's.
 
 `parse` reads a command line the way Click does for what it meets: options long (`--at V`,
 `--at=V`) or short (`-f V`, `-fV`), in any order, around the FILE; a value is the next word
@@ -26,7 +28,7 @@ from enum import Enum
 from .declare import Declared
 from .exit_codes import ExitCode
 
-QUICK = ("grad", "eval", "derive", "graph", "explain")  # the commands parsed here; plot and test are Typer's
+QUICK = ("grad", "eval", "derive", "graph", "explain", "plot")  # the commands parsed here; test is Typer's
 
 # Settings of a declaration that change only --help (or nothing the parser reads).
 _SHOWN_ONLY = {"help", "metavar", "show_default", "hidden", "rich_help_panel", "click_type", "show_choices"}

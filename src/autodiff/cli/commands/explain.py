@@ -30,19 +30,19 @@ EXAMPLES = """[bold]Examples[/]
 def explain(
     program=None,  # FILE, -e, --at (see options.reads_program)
     wrt: Optional[str] = Option(None, "--wrt", metavar="a,b",
-                                      help="Explain only these inputs (the others are constants)."),
+                                help="Explain only these inputs (the others are constants)."),
     why: Optional[str] = Option(None, "--why", metavar="NAME",
-                                      help="Say why this input's gradient is what it is (None or zero)."),
+                                help="Say why this input's gradient is what it is (None or zero)."),
     output: Optional[str] = OUTPUT,
     grad_output: Optional[str] = Option(None, "--grad-output", metavar="ones|VALUE",
-                                              help="The gradient to start backward from, for a non-scalar output."),
+                                        help="The gradient to start backward from, for a non-scalar output."),
     limit: int = Option(10, "--limit", metavar="N", min=1,
-                              help="Show the N largest paths per input (graph's --limit counts nodes, 500 by default)."),
+                        help="Show the N largest paths per input (graph's --limit counts nodes, 500 by default)."),
     format: ExplainFormat = Option(ExplainFormat.auto, "--format", "-f",
-                                         help="rich, plain, json, markdown, latex, svg (the graph with each "
-                                              "edge's local derivative, each node's value and gradient), or html "
-                                              "(one page to click through: the graph, each input's paths, the "
-                                              "backward pass step by step); auto is rich on a terminal."),
+                                   help="rich, plain, json, markdown, latex, svg (the graph with each "
+                                        "edge's local derivative, each node's value and gradient), or html "
+                                        "(one page to click through: the graph, each input's paths, the "
+                                        "backward pass step by step); auto is rich on a terminal."),
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
 ) -> None:
     """The chain rule, made visible: each gradient as a sum over paths, and backward step by step."""

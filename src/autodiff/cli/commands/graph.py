@@ -31,18 +31,18 @@ def graph(
     output: Optional[str] = OUTPUT,
     backward: bool = Option(False, "--backward", help="Run backward too, and label nodes with gradients."),
     grad_output: Optional[str] = Option(None, "--grad-output", metavar="ones|VALUE",
-                                              help="With --backward: the gradient of a non-scalar output."),
+                                        help="With --backward: the gradient of a non-scalar output."),
     limit: int = Option(500, "--limit", metavar="N", min=1,
-                              help="Show at most N nodes (explain's --limit counts paths, 10 by default)."),
+                        help="Show at most N nodes (explain's --limit counts paths, 10 by default)."),
     edges: EdgeLabels = Option(EdgeLabels.none, "--edges",
-                                     help="local: write each edge's local derivative on it (in every format: beside "
-                                          "the node it leads to in the tree, a fourth field of plain's edge lines, "
-                                          "edge_labels in JSON)."),
+                               help="local: write each edge's local derivative on it (in every format: beside "
+                                    "the node it leads to in the tree, a fourth field of plain's edge lines, "
+                                    "edge_labels in JSON)."),
     format: GraphFormat = Option(GraphFormat.auto, "--format", "-f",
-                                       help="rich (a tree), dot (Graphviz), mermaid, json, plain, svg (drawn "
-                                            "with nothing installed), png or pdf (need Graphviz's dot), or html "
-                                            "(explain's page: the graph as svg draws it, with every input's paths "
-                                            "and the backward pass, step by step)."),
+                                 help="rich (a tree), dot (Graphviz), mermaid, json, plain, svg (drawn "
+                                      "with nothing installed), png or pdf (need Graphviz's dot), or html "
+                                      "(explain's page: the graph as svg draws it, with every input's paths "
+                                      "and the backward pass, step by step)."),
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
 ) -> None:
     """Show the recorded graph: PyTorch's node names, with the variables and lines they come from."""

@@ -31,10 +31,10 @@ def plot(
     output: Optional[str] = OUTPUT,
     samples: int = Option(201, "--samples", metavar="N", help="How many evenly spaced points (2 to 100,000)."),
     to: Optional[str] = Option(None, "-o", "--to", metavar="FILE.svg|FILE.png",
-                                     help="Write a picture: SVG (needs nothing) or PNG (needs matplotlib)."),
+                               help="Write a picture: SVG (needs nothing) or PNG (needs matplotlib)."),
     format: PlotFormat = Option(PlotFormat.auto, "--format", "-f",
-                                      help="rich (drawn in the terminal), plain (tab-separated samples), json or "
-                                           "svg; auto is rich on a terminal."),
+                                help="rich (drawn in the terminal), plain (tab-separated samples), json or "
+                                     "svg; auto is rich on a terminal."),
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
 ) -> None:
     """Plot the output and its derivative along one input: the picture that checks a derivative by eye.
