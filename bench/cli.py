@@ -12,9 +12,11 @@ measured in the same run (interleaved, medians), because these machines are nois
       eval plain   eval examples/tutorial.expr --at a=2,b=3,c=5,d=10 --format plain    target <= 1.5x
       eval json    the same, --format json                                             target <= 1.5x
       graph plain, graph json, explain plain, explain json: the same point, those commands;
-      plot plain, plot json: plot examples/tutorial.expr --wrt a --range 0:4 at the same b, c, d
+      plot plain, plot json: plot examples/tutorial.expr --wrt a --range 0:4 at the same b, c, d;
+      test plain, test json: test examples/tutorial.expr (one file against its record), which
+      runs the file in a worker process (its time limit needs one); test in-proc: the same
+      with -j 1 --timeout 0, in the process itself
                                                                                        target <= 1.5x
-  (`autodiff test` is not among them: it starts once for a whole suite; bench/batch.py times it.)
       derive       derive examples/tutorial.expr --format plain                        target <= 1.7x
       grad rich    grad ... --format rich (Rich draws the tables)                      target <= 2.0x
   With --instructions (and valgrind installed), the same figures also as instructions executed
@@ -60,6 +62,9 @@ STARTUP = [
                     "--format", "plain"], 1.5),
     ("plot json", ["plot", "examples/tutorial.expr", "--wrt", "a", "--range", "0:4", "--at", "b=3,c=5,d=10",
                    "--format", "json"], 1.5),
+    ("test plain", ["test", "examples/tutorial.expr", "--format", "plain"], 1.5),
+    ("test json", ["test", "examples/tutorial.expr", "--format", "json"], 1.5),
+    ("test in-proc", ["test", "examples/tutorial.expr", "--format", "json", "-j", "1", "--timeout", "0"], 1.5),
     ("derive", ["derive", "examples/tutorial.expr", "--format", "plain"], 1.7),
     ("grad rich", ["grad", *TUTORIAL, "--format", "rich"], 2.0),
 ]
@@ -169,7 +174,8 @@ def instructions(autodiff: list) -> None:
         subprocess.run(words, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *words], cwd=ROOT,
                               env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        return int(re.search(r"Collected : (\d+)", done.stderr).group(1))
+        # every process's count, summed: test's worker is a fork that callgrind follows
+        return sum(int(n) for n in re.findall(r"Collected : (\d+)", done.stderr))
 
     baseline = counted([sys.executable, "-c", "import numpy"])
     print(f"start-up, instructions executed (callgrind) against python -c \"import numpy\" ({baseline / 1e6:.0f} M):")

@@ -1,7 +1,7 @@
-"""cli/quick.py runs the usual command lines of every command but test without Typer, by the options
-the commands declare (cli/declare.py): it must read every option as Typer reads it, say exactly
-what Typer's path says (output, messages, exit status), leave every other command line to Typer,
-and load nothing a run does not need."""
+"""cli/quick.py runs the usual command lines of every command without Typer (test's sub-commands
+are Typer's), by the options the commands declare (cli/declare.py): it must read every option as
+Typer reads it, say exactly what Typer's path says (output, messages, exit status), leave every
+other command line to Typer, and load nothing a run does not need."""
 
 from __future__ import annotations
 
@@ -125,6 +125,15 @@ CASES = [
     ["plot", "-e", "tanh(w * x)", "--wrt", "x", "--range", "-3:3", "--at", "w=2", "--format", "rich"],
     ["plot", "-e", "x**2", "--wrt", "x", "--range", "3:1"],  # exit 2: an empty range
     ["plot", "-e", "x**2", "--wrt", "y", "--range", "0:1"],  # exit 2: no such input
+    ["test", TUTORIAL, "--format", "plain"],
+    ["test", "examples", "-k", "tutorial or linear", "-f", "plain", "-v"],
+    ["test", TUTORIAL, "examples/linear.expr", "--seed", "3", "--dtype", "float64", "--format", "plain", "-j", "1"],
+    ["test", "{tmp}", "--format", "plain"],  # exit 1: files without records, one that does not parse
+    ["test", "{tmp}/nothing", "--format", "plain"],  # no such path
+    ["test", "--glob", "*.none", "examples"],  # exit 5: no files collected
+    ["test", TUTORIAL, "--at", "a=1"],  # exit 2: --at needs --update, in Typer's words
+    ["test", "examples", "--unused", "delete", "-k", "tutorial"],  # exit 2: not the whole suite
+    ["test", TUTORIAL, "--timeout", "nan"],  # exit 2: the command's own check
 ]
 
 
@@ -154,6 +163,8 @@ TYPERS = [
     [], ["--help"], ["--version"], ["grad", "--help"], ["grad", TUTORIAL, "-h"], ["derive", "--help"],
     ["graph", TUTORIAL, "--help"], ["explain", "--help"], ["explain", TUTORIAL, "--limit", "0"],
     ["plot", TUTORIAL, "--range", "0:1"], ["plot", "--help"], ["test", "--help"], ["gradient", TUTORIAL],
+    ["test", "review"], ["test", "accept", "examples"], ["test", "merge", "a.xml", "--expect", "examples"],
+    ["test", "examples", "--wrong"], ["test", "examples", "-j", "0"],
     ["grad", TUTORIAL, "--at"], ["grad", TUTORIAL, "--format", "csv"], ["grad", TUTORIAL, "--format", "PLAIN"],
     ["grad", TUTORIAL, "--order", "x"], ["grad", TUTORIAL, "--order", "2.0"], ["grad", TUTORIAL, "--seed", "-1"],
     ["grad", TUTORIAL, "--atol", "-1"], ["grad", TUTORIAL, "--max-elements", "0"], ["grad", TUTORIAL, "--tree=yes"],
@@ -183,7 +194,8 @@ def _click_command(name: str):
 
     from autodiff.cli.app import app
 
-    return get_command(app).commands[name]
+    found = get_command(app).commands[name]
+    return found.commands["run"] if name == "test" else found  # test is a group: its run is the command
 
 
 def typer_values(name: str, words: list) -> dict:
@@ -219,8 +231,8 @@ def _samples(param) -> list:
         return [str(choice) for choice in kind.choices] + [str(choice).upper() for choice in kind.choices
                                                            if not kind.case_sensitive]
     if isinstance(kind, types.IntParamType):
-        low = getattr(kind, "min", None)
-        return [str(low if low is not None else -3), str((low or 0) + 7), "1_000"]
+        low, high = getattr(kind, "min", None), getattr(kind, "max", None)
+        return [str(low if low is not None else -3), str((low or 0) + 7), "1_000" if high is None else str(high)]
     if isinstance(kind, types.FloatParamType):
         return ["0.25", "1e-7", "inf", "nan"] + ([] if getattr(kind, "min", None) is not None else ["-2.5"])
     return ["x", "a,b", "-1", "[1, 2]", ""]
@@ -314,6 +326,8 @@ LOADS = [
     (["graph", TUTORIAL, "--at", AT, "--format", "rich"], {"rich"}),
     (["plot", TUTORIAL, "--wrt", "a", "--range", "0:1", "--at", "b=3,c=5,d=10", "--format", "plain"], set()),
     (["plot", TUTORIAL, "--wrt", "a", "--range", "0:1", "--at", "b=3,c=5,d=10", "--format", "json"], set()),
+    (["test", TUTORIAL, "--format", "plain"], set()),
+    (["test", TUTORIAL, "--format", "json"], set()),
 ]
 
 _LOADED = """
@@ -375,7 +389,44 @@ def test_the_console_script_writes_all_its_output_before_it_exits(autodiff, argv
         assert (len(lines), lines[0], lines[-1]) == (20001, "x,value,grad_x", "19999,399960001.0,39998.0")
 
 
+def test_the_console_script_ends_a_suite_with_its_workers_done_and_its_report_written(autodiff, tmp_path):
+    """`autodiff test` ends with os._exit too: its workers have exited, its JUnit report is whole."""
+    import json
+    import pathlib
+    import xml.etree.ElementTree as ElementTree
+
+    report = tmp_path / "report.xml"
+    result = autodiff("test", "examples", "-j", "2", "--junit", str(report), "--format", "json")
+    assert result.code == 0, result.stderr
+    summary = json.loads(result.stdout)["summary"]
+    cases = ElementTree.parse(report).getroot().iter("testcase")
+    assert summary["passed"] == summary["files"] == len(list(cases)) > 1
+    left = []  # processes whose command line names the report: the command's workers, if any lived on
+    for cmdline in pathlib.Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if str(report).encode() in cmdline.read_bytes():
+                left.append(cmdline.parent.name)
+        except OSError:  # gone meanwhile
+            pass
+    assert left == [], "a worker outlived the command"
+
+
 def test_python_dash_m_is_the_console_script():
     done = subprocess.run([sys.executable, "-m", "autodiff", "grad", TUTORIAL, "--at", AT, "--format", "plain"],
                           cwd=ROOT, capture_output=True, text=True, env=environment(), timeout=120)
     assert (done.returncode, done.stdout.splitlines()[0]) == (0, "e\t17.51292546497023"), done.stderr
+
+
+@pytest.mark.parametrize("typer_only", [False, True], ids=["quick", "typer"])
+def test_test_knows_an_option_given_on_its_command_line_from_its_default(typer_only, tmp_path, monkeypatch, capsys):
+    """`autodiff test --update` takes --seed over a record's seed where --seed is given, and the
+    record's over --seed's default: each path tells the two apart (the quick parser's names given,
+    Click's context)."""
+    (tmp_path / "r.expr").write_text("x: input = 1.0\ny = x * sum(randn(3))\n")
+    monkeypatch.delenv("CI", raising=False)
+    update = ["test", str(tmp_path), "--update", "--format", "plain"]
+    assert _run(monkeypatch, capsys, update, typer_only)[0] == 0  # the record, with seed 0
+    status, out, _ = _run(monkeypatch, capsys, [*update, "--seed", "1"], typer_only)
+    assert status == 0 and "setting seed\t0\t1\tset on the command line" in out, out
+    status, out, _ = _run(monkeypatch, capsys, update, typer_only)  # --seed's default 0, not given: the record's 1
+    assert status == 0 and "record unchanged" in out and "setting seed" not in out, out

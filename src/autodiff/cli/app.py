@@ -7,9 +7,8 @@ from __future__ import annotations
 import typer
 
 from .._version import __version__
-from .commands import COMMANDS, command, examples, suite
+from .commands import COMMANDS, command, examples, suite, suite_subcommands
 from .declare import for_typer
-from .options import runs_programs
 
 app = typer.Typer(
     name="autodiff",
@@ -46,8 +45,8 @@ _TestGroup, _RunCommand = suite.group_classes()
 test_app = typer.Typer(cls=_TestGroup, add_completion=False, rich_markup_mode="rich",
                        context_settings={"help_option_names": ["-h", "--help"]})
 app.add_typer(test_app, name="test", help="Compare expression files' values and gradients with their golden records.")
-test_app.command("run", cls=_RunCommand, hidden=True, epilog=suite.EXAMPLES)(for_typer(runs_programs(suite.test)))
-test_app.command("accept")(for_typer(suite.accept))
-test_app.command("reject")(for_typer(suite.reject))
-test_app.command("review")(for_typer(suite.review))
-test_app.command("merge")(for_typer(suite.merge))
+test_app.command("run", cls=_RunCommand, hidden=True, epilog=suite.EXAMPLES)(for_typer(command("test")))
+test_app.command("accept")(for_typer(suite_subcommands.accept))
+test_app.command("reject")(for_typer(suite_subcommands.reject))
+test_app.command("review")(for_typer(suite_subcommands.review))
+test_app.command("merge")(for_typer(suite_subcommands.merge))

@@ -6,8 +6,8 @@ same signature:
 
 - cli/app.py makes each declaration Typer's (`Declared.typer`) and registers the command, for
   `--help`, completion, and every command line that only Typer parses;
-- cli/quick.py parses the usual command lines of every command but test by them without loading
-  Typer, whose imports cost about half of `import numpy` (bench/cli.py).
+- cli/quick.py parses the usual command lines of every command by them (not test's sub-commands)
+  without loading Typer, whose imports cost about half of `import numpy` (bench/cli.py).
 
 A setting that changes how a value is read (`callback`, `envvar`, `parser`, `prompt`...) is one
 the quick parser does not know: a command that declares one is left to Typer whole.

@@ -1,9 +1,9 @@
-"""The usual command lines of every command but `test` (grad, eval, derive, graph, explain, plot),
-parsed without loading Typer, Click or Rich: by the options the commands declare (cli/declare.py),
-the same declarations that cli/app.py gives Typer. Importing Typer costs about half of `import
-numpy`, and a script may run autodiff once per file or per point (bench/cli.py times it).
-`autodiff test` runs once for a whole suite, and reads which options were given from Click's
-context: it stays Typer's.
+"""The usual command lines of every command (grad, eval, derive, graph, explain, plot, and test's
+run; not test's sub-commands), parsed without loading Typer, Click or Rich: by the options the
+commands declare (cli/declare.py), the same declarations that cli/app.py gives Typer. Importing
+Typer costs about half of `import numpy`, and a script may run autodiff once per file or per
+point (bench/cli.py times it). A command that must know whether an option was given or left to
+its default (test's --seed and --dtype) asks `given_on_command_line`, which answers on both paths.
 
 `parse` reads a command line the way Click does for what it meets: options long (`--at V`,
 `--at=V`) or short (`-f V`, `-fV`), in any order, around the FILE; a value is the next word
@@ -21,6 +21,7 @@ commands to the same values, and the two paths to the same output, errors and st
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import typing
 from enum import Enum
@@ -28,7 +29,7 @@ from enum import Enum
 from .declare import Declared
 from .exit_codes import ExitCode
 
-QUICK = ("grad", "eval", "derive", "graph", "explain", "plot")  # the commands parsed here; test is Typer's
+QUICK = ("grad", "eval", "derive", "graph", "explain", "plot", "test")  # the commands parsed here
 
 # Settings of a declaration that change only --help (or nothing the parser reads).
 _SHOWN_ONLY = {"help", "metavar", "show_default", "hidden", "rich_help_panel", "click_type", "show_choices"}
@@ -42,17 +43,45 @@ def run(argv: list):
         return None
     from .commands import command
 
+    if argv[0] == "test":
+        from .commands.suite import SUBCOMMANDS
+
+        if argv[1:2] and argv[1] in SUBCOMMANDS:
+            return None  # review, accept, reject, merge: Typer's (suite_subcommands.py)
     function = command(argv[0])
-    values = parse(function, argv[1:])
+    given: set = set()
+    values = parse(function, argv[1:], given)
     if values is None:
         return None
-    status = function(**values)
+    token = _GIVEN.set(frozenset(given))
+    try:
+        status = function(**values)
+    finally:
+        _GIVEN.reset(token)
     return ExitCode.OK if status is None else status
 
 
-def parse(function, words: list):
+# The parameters given on the command line of the command quick.py runs now (None: Typer runs it).
+_GIVEN: contextvars.ContextVar = contextvars.ContextVar("autodiff_given", default=None)
+
+
+def given_on_command_line(name: str) -> bool:
+    """Whether the running command's parameter `name` was given on its command line, rather than
+    left to its default (on either path: this parser's, or Click's context)."""
+    given = _GIVEN.get()
+    if given is not None:
+        return name in given
+    from typer._click.globals import get_current_context  # Typer's path: Typer is loaded
+
+    context = get_current_context(silent=True)
+    source = context.get_parameter_source(name) if context is not None else None
+    return source is not None and source.name == "COMMANDLINE"
+
+
+def parse(function, words: list, given_names: set | None = None):
     """The keyword arguments Typer would call `function` with for the command line `words`
-    (after the command's name), or None where Typer is to parse it (see the module's docstring)."""
+    (after the command's name), or None where Typer is to parse it (see the module's docstring).
+    `given_names` receives the names of the parameters the command line gives."""
     params = _params(function)
     if params is None:
         return None
@@ -99,13 +128,18 @@ def parse(function, words: list):
                 given.setdefault(spec.name, []).append(converted)
             else:
                 given[spec.name] = converted
-    if len(positional) > len(arguments):
+    if len(positional) > len(arguments) and not (arguments and arguments[-1].multiple):
         return None
-    for spec, word in zip(arguments, positional):
-        converted = spec.convert(word)
-        if converted is _WRONG:
+    for k, spec in enumerate(arguments):
+        words_here = positional[k:] if spec.multiple else positional[k:k + 1]
+        if not words_here:
+            break
+        converted = [spec.convert(word) for word in words_here]
+        if any(value is _WRONG for value in converted):
             return None
-        given[spec.name] = converted
+        given[spec.name] = converted if spec.multiple else converted[0]
+    if given_names is not None:
+        given_names.update(given)
     values = {}
     for spec in (*by_name.values(), *arguments):
         if spec.name in values:
@@ -184,8 +218,8 @@ def _params(function):
         if not known or (spec.flag and (spec.multiple or declared.kind == "Argument")):
             return None
         if declared.kind == "Argument":
-            if spec.multiple:
-                return None
+            if arguments and arguments[-1].multiple:
+                return None  # only the last argument may take many words (test's PATH...)
             arguments.append(spec)
         else:
             if not declared.names:

@@ -1,9 +1,9 @@
 """The commands, one module each: read the input, ask the program layer for a result, hand it to
 a renderer (cli/render). Their options are declared in their signatures (cli/declare.py).
 
-`COMMANDS` names them once: cli/app.py registers each with Typer, and cli/quick.py finds those of
-quick.QUICK here to parse their usual command lines without Typer. `autodiff test` and its
-subcommands (suite.py) are Typer's alone."""
+`COMMANDS` names them once (`TEST`, `autodiff test`): cli/app.py registers each with Typer, and
+cli/quick.py finds them here to parse their usual command lines without Typer. The sub-commands
+of `autodiff test` (suite_subcommands.py) are Typer's alone."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ COMMANDS = {
     "explain": ("explain", "explain", "EXAMPLES"),
     "plot": ("plot", "plot", "EXAMPLES"),
 }
+# `autodiff test`, the same way: cli/app.py registers it as a group, with its sub-commands
+TEST = ("suite", "test", "EXAMPLES")
 
 
 def command(name: str):
@@ -25,7 +27,7 @@ def command(name: str):
 
     from ..options import runs_programs
 
-    module, function, _ = COMMANDS[name]
+    module, function, _ = TEST if name == "test" else COMMANDS[name]
     return runs_programs(getattr(import_module(f"{__name__}.{module}"), function))
 
 

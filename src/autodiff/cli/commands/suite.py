@@ -1,20 +1,19 @@
-"""`autodiff test` and its sub-commands: a suite run against its golden records (its plan is
-testing/plan.py's, shared with the pytest plugin), pending records settled (review, accept,
-reject), and CI shards checked (merge)."""
+"""`autodiff test`: a suite run against its golden records (its plan is testing/plan.py's, shared
+with the pytest plugin). Its sub-commands, which settle pending records (review, accept, reject)
+and check CI shards (merge), are suite_subcommands.py's; the group that routes between them is
+made here (`group_classes`), for cli/app.py."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from typing import List, Optional
 
-import typer
-
-from ..._text import shown
+from ..console import say
+from ..declare import Argument, Option
 from ..exit_codes import ExitCode
-from ..options import PATHS, Unused, bad_number, check_tolerances, table_format, words
-from ..console import say, write
+from ..options import Unused, bad_number, check_tolerances, table_format, words
+from ..quick import given_on_command_line
 from ..render import emit
 from ..render import suite as words_
 
@@ -75,42 +74,41 @@ def group_classes():
 
 
 def test(
-    ctx: typer.Context,
-    paths: Optional[List[str]] = typer.Argument(None, metavar="PATH...", show_default=False, click_type=words(),
-                                                help="Expression files and directories (searched below); default: ."),
-    update: bool = typer.Option(False, "--update", help="Write or refresh the golden records, showing what changed."),
-    pending: bool = typer.Option(False, "--pending", help="As --update, but write NAME.golden.new beside each record, "
-                                                          "for autodiff test review / accept / reject."),
-    at: List[str] = typer.Option([], "--at", metavar="NAME=VALUE,...",
-                                 help="With --update: a point to record, for the files that take these inputs. "
-                                      "Repeated, it adds to the same point, as in grad; an --at that names an input "
-                                      "again starts the next point (--at x=1 --at x=2: two points)."),
-    glob: List[str] = typer.Option([], "--glob", metavar="PATTERN",
-                                   help="File names to take in directories (repeatable); default: [tool.autodiff] "
-                                        "patterns in pyproject.toml, else *.expr."),
-    keyword: Optional[str] = typer.Option(None, "-k", metavar="EXPR",
-                                          help="Only files whose path contains these words (not, and, or, as pytest)."),
-    exitfirst: bool = typer.Option(False, "--exitfirst", "-x", help="Stop at the first file that does not pass."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="List only the files that do not pass."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every file, on a terminal too."),
-    unused: Unused = typer.Option(Unused.warn, "--unused",
-                                  help="Records without a file and points that no longer apply: warn, fail, or delete "
-                                       "them (not with -k, --shard, or a failing run)."),
-    rtol: Optional[float] = typer.Option(None, "--rtol", min=0.0, metavar="TOL",
-                                         help="Relative tolerance of comparisons (default 1e-9; a record's own wins)."),
-    atol: Optional[float] = typer.Option(None, "--atol", min=0.0, metavar="TOL",
-                                         help="Absolute tolerance of comparisons (default 1e-12; a record's own wins)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, max=256, metavar="N",
-                                       help="Worker processes (at most 256); default: one per CPU core."),
-    timeout: float = typer.Option(60.0, "--timeout", min=0.0, metavar="SECONDS",
-                                  help="Most seconds one file may run before it is stopped and errored; 0: no limit."),
-    shard: Optional[str] = typer.Option(None, "--shard", metavar="I/N|auto",
-                                        help="Run only the I-th of N shards (from 1); auto: from GitLab's or CircleCI's "
-                                             "variables. Bazel's TEST_SHARD_INDEX is honoured without it."),
-    junit: Optional[str] = typer.Option(None, "--junit", metavar="FILE", help="Also write a JUnit XML report."),
+    paths: Optional[List[str]] = Argument(None, metavar="PATH...", show_default=False, click_type=words,
+                                          help="Expression files and directories (searched below); default: ."),
+    update: bool = Option(False, "--update", help="Write or refresh the golden records, showing what changed."),
+    pending: bool = Option(False, "--pending", help="As --update, but write NAME.golden.new beside each record, "
+                                                    "for autodiff test review / accept / reject."),
+    at: List[str] = Option([], "--at", metavar="NAME=VALUE,...",
+                           help="With --update: a point to record, for the files that take these inputs. "
+                                "Repeated, it adds to the same point, as in grad; an --at that names an input "
+                                "again starts the next point (--at x=1 --at x=2: two points)."),
+    glob: List[str] = Option([], "--glob", metavar="PATTERN",
+                             help="File names to take in directories (repeatable); default: [tool.autodiff] "
+                                  "patterns in pyproject.toml, else *.expr."),
+    keyword: Optional[str] = Option(None, "-k", metavar="EXPR",
+                                    help="Only files whose path contains these words (not, and, or, as pytest)."),
+    exitfirst: bool = Option(False, "--exitfirst", "-x", help="Stop at the first file that does not pass."),
+    quiet: bool = Option(False, "--quiet", "-q", help="List only the files that do not pass."),
+    verbose: bool = Option(False, "--verbose", "-v", help="List every file, on a terminal too."),
+    unused: Unused = Option(Unused.warn, "--unused",
+                            help="Records without a file and points that no longer apply: warn, fail, or delete "
+                                 "them (not with -k, --shard, or a failing run)."),
+    rtol: Optional[float] = Option(None, "--rtol", min=0.0, metavar="TOL",
+                                   help="Relative tolerance of comparisons (default 1e-9; a record's own wins)."),
+    atol: Optional[float] = Option(None, "--atol", min=0.0, metavar="TOL",
+                                   help="Absolute tolerance of comparisons (default 1e-12; a record's own wins)."),
+    jobs: Optional[int] = Option(None, "--jobs", "-j", min=1, max=256, metavar="N",
+                                 help="Worker processes (at most 256); default: one per CPU core."),
+    timeout: float = Option(60.0, "--timeout", min=0.0, metavar="SECONDS",
+                            help="Most seconds one file may run before it is stopped and errored; 0: no limit."),
+    shard: Optional[str] = Option(None, "--shard", metavar="I/N|auto",
+                                  help="Run only the I-th of N shards (from 1); auto: from GitLab's or CircleCI's "
+                                       "variables. Bazel's TEST_SHARD_INDEX is honoured without it."),
+    junit: Optional[str] = Option(None, "--junit", metavar="FILE", help="Also write a JUnit XML report."),
     format: SuiteFormat = SUITE_FORMAT,
     options=None,  # --dtype, --seed, --device, --max-elements, --max-iterations (see options.runs_programs)
-) -> None:
+) -> int | None:
     """Compare expression files' values and gradients with their golden records (x.expr.golden.json).
 
     Sub-commands: [bold]autodiff test review[/], [bold]accept[/], [bold]reject[/] settle pending records;
@@ -131,18 +129,18 @@ def test(
                         "--unused delete" if unused is Unused.delete else None)
     update = update or pending
     if at and not update:
-        raise typer.BadParameter("--at adds points to records, so it needs --update", param_hint="'--at'")
+        raise _bad_parameter("--at adds points to records, so it needs --update", "'--at'")
     extra_points = _points_of(at, parse_at)
     paths = paths or ["."]
     run = suite_plan(paths, globs=glob, keyword=keyword, shard=shard, rtol=rtol, atol=atol)
     check_tolerances(run.atol, run.rtol)
     if unused is Unused.delete and not run.whole:
-        raise typer.BadParameter(f"deleting unused records needs the whole suite: not with "
-                                 f"{'-k' if keyword else 'a shard (' + run.shard[2] + ')'}", param_hint="'--unused'")
+        raise _bad_parameter(f"deleting unused records needs the whole suite: not with "
+                             f"{'-k' if keyword else 'a shard (' + run.shard[2] + ')'}", "'--unused'")
     files = run.files
     if timeout != timeout or timeout == float("inf"):
         timeout = 0.0 if timeout == float("inf") else bad_number("--timeout", timeout)
-    explicit = {name: True for name in ("seed", "dtype") if _from_command_line(ctx, name)}
+    explicit = {name: True for name in ("seed", "dtype") if given_on_command_line(name)}
     settings = Settings(rtol=run.rtol, atol=run.atol, update=update, extra_points=extra_points, options=options,
                         pending=pending, ci=run.ci, explicit=explicit)
     if not files:
@@ -151,7 +149,7 @@ def test(
             emit("suite", RunSummary([], 0.0, update, pending), format)
             return
         say(words_.no_files(paths, run.globs, keyword, len(run.collected)))
-        raise typer.Exit(ExitCode.NO_TESTS)
+        return ExitCode.NO_TESTS
     progress = Progress(len(files), enabled=sys.stderr.isatty() and format.value != "json")
     started = time.perf_counter()
     stop = (lambda result: result.status not in ("passed", "updated")) if exitfirst else None
@@ -177,12 +175,15 @@ def test(
             raise
     emit("suite", summary, format)
     if not summary.succeeded:
-        raise typer.Exit(ExitCode.CHECK_FAILED)
+        return ExitCode.CHECK_FAILED
+    return None
 
 
-def _from_command_line(ctx, name: str) -> bool:
-    source = ctx.get_parameter_source(name)
-    return source is not None and source.name == "COMMANDLINE"
+def _bad_parameter(message: str, hint: str) -> Exception:
+    """Typer's error for an option the command refuses (loaded only to say it: exit 2)."""
+    import typer
+
+    return typer.BadParameter(message, param_hint=hint)
 
 
 def _delete_unused(summary) -> None:
@@ -219,145 +220,3 @@ def _points_of(options: list, parse_at) -> list:
         else:
             points.append(values)
     return points
-
-
-def _pending(paths) -> list:
-    from ...testing.discover import pending_records
-
-    return pending_records(paths or ["."])
-
-
-def _unreadable(pending) -> str | None:
-    """Why a pending record cannot replace its record (edited into text that is not a record:
-    merge-conflict markers, a cut file), or None when it can."""
-    from ...testing.records import PENDING_SUFFIX, RecordProblem, load
-
-    try:
-        load(str(pending)[: -len(PENDING_SUFFIX)], where=pending)
-    except RecordProblem as problem:
-        return str(problem)
-    return None
-
-
-def _settle(pending, accept: bool) -> None:
-    """Install a pending record over its record, or delete it; WriteProblem (exit 2, one line)
-    where the folder does not let it (read-only)."""
-    from ...testing.files import WriteProblem, locked
-    from ...testing.records import PENDING_SUFFIX, RECORD_SUFFIX
-
-    owner = str(pending)[: -len(PENDING_SUFFIX)]
-    try:
-        if accept:
-            with locked(owner):  # not between another run's reading of the record and its writing
-                os.replace(pending, owner + RECORD_SUFFIX)
-        else:
-            os.remove(pending)
-    except OSError as exc:
-        word = "accepted" if accept else "rejected"
-        raise WriteProblem(f"{shown(str(pending))}: cannot be {word} ({exc.strerror or exc}); the record is as it "
-                           "was") from None
-
-
-def accept(paths: Optional[List[str]] = PATHS) -> None:
-    """Accept pending records (x.expr.golden.new): each replaces its record."""
-    _settle_all(paths, accept=True)
-
-
-def reject(paths: Optional[List[str]] = PATHS) -> None:
-    """Reject pending records (x.expr.golden.new): each is deleted; the records stay as they are."""
-    _settle_all(paths, accept=False)
-
-
-def _settle_all(paths, *, accept: bool) -> None:
-    from ...testing.discover import SuiteProblem
-
-    word = "accepted" if accept else "rejected"
-    found = _pending(paths)
-    if accept:  # every pending record is a record before any is installed: a bad one changes nothing
-        for pending in found:
-            problem = _unreadable(pending)
-            if problem is not None:
-                raise SuiteProblem(f"not accepted, every record is kept: {problem} (fix it, or autodiff test "
-                                   f"reject {shown(str(pending))})")
-    for pending in found:
-        _settle(pending, accept=accept)
-        write(words_.settled(word, pending) + "\n")
-    say(words_.settled_count(word, len(found)))
-
-
-def review(paths: Optional[List[str]] = PATHS) -> None:
-    """Review pending records one by one: what changed, then accept, reject or skip."""
-    from ...testing.review import describe
-
-    if not sys.stdin.isatty():
-        say(words_.REVIEW_NEEDS_A_TERMINAL)
-        raise typer.Exit(ExitCode.USAGE)
-    found = _pending(paths)
-    if not found:
-        write(words_.settled_count("", 0) + "\n")
-        return
-    counts = {"accepted": 0, "rejected": 0, "skipped": 0}
-    width = shutil.get_terminal_size().columns
-    for number, pending in enumerate(found, 1):
-        write(words_.review_heading(number, len(found), pending) + "\n")
-        for line in describe(pending):
-            write(words_.review_line(line, width) + "\n")
-        while True:
-            answer = typer.prompt("accept, reject or skip? [a/r/s]", default="s", show_default=False).strip().lower()
-            if answer in ("a", "accept", "r", "reject", "s", "skip"):
-                break
-        problem = _unreadable(pending) if answer.startswith("a") else None
-        if problem is not None:
-            write(words_.review_kept(problem) + "\n")
-            counts["skipped"] += 1
-        elif answer.startswith("a"):
-            _settle(pending, accept=True)
-            counts["accepted"] += 1
-        elif answer.startswith("r"):
-            _settle(pending, accept=False)
-            counts["rejected"] += 1
-        else:
-            counts["skipped"] += 1
-    write(words_.review_counts(counts) + "\n")
-
-
-def merge(
-    reports: List[str] = typer.Argument(..., metavar="REPORT.xml...", click_type=words(),
-                                        help="The JUnit reports of the shards."),
-    expect: List[str] = typer.Option(..., "--expect", metavar="PATH",
-                                     help="The suite the shards split (repeatable): every file it collects must have "
-                                          "run exactly once."),
-    glob: List[str] = typer.Option([], "--glob", metavar="PATTERN", help="File names to take, as autodiff test."),
-) -> None:
-    """Check that the JUnit reports of CI shards together ran every file exactly once."""
-    from collections import Counter
-
-    from ...testing import discover as finding
-    from ...testing.config import find_config
-    from ...testing.discover import SuiteProblem
-    from ...testing.files import ReadProblem, read_regular
-    from ...testing.junit import files_in_report
-
-    def key(path: str) -> str:
-        return finding.relative(path, os.getcwd())
-
-    ran: Counter = Counter()
-    for report in reports:
-        try:
-            data = read_regular(report, 256 * 1024 * 1024)
-        except ReadProblem as exc:
-            raise SuiteProblem(f"{report}: {exc}") from None
-        if data is None:
-            raise SuiteProblem(f"{report}: no such file")
-        try:
-            ran.update(key(path) for path in files_in_report(data, report))
-        except ValueError as exc:
-            raise SuiteProblem(str(exc)) from None
-    globs = tuple(glob) or find_config(expect[0]).patterns
-    expected = {key(str(path)) for path in finding.discover(expect, globs)}
-    missing = sorted(expected - set(ran))
-    duplicated = sorted(path for path, count in ran.items() if count > 1)
-    unexpected = sorted(set(ran) - expected)
-    write(words_.merged(missing, duplicated, unexpected, ran, len(expected), len(reports)))
-    if missing or duplicated:
-        raise typer.Exit(ExitCode.CHECK_FAILED)
