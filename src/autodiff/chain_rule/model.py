@@ -24,6 +24,8 @@ class Edge:
 
 @record
 class Path:
+    """One path from the output to an input: its nodes, its edges and their product."""
+
     nodes: list  # display names, from the output to the input
     edges: list  # Edge, one per step
     product: object  # a number for a graph of numbers, else this path's share (an array in the input's shape)
@@ -34,6 +36,8 @@ class Path:
 
 @record
 class InputExplanation:
+    """An input's gradient as the sum of its paths' products, the largest first."""
+
     name: str
     grad: object  # array, or None where no gradient reaches the input
     paths_count: int
@@ -59,6 +63,8 @@ class Passed:
 
 @record
 class Step:
+    """One node of the backward pass as it runs: the gradient it receives and what it passes on."""
+
     number: int
     node: str  # display name
     op: str
@@ -74,6 +80,8 @@ class Step:
 
 @record(repr=False)
 class Explanation:
+    """A program's chain rule at one point: every input's paths and the backward pass, step by step."""
+
     output: str
     value: object  # array
     seed: object  # array the backward started from
@@ -136,6 +144,8 @@ def _jsonable(value):
 
 @record
 class NodeInfo:
+    """How a graph node is shown: the variable it is, its source text and line."""
+
     name: str | None  # the variable or input
     text: str | None  # the source text
     line: int | None

@@ -34,6 +34,8 @@ class PointsProblem(Exception):
 
 @record
 class Entry:
+    """One record of --points: its line, its values, or why it cannot be read."""
+
     line: int
     values: dict | None  # input name -> array, or None for a bad record
     text: str | None = None  # the line as given (CSV and TSV): the output's input columns echo it

@@ -22,6 +22,9 @@ DECLARATION_KINDS = ("input", "const")
 
 @record
 class Analysis:
+    """What the analysis finds in a program before it runs: its inputs, declarations, assignments,
+    and spellings that likely meant something else."""
+
     inputs: list = field(default_factory=list)  # names, in order of first use or declaration
     first_use: dict = field(default_factory=dict)  # input name -> the node that first uses it
     declared: dict = field(default_factory=dict)  # name -> Declare node

@@ -51,6 +51,8 @@ class Rule:
 
 @record(frozen=True)
 class Tables:
+    """The parser's tables, generated from the grammar and shipped with the package."""
+
     actions: list  # per state: {terminal or rule name: >= 0 shift/goto state, < 0 reduce rule -1-n}
     rules: list
     start_state: int

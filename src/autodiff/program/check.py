@@ -44,6 +44,8 @@ LARGE_PART = 1e-2  # a step this part of its value's magnitude or more is noted
 
 @record
 class CheckEntry:
+    """One input's finite-difference check: how many elements were compared, the largest errors, and where."""
+
     name: str
     checked: int
     total: int
@@ -60,6 +62,8 @@ class CheckEntry:
 
 @record
 class CheckReport:
+    """Every input's gradient against central finite differences, with the step and tolerances used."""
+
     eps: float  # the step relative to each element (see steps())
     atol: float
     rtol: float

@@ -19,6 +19,8 @@ RANDOM_POINTS = 3
 
 @record
 class DeriveCheck:
+    """derive's formulas run against the engine's gradients at a few points."""
+
     points: int
     mismatches: list  # (point number, derivative name, engine value, derived value)
 

@@ -42,6 +42,8 @@ class Derived:
 
 @record
 class Derivation:
+    """derive's result: each derivative as statements that compute shared parts once, and what they assume."""
+
     source: str
     output: str
     inputs: dict  # input name -> shape, in the program's order

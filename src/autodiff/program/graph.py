@@ -18,6 +18,9 @@ from .values import host, to_python
 
 @record
 class GraphNode:
+    """One node of the recorded graph, as the commands show it: its op, the variable and line it
+    comes from."""
+
     id: int
     op: str  # PyTorch's node name: MulBackward0, AccumulateGrad...
     name: str | None  # the variable or input it computes
@@ -32,6 +35,8 @@ class GraphNode:
 
 @record
 class GraphModel:
+    """The recorded graph as data: its nodes and edges from the output towards the leaves."""
+
     nodes: list = field(default_factory=list)
     edges: list = field(default_factory=list)  # (parent id, child id, input position), towards the leaves
     root: int | None = None

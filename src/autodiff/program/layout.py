@@ -36,6 +36,8 @@ LARGE = 5_000  # boxes and bends beyond which the sweeps are cut to 2
 
 @dataclass(frozen=True)
 class Box:
+    """A rectangle of the drawing: its top-left corner and size."""
+
     x: float
     y: float
     width: float
@@ -52,6 +54,8 @@ class Box:
 
 @dataclass
 class Layout:
+    """Where the drawing puts each node, each edge's label and route, and its size."""
+
     boxes: dict = field(default_factory=dict)  # node -> Box
     label_boxes: dict = field(default_factory=dict)  # edge index -> Box of its label
     routes: dict = field(default_factory=dict)  # edge index -> [(x, y), ...] from its first node to its second

@@ -38,6 +38,8 @@ def _span(series: np.ndarray) -> float:
 
 @dataclass
 class Plot:
+    """The output and its derivative sampled along one input, the others held fixed."""
+
     source: str
     output: str
     wrt: str

@@ -59,6 +59,8 @@ class Ref:
 
 @record
 class Step:
+    """One step of a derivative written out: the rule applied, to what, and what it gives."""
+
     id: int
     rule: str
     of: str  # the expression it differentiates, in the language (a name, for a name's step)
@@ -91,6 +93,8 @@ class Definition:
 
 @record
 class InputSteps:
+    """The steps of one input's derivative, in the order they are written."""
+
     wrt: str
     steps: list  # Step, the last the simplify step
 

@@ -16,19 +16,21 @@ the last place (ULPs of float64).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from .. import codec
+from .._record import record
 from .records import from_record
 
 DEFAULT_RTOL = 1e-9
 DEFAULT_ATOL = 1e-12
 
 
-@dataclass
+@record
 class Mismatch:
+    """One quantity at one point that differs from its record beyond the tolerances."""
+
     point: dict  # the input values of the point ({}: the file's own defaults)
     quantity: str  # "value", "grad a", "output", "error", "point"
     expected: object  # for a tensor: its worst element
@@ -37,8 +39,10 @@ class Mismatch:
     index: list | None = None  # the worst element of a tensor
 
 
-@dataclass
+@record
 class Difference:
+    """How two values differ, in words, with the values themselves where they help."""
+
     text: str
     expected: object = None
     got: object = None

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
+
+from .._record import record
 
 DEFAULT_PATTERNS = ("*.expr",)
 KEYS = ("patterns", "rtol", "atol")
@@ -40,8 +42,10 @@ def ci_refusal(option: str) -> str:
             "from where you work, reviewed and committed)")
 
 
-@dataclass
+@record
 class SuiteConfig:
+    """A suite's own settings, from [tool.autodiff] in its pyproject.toml."""
+
     patterns: tuple = DEFAULT_PATTERNS
     rtol: float | None = None  # None: the built-in default
     atol: float | None = None

@@ -8,12 +8,10 @@ patterns, `-k` selection, and shards that CI machines drive; and the records no 
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import os
 import re
 from pathlib import Path
 
-from .._text import shown
 from .config import DEFAULT_PATTERNS
 from .records import PENDING_SUFFIX, RECORD_SUFFIX
 
@@ -269,6 +267,8 @@ def shard_from_environment(option: str | None, environ=None) -> tuple | None:
 def shard_of(path, root, count: int) -> int:
     """The shard (from 1) of a file: a stable hash of its path relative to the root, so that
     adding or removing a file never moves another one."""
+    import hashlib  # only for shards: its import loads OpenSSL
+
     digest = hashlib.sha1(relative(path, root).encode("utf-8", "surrogateescape")).digest()
     return int.from_bytes(digest[:8], "big") % count + 1
 

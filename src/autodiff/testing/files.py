@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 
 
@@ -112,6 +111,8 @@ def write_replacing(destination, data: bytes, what: str = "file") -> None:
     mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     temporary = None
+    import secrets  # only where a record is written (its import loads hashlib)
+
     try:
         for _ in range(100):
             candidate = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
+from .._record import record
 from .._text import short_words, shown
 from ..language import ErrorKind, InputProblem, LimitProblem, Options, ProgramError, Source, parse
 from ..language._gc import collector_paused
@@ -42,7 +43,7 @@ EXPECT_ERROR = re.compile(r"^[ \t]*#[ \t]*expect-error[ \t]*:[ \t]*(?P<cls>[A-Za
 RESULT_KEYS = ("output", "value", "grads", "error")  # what evaluating a point gives; the rest is hand-written
 
 
-@dataclass
+@record
 class Settings:
     """How files are run and compared; sent once to each worker process."""
 
@@ -67,8 +68,10 @@ class Settings:
         return options
 
 
-@dataclass
+@record
 class FileResult:
+    """What running one file against its record came to: its status, the message, what differed."""
+
     path: str
     status: str  # passed, failed, errored, new (no record yet), updated (record written), pending
     message: str = ""

@@ -6,8 +6,7 @@ nearest pyproject.toml's [tool.autodiff] table, then the built-in defaults."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .._record import record
 from . import discover
 from .compare import DEFAULT_ATOL, DEFAULT_RTOL
 from .config import SuiteConfig, ci_refusal, find_config, in_ci
@@ -28,8 +27,10 @@ def tolerances(config: SuiteConfig, rtol=None, atol=None) -> tuple:
     return float(rtol), float(atol)
 
 
-@dataclass
+@record
 class Plan:
+    """Which files a run takes, and with which tolerances: the same for the command and the pytest plugin."""
+
     collected: list  # every file the paths hold
     files: list  # those this run takes (-k, its shard)
     globs: tuple

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gc
 import math
-import multiprocessing
 import os
 import select
 import signal
@@ -138,6 +137,8 @@ class _Pool:
         self.on_result = on_result
         self.queue = deque(enumerate(files))
         self.results: list = [None] * len(files)
+        import multiprocessing  # here: a run in this process (-j 1 --timeout 0) needs none of it
+
         method = "fork" if sys.platform.startswith("linux") else "spawn"
         self.context = multiprocessing.get_context(method)
         self.workers: list = []

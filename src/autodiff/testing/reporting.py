@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .._record import record
 from .one_file import ERRORED, FAILED, NEW, PASSED, PENDING, UPDATED
 from .records import to_record
 
@@ -18,8 +19,10 @@ STATUSES = (PASSED, FAILED, ERRORED, NEW, UPDATED, PENDING)
 NOT_RUN = "not run"  # a count of the summary (not_run in JSON), not a file's status
 
 
-@dataclass
+@record
 class RunSummary:
+    """A suite's run as a whole: each file's result, the counts, and the records nothing uses."""
+
     results: list
     seconds: float
     update: bool = False

@@ -19,6 +19,8 @@ LABEL_MIN = 8  # a label cut shorter than this says nothing
 
 @record
 class Column:
+    """A column of a table fitted to the terminal: its header, alignment and how it may shrink."""
+
     header: str
     justify: str = "left"
     kind: str = "detail"  # key: the row's name; number: values, kept whole; detail: may fold; label: may be cut

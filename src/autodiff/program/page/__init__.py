@@ -68,6 +68,8 @@ def for_page(value):
 
 @dataclass(repr=False)
 class Page:
+    """explain's clickable page, as data: the program, its graph drawn, the explanation and the steps."""
+
     source: str  # the program's name
     text: str  # the program's text
     explanation: Explanation
