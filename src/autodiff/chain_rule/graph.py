@@ -40,6 +40,7 @@ class _Graph:
         self.infos = {node: namer(node) for node in self.order}
         self._locals: dict = {}
         self._formulas: dict = {}
+        self._traces: dict = {}  # (node, position) -> (its formula, its operands' names)
         self._occurrence = None  # worked out when a name is first asked for
         self._called = None  # likewise
 
@@ -121,12 +122,7 @@ class _Graph:
     def _body(self, node, position: int, latex: bool = False) -> str:
         """The local derivative's text: the op's own `defop` formula, traced (symbolic/formulas.py)
         and written in the node's operands."""
-        from ..symbolic.formulas import node_formula  # the symbolic tracer loads when a formula is first written
-
-        try:
-            formula = node_formula(node, position)
-        except Exception:  # noqa: BLE001 - explain still explains; a test traces every registry op
-            formula = None
+        formula, names = self._traced(node, position)
         if formula is None:  # an autograd.Function's backward
             text = f"g ↦ {type(node).__name__}(g)"
             if latex:
@@ -134,13 +130,29 @@ class _Graph:
 
                 return math_latex(text)
             return text
-        symbols = formula.symbols
-        operands = self._operands(node, position) if symbols else {}
-        names = {name: _bare(operands[name]) for name in symbols}
         text = formula.text(names)
         if latex:  # cut short as the text is (an operand's long literal), else whole
             return formula.latex(names) if len(text) <= FORMULA_LIMIT else r"\dots"
         return text if len(text) <= FORMULA_LIMIT else text[:FORMULA_LIMIT - 1] + "…"
+
+    def _traced(self, node, position: int) -> tuple:
+        """(the edge's formula, its operands' names), traced once for its text and its LaTeX;
+        (None, {}) where it has none."""
+        key = (node, position)
+        found = self._traces.get(key)
+        if found is None:
+            from ..symbolic.formulas import node_formula  # the symbolic tracer loads when a formula is first written
+
+            try:
+                formula = node_formula(node, position)
+            except Exception:  # noqa: BLE001 - explain still explains; a test traces every registry op
+                formula = None
+            names = {}
+            if formula is not None and formula.symbols:
+                operands = self._operands(node, position)
+                names = {name: _bare(operands[name]) for name in formula.symbols}
+            found = self._traces[key] = (formula, names)
+        return found
 
     def _operands(self, node, position: int) -> dict:
         """What each argument of `node`'s formulas reads as (looked up only when a formula uses
