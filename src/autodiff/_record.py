@@ -13,14 +13,19 @@ itself is kept, as dataclasses keeps it.
 A record that is not frozen is made a dataclass on first use, not when it is declared: its first
 instance, or the first read of its fields (`dataclasses.fields`, `is_dataclass`, `replace`,
 `asdict`, a subclass made a dataclass, `repr` or `==` of an instance made without `__init__`,
-as unpickling makes one). Most commands use a few of the records their modules declare, and
-each one made a dataclass costs about 0.3 ms of the start. A frozen record is made at once, as
-a dataclass would be (until then, nothing would stop an unpickled instance from changing).
+as unpickling makes one), its `__match_args__` (a `match` statement) or its signature
+(`inspect.signature`). Most commands use a few of the records their modules declare, and each
+one made a dataclass costs about 0.3 ms of the start. Until then a field's class attribute is
+as the class body wrote it (`field(...)` itself, where dataclasses would leave the default or
+nothing), and a declaration dataclasses refuses is refused at first use, not at import. A
+frozen record is made at once, as a dataclass would be (until then, nothing would stop an
+unpickled instance from changing).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import reprlib
 import threading
 
@@ -51,44 +56,82 @@ def record(cls=None, /, *, repr: bool = True, eq: bool = True, **options):  # no
     return make if cls is None else make(cls)
 
 
-_MAKING = threading.RLock()  # one thread makes a class a dataclass; another waits, then finds it made
+ON_FIRST_USE: list = []  # every record declared to be made on first use (the tests make them all)
+_MAKING = threading.RLock()  # one thread makes a record a dataclass; another waits for it, then uses it
+
+# Values whose __set_name__ does the same again for the twin (below), touching nothing else
+_NAMED_TWICE_ALIKE = (property, functools.cached_property, dataclasses.Field)
+# What dataclasses sets on a class besides `__init__`: copied from the twin it made (below)
+_MADE = ("__dataclass_fields__", "__dataclass_params__", "__match_args__")
 
 
 def _made_on_first_use(cls, options: dict) -> None:
-    """Stand-ins for `cls.__init__` and `cls.__dataclass_fields__` that make `cls` a dataclass
-    (dataclasses' own work, unchanged) the first time either is used, then step aside."""
-    own_init = cls.__dict__.get("__init__")
+    """Stand-ins on `cls` that make it a dataclass the first time one is used: `__init__`, and
+    `__dataclass_fields__`, `__match_args__` and `__signature__` as descriptors.
+
+    dataclasses' own work runs on a twin of the class (its namespace, its bases); what it made is
+    then copied onto `cls`, `__init__` last. So `cls` is never without a working `__init__` or
+    fields while another thread uses it, and a declaration dataclasses refuses leaves the
+    stand-ins in place (each use raises its error again; tests make every record). A class whose
+    making could act on something else (a base with `__init_subclass__`, a value with
+    `__set_name__`) is made at once."""
+    namespace = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
+    namespace["__qualname__"] = cls.__qualname__
+    if any("__init_subclass__" in vars(base) for base in cls.__mro__[1:-1]) or any(
+            hasattr(type(v), "__set_name__") and not isinstance(v, _NAMED_TWICE_ALIKE) for v in namespace.values()):
+        dataclasses.dataclass(cls, repr=False, eq=False, **options)
+        return
+    made: list = []
+    ON_FIRST_USE.append(cls)
 
     def make_now() -> None:
+        if made:
+            return
         with _MAKING:
-            if cls.__dict__.get("__init__") is not first_init:
-                return  # made already
-            if own_init is None:
-                del cls.__init__
-            else:
-                cls.__init__ = own_init  # dataclasses keeps an __init__ the class wrote
-            del cls.__dataclass_fields__
-            dataclasses.dataclass(cls, repr=False, eq=False, **options)
+            if made:
+                return
+            twin = dataclasses.dataclass(type(cls.__name__, cls.__bases__, dict(namespace)),
+                                         repr=False, eq=False, **options)
+            made_here = vars(twin)
+            for name in _MADE:
+                if name in made_here:
+                    setattr(cls, name, made_here[name])
+                elif name in vars(cls):  # a stand-in for what dataclasses did not make (match_args=False)
+                    delattr(cls, name)
+            for name in namespace.get("__annotations__", {}):  # a field's class attribute, as dataclasses left it
+                if name in made_here:
+                    setattr(cls, name, made_here[name])
+                elif name in vars(cls):
+                    delattr(cls, name)
+            if cls.__doc__ is None:
+                cls.__doc__ = twin.__doc__
+            del cls.__signature__
+            cls.__init__ = made_here["__init__"]
+            made.append(True)
 
     def first_init(self, *args, **kwargs):
         make_now()
         cls.__init__(self, *args, **kwargs)
 
     cls.__init__ = first_init
-    cls.__dataclass_fields__ = _FieldsOnFirstUse(make_now)
+    cls.__dataclass_fields__ = _OnFirstUse(make_now, "__dataclass_fields__")
+    cls.__match_args__ = _OnFirstUse(make_now, "__match_args__")
+    cls.__signature__ = _OnFirstUse(make_now, "__signature__")
 
 
-class _FieldsOnFirstUse:
-    """`__dataclass_fields__` of a record not yet made a dataclass: reading it makes it one."""
+class _OnFirstUse:
+    """A class attribute of a record not yet made a dataclass: reading it makes it one, then reads
+    what dataclasses made (`__signature__`: none, so that inspect reads the new `__init__`)."""
 
-    __slots__ = ("make_now",)
+    __slots__ = ("make_now", "name")
 
-    def __init__(self, make_now) -> None:
+    def __init__(self, make_now, name: str) -> None:
         self.make_now = make_now
+        self.name = name
 
     def __get__(self, instance, owner):
         self.make_now()
-        return owner.__dataclass_fields__
+        return getattr(owner, self.name, None) if self.name == "__signature__" else getattr(owner, self.name)
 
 
 def _compared(self) -> tuple:

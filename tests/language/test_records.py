@@ -201,3 +201,104 @@ def test_every_data_class_of_the_package_says_what_it_holds():
                     for d in node.decorator_list):
                 missing.append(f"{path.name}: {node.name}")
     assert missing == []
+
+
+def test_threads_never_see_a_record_half_made():
+    """While one thread makes a record a dataclass, others that call it or read its fields find
+    either the stand-ins (and wait) or the dataclass: never a class without its __init__ or fields."""
+    import sys
+    import threading
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as CPython allows
+    errors = []
+    try:
+        for _ in range(40):
+            @record
+            class Shared:
+                """A record made by whichever thread comes first."""
+
+                a: int
+                b: list = field(default_factory=list)
+
+            start = threading.Barrier(4)
+
+            def use(record_class=Shared):
+                start.wait()
+                try:
+                    for _ in range(50):
+                        assert record_class(1).a == 1 and [f.name for f in dataclasses.fields(record_class)] == ["a", "b"]
+                except Exception as error:  # noqa: BLE001 - collected, asserted below
+                    errors.append(repr(error))
+
+            threads = [threading.Thread(target=use) for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+
+
+def test_a_declaration_dataclasses_refuses_is_refused_at_every_use():
+    @record
+    class Bad:
+        """A mutable default, which dataclasses refuses."""
+
+        a: list = []  # noqa: RUF012 - the point of the test
+
+    for use in (lambda: Bad(), lambda: dataclasses.fields(Bad), lambda: Bad()):
+        with pytest.raises(ValueError, match="mutable default"):
+            use()
+
+
+def test_before_its_first_use_a_record_matches_and_shows_its_signature_as_a_dataclass():
+    import inspect
+
+    @record
+    class Pair:
+        """Two numbers."""
+
+        x: int
+        y: int = 0
+
+    parameters = inspect.signature(Pair).parameters  # dataclasses' __init__, not the stand-in's (*args, **kwargs)
+    assert list(parameters) == ["x", "y"] and parameters["y"].default == 0
+
+    @record
+    class Point:
+        """Two coordinates."""
+
+        x: int
+        y: int
+
+    loose = object.__new__(Point)  # as unpickling makes one: no __init__ has run
+    loose.__dict__.update(x=1, y=2)
+    match loose:
+        case Point(a, b):
+            assert (a, b) == (1, 2)
+        case _:
+            raise AssertionError("not matched")
+
+
+def test_every_record_of_the_package_is_a_dataclass_dataclasses_accepts():
+    """Records are made on first use, so a declaration dataclasses refuses would pass import:
+    every module is imported here, and every record made."""
+    import importlib
+    import pkgutil
+
+    import autodiff
+    from autodiff import _record
+
+    for module in pkgutil.walk_packages(autodiff.__path__, "autodiff."):
+        if module.name.endswith("__main__"):  # the command line itself, which runs as it is imported
+            continue
+        try:
+            importlib.import_module(module.name)
+        except ImportError:  # an optional extra not installed (CuPy, matplotlib...)
+            continue
+    ours = [cls for cls in _record.ON_FIRST_USE if cls.__module__.startswith("autodiff.")]  # not the tests' own
+    assert len(ours) > 20
+    for cls in ours:
+        assert dataclasses.is_dataclass(cls) and dataclasses.fields(cls) is not None, cls

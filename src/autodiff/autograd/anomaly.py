@@ -43,7 +43,7 @@ def forward_stack() -> list:
     import traceback
 
     frames = traceback.extract_stack()
-    while frames and frames[-1].filename.startswith(_PACKAGE):
+    while frames and os.path.abspath(frames[-1].filename).startswith(_PACKAGE):  # as imported: maybe ../src
         frames.pop()
     return traceback.format_list(frames)
 

@@ -23,12 +23,13 @@ from .exit_codes import ExitCode
 def console() -> None:
     """The `autodiff` console script and `python -m autodiff`: main(), then the process exits.
 
-    After a command quick.py runs, it exits at once (os._exit), both streams flushed, without
-    the interpreter's teardown: freeing every loaded module's objects one by one costs more than
-    a tenth of such a run (bench/cli.py), and they leave nothing that needs it: no thread,
+    After a command of quick.QUICK (whichever path parsed its command line: test's sub-commands
+    and `--help` too), it exits at once (os._exit), both streams flushed, without the
+    interpreter's teardown: freeing every loaded module's objects one by one costs more than a
+    tenth of such a run (bench/cli.py), and they leave nothing that needs it: no thread,
     temporary file or exit handler of their own, and no child process (`autodiff test` has
-    joined its workers before it returns, on every path: testing/pool.py). Every other command
-    line (Typer's), and a run under a tracer (coverage), exits as Python does."""
+    joined its workers before it returns, on every path: testing/pool.py). `autodiff` alone,
+    `--help`, `--version`, and a run under a tracer (coverage), exit as Python does."""
     argv = sys.argv[1:]
     status = main(argv)
     if _quick_command(argv) and sys.gettrace() is None and "coverage" not in sys.modules:
