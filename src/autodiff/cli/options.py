@@ -192,6 +192,12 @@ def check_tolerances(atol: float, rtol: float) -> None:
 
 
 def bad_number(name: str, value) -> float:
-    import typer  # its message, as for any other bad value of an option (main.py says it, on either path)
+    raise bad_parameter(name, f"{value} is not a number of the allowed range")
 
-    raise typer.BadParameter(f"{value} is not a number of the allowed range", param_hint=f"'{name}'")
+
+def bad_parameter(name: str, message: str) -> Exception:
+    """Typer's error for a value of option `name` the command refuses: its message, as for any
+    other bad value of an option (main.py says it, on either path; Typer is loaded only to say it)."""
+    import typer
+
+    return typer.BadParameter(message, param_hint=f"'{name}'")

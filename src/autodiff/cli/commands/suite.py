@@ -12,7 +12,7 @@ from typing import List, Optional
 from ..console import say
 from ..declare import Argument, Option
 from ..exit_codes import ExitCode
-from ..options import Unused, bad_number, check_tolerances, table_format, words
+from ..options import Unused, bad_number, bad_parameter, check_tolerances, table_format, words
 from ..quick import given_on_command_line
 from ..render import emit
 from ..render import suite as words_
@@ -129,14 +129,14 @@ def test(
                         "--unused delete" if unused is Unused.delete else None)
     update = update or pending
     if at and not update:
-        raise _bad_parameter("--at adds points to records, so it needs --update", "'--at'")
+        raise bad_parameter("--at", "--at adds points to records, so it needs --update")
     extra_points = _points_of(at, parse_at)
     paths = paths or ["."]
     run = suite_plan(paths, globs=glob, keyword=keyword, shard=shard, rtol=rtol, atol=atol)
     check_tolerances(run.atol, run.rtol)
     if unused is Unused.delete and not run.whole:
-        raise _bad_parameter(f"deleting unused records needs the whole suite: not with "
-                             f"{'-k' if keyword else 'a shard (' + run.shard[2] + ')'}", "'--unused'")
+        raise bad_parameter("--unused", f"deleting unused records needs the whole suite: not with "
+                                        f"{'-k' if keyword else 'a shard (' + run.shard[2] + ')'}")
     files = run.files
     if timeout != timeout or timeout == float("inf"):
         timeout = 0.0 if timeout == float("inf") else bad_number("--timeout", timeout)
@@ -177,13 +177,6 @@ def test(
     if not summary.succeeded:
         return ExitCode.CHECK_FAILED
     return None
-
-
-def _bad_parameter(message: str, hint: str) -> Exception:
-    """Typer's error for an option the command refuses (loaded only to say it: exit 2)."""
-    import typer
-
-    return typer.BadParameter(message, param_hint=hint)
 
 
 def _delete_unused(summary) -> None:
