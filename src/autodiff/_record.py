@@ -93,12 +93,9 @@ def _made_on_first_use(cls, options: dict) -> None:
             twin = dataclasses.dataclass(type(cls.__name__, cls.__bases__, dict(namespace)),
                                          repr=False, eq=False, **options)
             made_here = vars(twin)
-            for name in _MADE:
-                if name in made_here:
-                    setattr(cls, name, made_here[name])
-                elif name in vars(cls):  # a stand-in for what dataclasses did not make (match_args=False)
-                    delattr(cls, name)
-            for name in namespace.get("__annotations__", {}):  # a field's class attribute, as dataclasses left it
+            # what dataclasses made, and each field's class attribute as it left it; a stand-in or
+            # a class attribute it removed (match_args=False, a field(default_factory=...)) goes
+            for name in (*_MADE, *namespace.get("__annotations__", {})):
                 if name in made_here:
                     setattr(cls, name, made_here[name])
                 elif name in vars(cls):

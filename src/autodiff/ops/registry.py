@@ -81,8 +81,7 @@ class OpNode(Node):
         return self._tape.record(self._at)
 
     def _refs(self) -> tuple:
-        record = self._tape.record(self._at)
-        return record[2] if self.op.variadic else record[2:self.op.head]
+        return _refs_of(self.op, self._tape.record(self._at))
 
     @property
     def _next(self) -> tuple:
@@ -196,7 +195,7 @@ class OpNode(Node):
         grad = grads[0]
         op = self.op
         record = self._tape.record(self._at)  # read once: the references, then the saved values
-        children = record[2] if op.variadic else record[2:op.head]
+        children = _refs_of(op, record)
         if grad is None:
             return [None] * len(children)
         saved = _slots_of(op, record)
@@ -224,6 +223,11 @@ class OpNode(Node):
         if saved is None:
             raise RuntimeError(_FREED_ERROR)
         return self._as_tensors(saved)
+
+
+def _refs_of(op: OpDef, record: tuple) -> tuple:
+    """A record's references to its inputs (a variadic op's are one tuple)."""
+    return record[2] if op.variadic else record[2:op.head]
 
 
 def _slots_of(op: OpDef, record: tuple):
