@@ -2,11 +2,9 @@
 records' own loop) and by autograd.grad (the general one), on graphs of one tape and of many;
 then the same programs in two threads at once, each bit for bit what it gives alone."""
 
-import sys
-import threading
-
 import numpy as np
 import pytest
+from threads import run_threads, switching_every_microsecond
 
 import autodiff
 from autodiff.autograd.tape import WINDOW
@@ -107,14 +105,6 @@ def test_random_programs_in_two_threads_give_each_what_it_gives_alone():
                     if not same(run(autodiff, *program(seed), how), alone[(seed, how)], exact=True):
                         wrong.append((seed, how))
 
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=work, args=(seeds[k::2],)) for k in range(2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(previous)
+    with switching_every_microsecond():
+        run_threads(lambda: work(seeds[0::2]), lambda: work(seeds[1::2]))
     assert wrong == []

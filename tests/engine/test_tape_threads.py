@@ -6,11 +6,11 @@ microsecond (`sys.setswitchinterval`), so that a switch falls between any two by
 recording and backward paths, and compare every gradient bit for bit with one thread's.
 """
 
-import sys
 import threading
 
 import numpy as np
 import pytest
+from threads import run_threads, switching_every_microsecond
 
 import autodiff as torch
 from autodiff.autograd import tape as tapes
@@ -22,29 +22,8 @@ SECOND_BACKWARD = "Trying to backward through the graph a second time"
 
 @pytest.fixture
 def fast_switching():
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(previous)
-
-
-def run_threads(*targets):
-    """Run each target in its own thread; re-raise the first failure."""
-    errors = []
-
-    def guarded(target):
-        try:
-            target()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            errors.append(exc)
-
-    threads = [threading.Thread(target=guarded, args=(t,)) for t in targets]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    with switching_every_microsecond():
+        yield
 
 
 class Model:

@@ -5,6 +5,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 import pytest
+from threads import run_threads, switching_every_microsecond
 
 from autodiff._record import record
 
@@ -156,11 +157,7 @@ def test_two_threads_making_one_record_make_it_once(monkeypatch):
         start.wait()
         results.append(Shared(1).a)
 
-    threads = [threading.Thread(target=use) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_threads(*[use] * 8)
     assert results == [1] * 8 and made == ["Shared"]
 
 
@@ -206,13 +203,9 @@ def test_every_data_class_of_the_package_says_what_it_holds():
 def test_threads_never_see_a_record_half_made():
     """While one thread makes a record a dataclass, others that call it or read its fields find
     either the stand-ins (and wait) or the dataclass: never a class without its __init__ or fields."""
-    import sys
     import threading
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as CPython allows
-    errors = []
-    try:
+    with switching_every_microsecond():
         for _ in range(40):
             @record
             class Shared:
@@ -223,22 +216,12 @@ def test_threads_never_see_a_record_half_made():
 
             start = threading.Barrier(4)
 
-            def use(record_class=Shared):
+            def use(record_class=Shared, start=start):
                 start.wait()
-                try:
-                    for _ in range(50):
-                        assert record_class(1).a == 1 and [f.name for f in dataclasses.fields(record_class)] == ["a", "b"]
-                except Exception as error:  # noqa: BLE001 - collected, asserted below
-                    errors.append(repr(error))
+                for _ in range(50):
+                    assert record_class(1).a == 1 and [f.name for f in dataclasses.fields(record_class)] == ["a", "b"]
 
-            threads = [threading.Thread(target=use) for _ in range(4)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-    finally:
-        sys.setswitchinterval(interval)
-    assert errors == []
+            run_threads(*[use] * 4)  # the first thread's failure, raised here
 
 
 def test_a_declaration_dataclasses_refuses_is_refused_at_every_use():
