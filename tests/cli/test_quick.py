@@ -303,8 +303,11 @@ def test_the_run_options_default_to_what_typer_passes():
 # -- what a run loads ----------------------------------------------------------------------------
 
 # Loaded by none of these runs: the command line's parser (Typer, Click), the grammar generator
-# (the parser's tables ship with the package), the oracles of the tests, and Rich's help renderers.
+# (the parser's tables ship with the package), the oracles of the tests, Rich's help renderers,
+# and multiprocessing (test's worker is forked without it on Linux).
 NEVER = {"typer", "click", "lark", "sympy", "torch", "markdown_it", "pygments", "shellingham"}
+if sys.platform.startswith("linux"):
+    NEVER |= {"multiprocessing"}
 
 LOADS = [
     (["grad", TUTORIAL, "--at", AT, "--format", "plain"], set()),

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import pickle
+import select
 import sys
+import time
 
 import pytest
 
-from autodiff.testing import pool
+from autodiff.testing import forked, pool
 from autodiff.testing.one_file import ERRORED, Settings, run_file
 from autodiff.testing.pool import run_files
 
@@ -29,7 +32,17 @@ def comparable(results) -> list:
     return [(r.path, r.status, r.message, [(m.quantity, m.difference) for m in r.mismatches]) for r in results]
 
 
-def test_workers_give_the_same_results_in_the_same_order(suite):
+@pytest.fixture(params=["forked", "multiprocessing"])
+def workers(request, monkeypatch):
+    """Each test of workers runs with both kinds: forked.py's (Linux) and multiprocessing's."""
+    if request.param == "multiprocessing":
+        monkeypatch.setattr(forked, "available", lambda: False)
+    elif not forked.available():
+        pytest.skip("forked.py's workers need Linux 5.3 (pidfd_open)")
+    return request.param
+
+
+def test_workers_give_the_same_results_in_the_same_order(suite, workers):
     files = mixed_suite(suite)
     one = run_files(files, Settings(), jobs=1)
     assert len({r.status for r in one}) >= 3
@@ -41,7 +54,7 @@ def test_workers_give_the_same_results_in_the_same_order(suite):
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_a_worker_that_dies_costs_only_the_file_it_was_running(suite, monkeypatch, jobs):
+def test_a_worker_that_dies_costs_only_the_file_it_was_running(suite, monkeypatch, jobs, workers):
     files = mixed_suite(suite, 20)
     fatal = str(files[7])
 
@@ -75,6 +88,76 @@ def test_a_lone_worker_that_runs_dry_is_sent_more_at_a_time(suite, monkeypatch):
     results = run_files(files, Settings(), jobs=1, timeout=60.0)
     assert [r.path for r in results] == [str(f) for f in files]
     assert max(grown) > pool.FILES_PER_REQUEST_ALONE
+
+
+PIPE_BYTES = 65_536  # Linux's pipe buffer
+
+
+def test_a_request_never_fills_a_pipe(suite, monkeypatch):
+    """A lone worker's requests grow to MAX_FILES_PER_REQUEST paths, but never past
+    REQUEST_BYTES: a request that filled the pipe would hold the pool up, time limits and all,
+    until the worker had finished the files it has."""
+    files = [suite.write(f"{'long-name-' * 24}{i:03}.expr", "1 + 1\n") for i in range(200)]
+    monkeypatch.setattr(pool, "FILES_PER_REQUEST_ALONE", pool.MAX_FILES_PER_REQUEST)  # as grown
+    parent, sizes = os.getpid(), []
+    send = forked.Channel.send
+
+    def measuring(self, message):
+        if os.getpid() == parent and message is not None:
+            sizes.append(len(pickle.dumps(message, pickle.HIGHEST_PROTOCOL)))
+        send(self, message)
+
+    monkeypatch.setattr(forked.Channel, "send", measuring)
+    results = run_files(files, Settings(), jobs=1, timeout=60.0)
+    assert [r.path for r in results] == [str(f) for f in files]
+    assert len(sizes) > 2 and max(sizes) <= PIPE_BYTES // 2, sizes
+
+
+@pytest.mark.skipif(not forked.available(), reason="forked.py's workers need Linux 5.3 (pidfd_open)")
+def test_a_forked_channel_carries_messages_longer_than_a_pipe_holds():
+    def child(channel, size):
+        request = channel.recv()
+        channel.send((request, "x" * size))
+        channel.send(b"\0" * size)
+
+    size = 1 << 20  # a pipe holds 64 KiB
+    channel, process = forked.start(child, (size,))
+    try:
+        channel.send(("hello", 1))
+        assert channel.recv() == (("hello", 1), "x" * size)
+        assert channel.recv() == b"\0" * size
+        process.join()
+        assert process.exitcode == 0
+        with pytest.raises(EOFError):  # the child has gone, and its end with it
+            channel.recv()
+    finally:
+        process.kill()
+        process.join()
+        channel.close()
+
+
+@pytest.mark.skipif(not forked.available(), reason="forked.py's workers need Linux 5.3 (pidfd_open)")
+@pytest.mark.parametrize("how,status", [("raise", 1), ("exit", 4), ("kill", -9)])
+def test_a_forked_process_reports_how_it_ended(how, status):
+    def child(channel):
+        if how == "raise":
+            sys.stderr = open(os.devnull, "w")  # the traceback it prints
+            raise ValueError("in the worker")
+        if how == "exit":
+            sys.exit(4)
+        time.sleep(60)
+
+    channel, process = forked.start(child, ())
+    try:
+        if how == "kill":
+            process.kill()
+        assert select.select([process.sentinel], [], [], 30)[0] == [process.sentinel]
+        process.join()
+        assert process.exitcode == status
+    finally:
+        process.kill()
+        process.join()
+        channel.close()
 
 
 def test_the_default_is_one_worker_per_core():

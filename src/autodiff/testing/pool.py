@@ -1,7 +1,7 @@
 """Running many files: in this process for -j 1, else spread over worker processes.
 
 Workers are forked from this process on Linux, so they start with everything already
-imported; elsewhere they are spawned. Each is sent a few files at a time, the next few
+imported (forked.py, without multiprocessing); elsewhere multiprocessing spawns them. Each is sent a few files at a time, the next few
 before it has finished, and sends back one result per file as soon as it has it. When a worker dies (a crash in a native library, a
 kill), the file it was running is reported as errored, the files it had not started go back
 to the queue, and a new worker takes its place: no other file's result is lost.
@@ -23,11 +23,13 @@ import sys
 import time
 from collections import deque
 
+from . import forked
 from .one_file import ERRORED, FileResult, Settings, run_file
 
 FILES_PER_REQUEST = 8  # few enough to balance the workers, enough to keep messages rare
 FILES_PER_REQUEST_ALONE = 64  # one worker has nothing to balance: fewer round trips (doubled while it runs dry)
 MAX_FILES_PER_REQUEST = 1024
+REQUEST_BYTES = 16_384  # a request's paths, at most (but one): far within a pipe's buffer, so sending never waits
 MAX_JOBS = 256  # more worker processes than this is a usage error
 DEFAULT_TIMEOUT = 60.0  # seconds one file may run
 
@@ -102,12 +104,24 @@ def _worker(connection, settings: Settings, parent: int) -> None:
             connection.send((index, run_file(path, settings)))
 
 
+def _multiprocessing_context():
+    """None where forked.py starts the workers; else multiprocessing's way of spawning them."""
+    if forked.available():
+        return None
+    import multiprocessing  # here: Linux and a run in this process (-j 1 --timeout 0) need none of it
+
+    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+
+
 class _Worker:
     def __init__(self, context, settings: Settings) -> None:
-        self.connection, child_end = context.Pipe()
-        self.process = context.Process(target=_worker, args=(child_end, settings, os.getpid()), daemon=True)
-        self.process.start()
-        child_end.close()
+        if context is None:  # forked here (Linux)
+            self.connection, self.process = forked.start(_worker, (settings, os.getpid()))
+        else:
+            self.connection, child_end = context.Pipe()
+            self.process = context.Process(target=_worker, args=(child_end, settings, os.getpid()), daemon=True)
+            self.process.start()
+            child_end.close()
         self.assigned: deque = deque()  # (index, path) sent and not yet answered, in the order it runs them
         self.since = time.monotonic()  # when the file it is running (assigned[0]) started, as far as seen
         self.timed_out = False
@@ -137,10 +151,7 @@ class _Pool:
         self.on_result = on_result
         self.queue = deque(enumerate(files))
         self.results: list = [None] * len(files)
-        import multiprocessing  # here: a run in this process (-j 1 --timeout 0) needs none of it
-
-        method = "fork" if sys.platform.startswith("linux") else "spawn"
-        self.context = multiprocessing.get_context(method)
+        self.context = _multiprocessing_context()
         self.workers: list = []
         self.stop_when = None
         self.stop_at = None  # the index of the first file, in order, that stops the run (-x)
@@ -168,6 +179,7 @@ class _Pool:
                 worker.process.kill()
             for worker in self.workers:
                 worker.process.join()
+                worker.connection.close()
         return self.results
 
     def _wait_time(self):
@@ -219,7 +231,10 @@ class _Pool:
             self.alone_share = min(2 * self.alone_share, MAX_FILES_PER_REQUEST)
         share = self._share()
         if len(worker.assigned) <= share // 2 and self.queue:
-            request = [self.queue.popleft() for _ in range(min(share, len(self.queue)))]
+            request, size = [], 0
+            while self.queue and len(request) < share and size < REQUEST_BYTES:
+                request.append(self.queue.popleft())
+                size += len(str(request[-1][1]).encode("utf-8", "surrogatepass")) + 16
             if not worker.assigned:
                 worker.since = time.monotonic()
             worker.assigned.extend(request)
@@ -228,6 +243,7 @@ class _Pool:
             self._unwatch(worker)
             worker.connection.send(None)
             worker.process.join()
+            worker.connection.close()
             self.workers.remove(worker)
             return
         muted = self.jobs == 1 and len(worker.assigned) > share // 2
