@@ -115,13 +115,15 @@ def _decided(t: Traced, value) -> None:
 
 
 def _registered(function, name: str) -> tuple:
-    """(name, its registry op, or None for an op without a derivative) for an op's own apply: one
-    the registry does not hold under its name is an error, never traced as a plain function."""
+    """(name, its registry op or None for an op without a derivative, whether the tracer keeps
+    anything of its node) for an op's own apply: one the registry does not hold under its name
+    is an error, never traced as a plain function."""
     op = registry.REGISTRY.get(name)
     if op is not None and op.apply is function:
-        return name, op
+        keeps = op.result_index is not None or any(kind in ("arg", "_shape") for kind, _ in op.save_plan)
+        return name, op, keeps  # its saved arguments and result, traced (_keep_traced, _results)
     if registry.NONDIFF.get(name) is function:
-        return name, None
+        return name, None, False
     raise RuntimeError(f"derive: the operation {name!r} is not in the op registry")
 
 
@@ -148,7 +150,7 @@ class Tracer:
         # that made it (the first, where two made one expression): derive --steps reads an op's
         # own formula from it, one step at a time.
         self.made: dict | None = None
-        # function -> (its name, its registry op or None for one without a derivative), filled as
+        # function -> _registered's (name, registry op or None, whether its node is kept), filled as
         # ops are met: the registry is read by name, which loads no op module a program does not use
         self._ops: dict = {}
 
@@ -190,7 +192,7 @@ class Tracer:
             if name is None:
                 return function(*args, **kwargs)  # a function made of ops: its ops are traced one by one
             known = self._ops[function] = _registered(function, name)
-        name, op = known
+        name, op, keeps = known
         # Each argument as the engine takes it and as the builder sees it, in one pass: this
         # runs for every operation of the program and of its derivative.
         plain_args, exprs, symbolic = [], [], False
@@ -230,6 +232,8 @@ class Tracer:
             return Traced(result, _constant(name, exprs, result))
         built = build(name, exprs, result._data.shape, result)
         traced = Traced(result, detached(built) if under_no_grad else built)
+        if self.made is None and not keeps:
+            return traced  # nothing reads its node: no grad_fn object is made for it
         node = result.grad_fn
         if self.made is not None and node is not None:
             self.made.setdefault(traced.expr, node)
