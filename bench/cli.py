@@ -20,10 +20,10 @@ measured in the same run (interleaved, medians), because these machines are nois
       derive       derive examples/tutorial.expr --format plain                        target <= 1.7x
       grad rich    grad ... --format rich (Rich draws the tables)                      target <= 2.0x
   With --instructions (and valgrind installed), the same figures also as instructions executed
-  (callgrind; PYTHONHASHSEED=0, one BLAS thread; not test plain and json, whose worker is a fork):
-  exact from run to run and untouched by other
-  work on the machine, they track its quiet wall-time ratios within a few hundredths (a little
-  below them), which a loaded machine's wall times do not (they come out lower).
+  (callgrind; PYTHONHASHSEED=0, one BLAS thread; not test plain and json, whose worker is a
+  fork): exact from run to run and untouched by other work on the machine, they track its
+  quiet wall-time ratios within a few hundredths (a little below them), which a loaded
+  machine's wall times do not (they come out lower).
 - the same computation as a PyTorch script, when PyTorch is installed. Target <= 0.2x.
 - a 10,000-line file end to end (parse, forward, backward, output) against the same file run
   as a PyTorch script (the core syntax is Python). Target <= 1.0x.
@@ -158,6 +158,8 @@ def startup(autodiff: list, repeat: int) -> None:
         ratio, seconds = figures[name]
         print(f"  {name:<13} {seconds * 1e3:6.0f} ms   ratio {ratio:.2f}  ({verdict(ratio, target)})   "
               f"autodiff {' '.join(words)}")
+
+
 FORKS = {"test plain", "test json"}  # these run their file in a forked worker
 
 

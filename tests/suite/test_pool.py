@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pickle
 import select
+import subprocess
 import sys
 import time
 
@@ -136,28 +137,103 @@ def test_a_forked_channel_carries_messages_longer_than_a_pipe_holds():
         channel.close()
 
 
-@pytest.mark.skipif(not forked.available(), reason="forked.py's workers need Linux 5.3 (pidfd_open)")
-@pytest.mark.parametrize("how,status", [("raise", 1), ("exit", 4), ("kill", -9)])
-def test_a_forked_process_reports_how_it_ended(how, status):
-    def child(channel):
-        if how == "raise":
-            sys.stderr = open(os.devnull, "w")  # the traceback it prints
-            raise ValueError("in the worker")
-        if how == "exit":
-            sys.exit(4)
-        time.sleep(60)
+_ENDING = """
+import os, select, sys, time
+from autodiff.testing import forked
 
+how, parent = sys.argv[1], os.getpid()
+
+def child(channel):
+    if how == "raise":
+        raise ValueError("in the worker")
+    if how == "exit":
+        sys.exit(4)
+    if how == "exit()":
+        sys.exit()
+    if how == "exit(text)":
+        sys.exit("the reason")
+    if how == "exit(huge)":
+        sys.exit(2 ** 70)  # os._exit refuses it
+    time.sleep(60)
+
+try:
     channel, process = forked.start(child, ())
-    try:
-        if how == "kill":
-            process.kill()
-        assert select.select([process.sentinel], [], [], 30)[0] == [process.sentinel]
-        process.join()
-        assert process.exitcode == status
-    finally:
-        process.kill()
-        process.join()
-        channel.close()
+finally:
+    if os.getpid() != parent:
+        print("the child came back into its caller's code", flush=True)
+        os._exit(99)
+if how == "kill":
+    process.kill()
+select.select([process.sentinel], [], [], 30)
+process.join()
+print(process.exitcode)
+"""
+
+
+@pytest.mark.skipif(not forked.available(), reason="forked.py's workers need Linux 5.3 (pidfd_open)")
+@pytest.mark.parametrize("how,status,said", [("raise", 1, "ValueError: in the worker"), ("exit", 4, ""),
+                                             ("exit()", 0, ""), ("exit(text)", 1, "the reason"),
+                                             ("exit(huge)", 1, ""), ("kill", -9, "")])
+def test_a_forked_process_reports_how_it_ended_and_never_returns(how, status, said):
+    """Its exit status as multiprocessing's Process gives it; whatever happens in the child, it
+    never runs on in its caller's code (a second copy of the parent)."""
+    done = subprocess.run([sys.executable, "-c", _ENDING, how], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == [str(status)], (done.stdout, done.stderr)
+    assert said in done.stderr
+
+
+_BUFFERED = """
+import sys
+from autodiff.testing import pool
+from autodiff.testing.one_file import Settings
+print("said once, before the workers start")  # a pipe: buffered, not yet written
+pool.run_files(sys.argv[1:], Settings(), jobs=3, timeout=30.0)
+"""
+
+
+def test_what_the_parent_had_buffered_is_written_once(suite, workers):
+    files = [str(suite.write(f"f{i}.expr", "1 + 1\n")) for i in range(6)]
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if workers == "multiprocessing":
+        pytest.skip("multiprocessing flushes the streams before it forks")
+    done = subprocess.run([sys.executable, "-c", _BUFFERED, *files], capture_output=True, text=True, timeout=60,
+                          env=environment)
+    assert done.stdout.count("said once") == 1, done.stdout
+
+
+_HANGING_AMONG_LONG_PATHS = r"""
+import sys, time
+from pathlib import Path
+from autodiff.testing import pool
+from autodiff.testing.one_file import Settings
+
+folder = Path(sys.argv[1])
+for level in range(12):  # paths of some 3,000 characters: six files fill a request
+    folder = folder / (str(level) + "d" * 240)
+folder.mkdir(parents=True)
+files = [folder / f"f{i:03}.expr" for i in range(200)]
+for path in files:
+    path.write_text("1 + 1\n")
+hanging, real = str(files[60]), pool.run_file
+
+def run_file(path, settings):
+    if str(path) == hanging:
+        time.sleep(3600)
+    return real(path, settings)
+
+pool.run_file = run_file  # the forked workers run it too
+results = pool.run_files(files, Settings(), jobs=1, timeout=2.0)
+print(len(results), [r.message for r in results if r.status == "errored"])
+"""
+
+
+def test_a_hanging_file_times_out_whatever_the_length_of_the_paths(tmp_path):
+    """Requests of long paths hold few files each: were one sent at every result, they would
+    fill the pipe while the worker hangs, and this process would wait to send, its time limit
+    with it."""
+    done = subprocess.run([sys.executable, "-c", _HANGING_AMONG_LONG_PATHS, str(tmp_path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.stdout.strip() == "200 ['timed out after 2 s (--timeout)']", (done.stdout, done.stderr)
 
 
 def test_the_default_is_one_worker_per_core():

@@ -87,6 +87,7 @@ class Process:
 
     def __init__(self, target, args: tuple, close_in_child: tuple) -> None:
         self.exitcode = None
+        _flush()  # else the child would write what this process had buffered a second time
         pid = os.fork()
         if pid == 0:  # the child: never returns into the parent's code
             _run_child(target, args, close_in_child)
@@ -115,19 +116,32 @@ def _run_child(target, args: tuple, close_in_child: tuple) -> None:
         _no_input()
         target(*args)
         code = 0
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else 1
+    except SystemExit as stop:  # as multiprocessing's: sys.exit() is 0, sys.exit("why") says why, then 1
+        if stop.code is None or isinstance(stop.code, int):
+            code = stop.code or 0
+        else:
+            sys.stderr.write(f"{stop.code}\n")
     except BaseException:  # as multiprocessing's worker: said on stderr, status 1
-        import traceback
+        try:
+            import traceback
 
-        traceback.print_exc()
+            traceback.print_exc()
+        except BaseException:
+            pass
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (AttributeError, OSError, ValueError):
-                pass
-        os._exit(code)
+        try:
+            _flush()
+            os._exit(code)
+        finally:  # never back into the parent's code (an exit status os._exit refuses, a Ctrl-C)
+            os._exit(1)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
 
 
 def _no_input() -> None:

@@ -29,7 +29,7 @@ from .one_file import ERRORED, FileResult, Settings, run_file
 FILES_PER_REQUEST = 8  # few enough to balance the workers, enough to keep messages rare
 FILES_PER_REQUEST_ALONE = 64  # one worker has nothing to balance: fewer round trips (doubled while it runs dry)
 MAX_FILES_PER_REQUEST = 1024
-REQUEST_BYTES = 16_384  # a request's paths, at most (but one): far within a pipe's buffer, so sending never waits
+REQUEST_BYTES = 16_384  # a request's paths, at most (but one): far within a pipe's buffer (see _give_work)
 MAX_JOBS = 256  # more worker processes than this is a usage error
 DEFAULT_TIMEOUT = 60.0  # seconds one file may run
 
@@ -124,6 +124,7 @@ class _Worker:
             child_end.close()
         self.assigned: deque = deque()  # (index, path) sent and not yet answered, in the order it runs them
         self.since = time.monotonic()  # when the file it is running (assigned[0]) started, as far as seen
+        self.latest = 0  # how many files the last request sent it held
         self.timed_out = False
         self.muted = False  # its results are read at the next tick, not as each comes
         self.inbox = select.poll()  # its end of the pipe alone: is a message waiting?
@@ -230,7 +231,11 @@ class _Pool:
         if self.jobs == 1 and worker.muted and not worker.assigned and self.queue:  # it ran dry between ticks
             self.alone_share = min(2 * self.alone_share, MAX_FILES_PER_REQUEST)
         share = self._share()
-        if len(worker.assigned) <= share // 2 and self.queue:
+        # Sent when it runs low, and only once it has read the last request (all that is left of
+        # what it was sent is from that one): one request at most waits unread in the pipe, and
+        # REQUEST_BYTES keeps it within the pipe's buffer, so this process never waits to send
+        # (a worker busy with a hanging file reads nothing: its time limit must still fire).
+        if len(worker.assigned) <= min(share // 2, worker.latest) and self.queue:
             request, size = [], 0
             while self.queue and len(request) < share and size < REQUEST_BYTES:
                 request.append(self.queue.popleft())
@@ -238,6 +243,7 @@ class _Pool:
             if not worker.assigned:
                 worker.since = time.monotonic()
             worker.assigned.extend(request)
+            worker.latest = len(request)
             worker.connection.send([(index, str(path)) for index, path in request])
         if not worker.assigned:
             self._unwatch(worker)
