@@ -3,10 +3,10 @@ multiprocessing's Process and Pipe that the pool uses, on Linux, without importi
 multiprocessing (its socket, tempfile and subprocess imports cost `autodiff test` some 8 ms of
 its start, more than the fork itself).
 
-Messages are pickled, each after its length. Each end blocks while it writes: the pool keeps
-every request small enough for a pipe's buffer (see pool.REQUEST_BYTES), so that it never waits
-on a worker busy with a file. A worker whose parent stops reading just waits, as it did over
-multiprocessing's socket.
+Messages are pickled, each after its length. Each end blocks while it writes: the pool sends
+a worker its next request only once it has read the last, and keeps each within a pipe's
+buffer (pool.REQUEST_BYTES), so that it never waits on a worker busy with a file. A worker
+whose parent stops reading just waits, as it did over multiprocessing's socket.
 """
 
 from __future__ import annotations
@@ -81,9 +81,10 @@ class Channel:
 
 
 class Process:
-    """A forked child running `target(*args)`, then gone with `os._exit`: its exit status is 0,
-    or 1 after an exception, and `exitcode` is minus the signal that killed it (as
-    multiprocessing's). `sentinel` is a descriptor that becomes readable when it has ended."""
+    """A forked child running `target(*args)`, then gone with `os._exit`. Its exit status is as
+    multiprocessing's Process gives it: 0, 1 after an exception, sys.exit's own, and `exitcode`
+    is minus the signal that killed it. `sentinel` is a descriptor that becomes readable when it
+    has ended."""
 
     def __init__(self, target, args: tuple, close_in_child: tuple) -> None:
         self.exitcode = None

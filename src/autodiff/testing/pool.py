@@ -1,8 +1,9 @@
 """Running many files: in this process for -j 1, else spread over worker processes.
 
 Workers are forked from this process on Linux, so they start with everything already
-imported (forked.py, without multiprocessing); elsewhere multiprocessing spawns them. Each is sent a few files at a time, the next few
-before it has finished, and sends back one result per file as soon as it has it. When a worker dies (a crash in a native library, a
+imported (forked.py, without multiprocessing); elsewhere multiprocessing spawns them. Each
+is sent a few files at a time, the next few before it has finished, and sends back one
+result per file as soon as it has it. When a worker dies (a crash in a native library, a
 kill), the file it was running is reported as errored, the files it had not started go back
 to the queue, and a new worker takes its place: no other file's result is lost.
 
