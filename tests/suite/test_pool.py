@@ -235,5 +235,17 @@ def test_a_hanging_file_times_out_whatever_the_length_of_the_paths(tmp_path):
     assert done.stdout.strip() == "200 ['timed out after 2 s (--timeout)']", (done.stdout, done.stderr)
 
 
+@pytest.mark.skipif(not forked.available(), reason="forked.py's workers need Linux 5.3 (pidfd_open)")
+def test_a_fork_that_fails_leaves_no_pipe_open(monkeypatch):
+    def refused():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    before = len(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(os, "fork", refused)
+    with pytest.raises(BlockingIOError):
+        forked.start(lambda channel: None, ())
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 def test_the_default_is_one_worker_per_core():
     assert pool.default_jobs() >= 1

@@ -159,9 +159,19 @@ def _no_input() -> None:
 def start(target, args: tuple) -> tuple:
     """Fork a child running `target(channel, *args)`; returns (this end's Channel, Process)."""
     to_child_r, to_child_w = os.pipe()
-    to_parent_r, to_parent_w = os.pipe()
+    try:
+        to_parent_r, to_parent_w = os.pipe()
+    except OSError:
+        os.close(to_child_r)
+        os.close(to_child_w)
+        raise
     child = Channel(to_child_r, to_parent_w)
-    process = Process(target, (child, *args), close_in_child=(to_child_w, to_parent_r))
+    try:
+        process = Process(target, (child, *args), close_in_child=(to_child_w, to_parent_r))
+    except OSError:  # no fork (too many processes): none of the four ends is left open
+        child.close()
+        Channel(to_parent_r, to_child_w).close()
+        raise
     os.close(to_child_r)
     os.close(to_parent_w)
     return Channel(to_parent_r, to_child_w), process
