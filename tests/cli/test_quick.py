@@ -304,8 +304,9 @@ def test_the_run_options_default_to_what_typer_passes():
 
 # Loaded by none of these runs: the command line's parser (Typer, Click), the grammar generator
 # (the parser's tables ship with the package), the oracles of the tests, Rich's help renderers,
-# and multiprocessing (test's worker is forked without it on Linux).
-NEVER = {"typer", "click", "lark", "sympy", "torch", "markdown_it", "pygments", "shellingham"}
+# pathlib (with urllib and ipaddress, some 3 ms) and the signal module's enums, and
+# multiprocessing (test's worker is forked without it on Linux).
+NEVER = {"typer", "click", "lark", "sympy", "torch", "markdown_it", "pygments", "shellingham", "pathlib", "signal"}
 if sys.platform.startswith("linux"):
     NEVER |= {"multiprocessing"}
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path, PurePosixPath
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from autodiff.testing.discover import SuiteProblem, discover, parse_shard, shard
+from autodiff.testing.files import path_text
 
 
 def names(files, root):
-    return [p.relative_to(root).as_posix() for p in files]
+    return [Path(p).relative_to(root).as_posix() for p in files]  # discover gives path texts
 
 
 def test_directories_are_searched_below_with_the_default_globs(suite):
@@ -60,3 +63,9 @@ def test_bad_shards(text):
     with pytest.raises(SuiteProblem, match="--shard"):
         parse_shard(text)
     assert parse_shard("3/3") == (3, 3)
+
+
+@given(st.lists(st.sampled_from(["a", "b.expr", ".", "..", "", "/", "//"]), max_size=8).map("".join))
+def test_a_path_is_written_as_pathlib_writes_it(text):
+    """The testing layer writes paths without importing pathlib, the same way."""
+    assert path_text(text) == str(PurePosixPath(text))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -56,12 +57,12 @@ def test_a_file_that_needs_values_has_no_points_until_given_some(suite):
     result = run_file(path, UPDATE)
     assert result.status == ERRORED
     assert result.message.startswith("no points to record: the file needs values for a, b, d, c; give them with --at")
-    assert not record_path(path).exists()
+    assert not Path(record_path(path)).exists()
 
 
 def test_points_written_by_hand_are_filled_in_by_update(suite):
     path = suite.write("t.expr", TUTORIAL)
-    record_path(path).write_text(json.dumps({"points": [{"at": {"a": 1, "b": 1, "c": 1, "d": 1}}]}))
+    Path(record_path(path)).write_text(json.dumps({"points": [{"at": {"a": 1, "b": 1, "c": 1, "d": 1}}]}))
     result = run_file(path, CHECK)
     assert result.status == FAILED
     assert result.mismatches[0].difference == "not recorded yet: run autodiff test --update"
@@ -92,13 +93,13 @@ def test_a_syntax_error_is_never_an_expected_result(suite):
         path = suite.write("s.expr", text)
         result = run_file(path, UPDATE)
         assert result.status == ERRORED and "an invalid program never passes" in result.message
-        assert not record_path(path).exists()
+        assert not Path(record_path(path)).exists()
         assert run_file(path, CHECK).status == ERRORED
 
 
 def test_broken_files_and_records_are_errors_not_crashes(suite):
     path = suite.write("f.expr", WITH_DEFAULTS)
-    record_path(path).write_text("{not json")
+    Path(record_path(path)).write_text("{not json")
     result = run_file(path, CHECK)
     assert result.status == ERRORED and "not valid JSON" in result.message
     binary = suite.root / "b.expr"
@@ -109,7 +110,7 @@ def test_broken_files_and_records_are_errors_not_crashes(suite):
 
 def test_a_record_without_points_for_a_file_without_defaults(suite):
     path = suite.write("t.expr", TUTORIAL)
-    record_path(path).write_text('{"format": 1, "points": []}')
+    Path(record_path(path)).write_text('{"format": 1, "points": []}')
     result = run_file(path, CHECK)
     assert (result.status, result.message) == (
         ERRORED, "nothing to test: the file needs values for a, b, d, c and its record lists no points")
@@ -160,7 +161,7 @@ def test_records_and_comments_of_the_old_class_name(suite):
     run_file(path, UPDATE)
     record = load(path)
     record["points"][0]["error"]["class"] = "EvaluationProblem"  # as records were written before
-    record_path(path).write_text(json.dumps(record))
+    Path(record_path(path)).write_text(json.dumps(record))
     assert run_file(path, CHECK).status == PASSED  # the same error, by its message
     updated = run_file(path, UPDATE)
     assert [(m.expected, m.got) for m in updated.changes] == [(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -85,6 +86,6 @@ def test_missing_record_is_none(tmp_path):
 ])
 def test_broken_records_are_reported(tmp_path, text, message):
     path = tmp_path / "f.expr"
-    record_path(path).write_text(text)
+    Path(record_path(path)).write_text(text)
     with pytest.raises(RecordProblem, match=message):
         load(path)

@@ -141,7 +141,7 @@ def test_the_small_toml_reader_of_python_3_10(tmp_path):
     (tmp_path / "pyproject.toml").write_text(text)
     (tmp_path / "sub").mkdir()
     found = find_config(tmp_path / "sub")
-    assert (found.patterns, found.rtol, found.root) == (("*.expr", "*.f"), 1e-6, tmp_path)
+    assert (found.patterns, found.rtol, found.root) == (("*.expr", "*.f"), 1e-6, str(tmp_path))
 
 
 def test_a_bad_table_is_a_usage_error(tmp_path):

@@ -18,9 +18,9 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import field
-from pathlib import Path
 
 from .._record import record
+from .files import path_text
 
 DEFAULT_PATTERNS = ("*.expr",)
 KEYS = ("patterns", "rtol", "atol")
@@ -49,28 +49,33 @@ class SuiteConfig:
     patterns: tuple = DEFAULT_PATTERNS
     rtol: float | None = None  # None: the built-in default
     atol: float | None = None
-    root: Path = field(default_factory=Path.cwd)
-    source: Path | None = None  # the pyproject.toml read, if any
+    root: str = field(default_factory=os.getcwd)
+    source: str | None = None  # the pyproject.toml read, if any
 
 
 def find_config(start=None) -> SuiteConfig:
     """The configuration that applies from `start` (a directory or a file; default: the current
     directory): the nearest pyproject.toml above it with a [tool.autodiff] table."""
-    here = Path(start if start is not None else os.getcwd()).absolute()
-    if not here.is_dir():
-        here = here.parent
-    for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
+    here = path_text(os.path.join(os.getcwd(), start if start is not None else ""))  # as Path.absolute()
+    if not os.path.isdir(here):
+        here = os.path.dirname(here)
+    folder = here
+    while True:
+        candidate = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(candidate):
             table = _table(candidate)
             if table is not None:
                 return _config(table, folder, candidate)
-    return SuiteConfig(root=Path.cwd())
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return SuiteConfig(root=os.getcwd())
+        folder = parent
 
 
-def _table(path: Path):
+def _table(path: str):
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as stream:
+            text = stream.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigProblem(f"{path}: cannot be read ({exc})") from None
     if not re.search(r"^\s*\[\s*tool\s*\.\s*autodiff\s*\]", text, re.MULTILINE):
@@ -86,7 +91,7 @@ def _table(path: Path):
     return data.get("tool", {}).get("autodiff", {})
 
 
-def _small_reader(text: str, path: Path) -> dict:
+def _small_reader(text: str, path: str) -> dict:
     """[tool.autodiff] alone, for Pythons without tomllib: `key = value` lines whose value is a
     string, a number or a one-line list of strings."""
     table, inside = {}, False
@@ -115,7 +120,7 @@ def _small_reader(text: str, path: Path) -> dict:
     return table
 
 
-def _config(table, folder: Path, source: Path) -> SuiteConfig:
+def _config(table, folder: str, source: str) -> SuiteConfig:
     if not isinstance(table, dict):
         raise ConfigProblem(f"{source}: [tool.autodiff] must be a table")
     unknown = sorted(set(table) - set(KEYS))

@@ -10,9 +10,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from pathlib import Path
 
 from .config import DEFAULT_PATTERNS
+from .files import path_text
 from .records import PENDING_SUFFIX, RECORD_SUFFIX
 
 DEFAULT_GLOBS = DEFAULT_PATTERNS
@@ -36,19 +36,20 @@ def is_collected(name: str, globs) -> bool:
 
 
 def discover(paths: list, globs=DEFAULT_GLOBS) -> list:
-    """The expression files under `paths`, sorted, each once. A file named on the command line
-    is taken whatever its name; in directories, names must match one of `globs`."""
+    """The expression files under `paths`, sorted, each once (as path_text writes them). A file
+    named on the command line is taken whatever its name; in directories, names must match one
+    of `globs`."""
     found: dict = {}
     for given in paths:
-        path = Path(given)
-        if path.is_file():
+        path = path_text(given)
+        if os.path.isfile(path):
             found.setdefault(_key(path), path)
-        elif path.is_dir():
+        elif os.path.isdir(path):
             for file in _search(path, lambda name: is_collected(name, globs)):
                 found.setdefault(_key(file), file)
-        elif path.exists():
+        elif os.path.exists(path):
             raise SuiteProblem(f"{given}: not a file or a directory")
-        elif path.is_symlink():  # to nothing, or round in a loop
+        elif os.path.islink(path):  # to nothing, or round in a loop
             raise SuiteProblem(f"{given}: a symbolic link that cannot be followed ({_stat_error(path)})")
         else:
             raise SuiteProblem(f"{given}: no such file or directory")
@@ -61,7 +62,7 @@ def _key(path) -> str:
     return key if os.sep == "/" else key.replace(os.sep, "/")
 
 
-def _search(root: Path, wanted, make=Path) -> list:
+def _search(root: str, wanted, make=path_text) -> list:
     """The files below `root` whose names are `wanted`, as make(path text)."""
     files = []
     stack = [root]
@@ -74,7 +75,7 @@ def _search(root: Path, wanted, make=Path) -> list:
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 if not skipped_directory(entry.name):
-                    stack.append(Path(entry.path))
+                    stack.append(path_text(entry.path))
             elif wanted(entry.name) and _is_file(entry):
                 files.append(make(entry.path))
     return files
@@ -104,17 +105,18 @@ def unused_records(paths: list, globs, files: list) -> list:
     collected = {_key(f) for f in files}
     unused = []
     for given in paths:
-        path = Path(given)
-        if not path.is_dir():
+        path = path_text(given)
+        if not os.path.isdir(path):
             continue
-        for found in _search(path, lambda name: name.endswith(RECORD_SUFFIX), make=str):  # most are owned: no Path
+        for found in _search(path, lambda name: name.endswith(RECORD_SUFFIX)):
             if _key(found[: -len(RECORD_SUFFIX)]) in collected:
                 continue
-            record, owner = Path(found), Path(found[: -len(RECORD_SUFFIX)])
-            if not owner.exists():
-                unused.append((record, f"its file {owner.name} does not exist"))
-            elif not is_collected(owner.name, globs):
-                unused.append((record, f"its file {owner.name} is not collected (patterns: {', '.join(globs)})"))
+            owner = found[: -len(RECORD_SUFFIX)]
+            name = os.path.basename(owner)
+            if not os.path.exists(owner):
+                unused.append((found, f"its file {name} does not exist"))
+            elif not is_collected(name, globs):
+                unused.append((found, f"its file {name} is not collected (patterns: {', '.join(globs)})"))
     unique = {_key(r): (r, why) for r, why in unused}
     return [unique[k] for k in sorted(unique)]
 
@@ -124,19 +126,19 @@ def pending_records(paths: list) -> list:
     named as the expression file, its record or the pending record itself."""
     found = {}
     for given in paths:
-        path = Path(given)
-        if path.is_dir():
+        path = path_text(given)
+        if os.path.isdir(path):
             for pending in _search(path, lambda name: name.endswith(PENDING_SUFFIX)):
                 found[_key(pending)] = pending
             continue
-        text = str(path)
+        text = path
         for suffix in (RECORD_SUFFIX, PENDING_SUFFIX):
             if text.endswith(suffix):
                 text = text[: -len(suffix)]
-        candidate = Path(text + PENDING_SUFFIX)
-        if candidate.is_file():
+        candidate = path_text(text + PENDING_SUFFIX)
+        if os.path.isfile(candidate):
             found[_key(candidate)] = candidate
-        elif not path.exists():
+        elif not os.path.exists(path):
             raise SuiteProblem(f"{given}: no such file or directory")
     return [found[k] for k in sorted(found)]
 
@@ -144,7 +146,7 @@ def pending_records(paths: list) -> list:
 # -- -k ----------------------------------------------------------------------------------------------------
 
 
-def select(files: list, expression: str, root: Path) -> list:
+def select(files: list, expression: str, root) -> list:
     """The files whose path (relative to the root) matches a -k expression: words matched as
     substrings, combined with `not`, `and`, `or` and parentheses, as pytest's -k."""
     matcher = _parse_k(expression)
@@ -215,9 +217,10 @@ def relative(path, root) -> str:
     """A file's path relative to the suite's root, with / (what shards hash and -k matches)."""
     absolute = os.path.abspath(path)
     try:
-        return Path(os.path.relpath(absolute, os.path.abspath(root))).as_posix()
+        text = path_text(os.path.relpath(absolute, os.path.abspath(root)))
     except ValueError:  # another drive (Windows)
-        return Path(absolute).as_posix()
+        text = path_text(absolute)
+    return text if os.sep == "/" else text.replace(os.sep, "/")
 
 
 def parse_shard(text: str) -> tuple:
@@ -283,7 +286,10 @@ def touch_shard_status_file(environ=None) -> None:
     environ = os.environ if environ is None else environ
     where = environ.get("TEST_SHARD_STATUS_FILE")
     if where:
-        try:
-            Path(where).touch()
+        try:  # as Path.touch(): the time of an existing file, else a new empty one
+            try:
+                os.utime(where)
+            except FileNotFoundError:
+                os.close(os.open(where, os.O_WRONLY | os.O_CREAT, 0o666))
         except OSError:
             pass

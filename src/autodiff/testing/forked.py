@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import pickle
 import select
-import signal
 import sys
 
 _HEADER = 8  # bytes of a message's length, little-endian
@@ -97,6 +96,8 @@ class Process:
 
     def kill(self) -> None:
         if self.exitcode is None:  # not yet reaped: the pid is still this child's
+            import signal  # here: its enums cost half a millisecond of a start that kills nothing
+
             try:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:

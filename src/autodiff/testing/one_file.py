@@ -19,10 +19,10 @@ test, not a behaviour to keep.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import field, replace
-from pathlib import Path
 
 from .._record import record
 from .._text import short_words, shown
@@ -31,7 +31,7 @@ from ..language._gc import collector_paused
 from ..language.analysis import analyze
 from ..language.files import read_file
 from ..program import GradientProblem, NotATensor, differentiate, to_python
-from .files import WriteProblem, locked
+from .files import WriteProblem, locked, path_text
 from .compare import DEFAULT_ATOL, DEFAULT_RTOL, Mismatch, compare_point
 from .records import (FORMAT, RECORD_SUFFIX, RecordProblem, as_floats, from_record, load, pending_path, point_key,
                       record_path, to_record, write)
@@ -94,7 +94,7 @@ def run_file(path, settings: Settings) -> FileResult:
     started = time.perf_counter()
     try:
         with collector_paused():  # as parsing and running are: a file makes no cycles worth a collection
-            result = _run(Path(path), settings)
+            result = _run(path_text(path), settings)
     except NotAResult as stopped:
         result = FileResult(str(path), ERRORED, str(stopped))
     except RecursionError:
@@ -105,17 +105,18 @@ def run_file(path, settings: Settings) -> FileResult:
     except Exception as error:  # a bug: it costs this file, never the run
         result = FileResult(str(path), ERRORED, f"internal error: {type(error).__name__}: {error}")
     if not settings.update and result.status in (FAILED, ERRORED, NEW):
-        _mention_pending(result, Path(path))
+        _mention_pending(result, path_text(path))
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _mention_pending(result: FileResult, path: Path) -> None:
+def _mention_pending(result: FileResult, path: str) -> None:
     """A file that does not pass while a new record of it waits for review says so: accepting
     that record may be the fix."""
     pending = pending_path(path)
-    if pending.is_file():
-        note = f"a pending record waits for review: {pending.name} (autodiff test review, accept or reject)"
+    if os.path.isfile(pending):
+        note = (f"a pending record waits for review: {os.path.basename(pending)} (autodiff test review, accept "
+                "or reject)")
         result.message = f"{result.message}; {note}" if result.message else note
 
 
@@ -133,15 +134,15 @@ def _is_expected(error: dict, expectations: list) -> bool:
     return any(error["class"] == cls and fragment in error["message"] for cls, fragment in expectations)
 
 
-def _run(path: Path, settings: Settings) -> FileResult:
+def _run(path: str, settings: Settings) -> FileResult:
     if not settings.update:
         return _run_file(path, settings)
     with locked(path):  # from reading the record to writing it: another run's points are never lost
         return _run_file(path, settings)
 
 
-def _run_file(path: Path, settings: Settings) -> FileResult:
-    name = str(path)
+def _run_file(path: str, settings: Settings) -> FileResult:
+    name = path
     try:
         source = read_file(path)
     except InputProblem as problem:
@@ -336,13 +337,13 @@ def _summary(outcome: dict) -> str:
     return f"{outcome.get('output')} = {outcome.get('value')}"
 
 
-def _record(path: Path, record, outcomes: list, needs_values: list, unused: list, chosen: dict,
+def _record(path: str, record, outcomes: list, needs_values: list, unused: list, chosen: dict,
             settings: Settings) -> FileResult:
-    name = str(path)
+    name = path
     if not outcomes:
         return FileResult(name, ERRORED, f"no points to record: the file needs values for "
                                          f"{', '.join(needs_values)}; give them with --at, or list points in "
-                                         f"its record ({path.name}{RECORD_SUFFIX})")
+                                         f"its record ({os.path.basename(path)}{RECORD_SUFFIX})")
     if record is None and settings.ci:
         return FileResult(name, NEW, _new_message(settings), points=len(outcomes))
     old = record or {}
@@ -389,7 +390,7 @@ def _record(path: Path, record, outcomes: list, needs_values: list, unused: list
     if what == "record rewritten" and "settings" not in old:
         what = "settings recorded: " + ", ".join(f"{k} {v}" for k, v in sorted(chosen.items()))
     if settings.pending:
-        result.status, result.message = PENDING, f"{what}, pending review: {target.name}"
+        result.status, result.message = PENDING, f"{what}, pending review: {os.path.basename(target)}"
     else:
         result.status = UPDATED
         result.message = f"recorded {len(outcomes)} point(s)" if record is None else what
@@ -407,9 +408,9 @@ def _counted(changes, added, dropped) -> str:
     return ", ".join(parts) or "record rewritten"
 
 
-def _remove(path: Path) -> None:
+def _remove(path: str) -> None:
     try:
-        path.unlink()
+        os.remove(path)
     except FileNotFoundError:
         pass
 

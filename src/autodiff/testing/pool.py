@@ -19,7 +19,6 @@ import gc
 import math
 import os
 import select
-import signal
 import sys
 import time
 from collections import deque
@@ -73,6 +72,7 @@ def _die_with_parent(parent: int) -> None:
     if sys.platform.startswith("linux"):
         try:
             import ctypes
+            import signal
 
             libc = ctypes.CDLL(None, use_errno=True)
             PR_SET_PDEATHSIG = 1
@@ -89,6 +89,8 @@ def _worker(connection, settings: Settings, parent: int) -> None:
     # are left alone, in this process only (CPython's advice for forked workers, gc.freeze).
     gc.freeze()
     _die_with_parent(parent)
+    import signal  # here: a run in this process has no use for its enums (half a millisecond of the start)
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     while True:

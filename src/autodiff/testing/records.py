@@ -47,10 +47,9 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from .. import codec
-from .files import ReadProblem, read_regular, write_replacing
+from .files import ReadProblem, path_text, read_regular, write_replacing
 
 RECORD_SUFFIX = ".golden.json"
 PENDING_SUFFIX = ".golden.new"
@@ -62,12 +61,14 @@ class RecordProblem(Exception):
     """A record that cannot be read: not JSON, or not shaped as a record."""
 
 
-def record_path(path) -> Path:
-    return Path(str(path) + RECORD_SUFFIX)
+def record_path(path) -> str:
+    """The record of an expression file, written as pathlib writes paths."""
+    return path_text(str(path) + RECORD_SUFFIX)
 
 
-def pending_path(path) -> Path:
-    return Path(str(path) + PENDING_SUFFIX)
+def pending_path(path) -> str:
+    """The pending record of an expression file (`x.expr.golden.new`)."""
+    return path_text(str(path) + PENDING_SUFFIX)
 
 
 MAX_RECORD_BYTES = 16 * 1024 * 1024  # a record larger than this is refused unread
@@ -78,10 +79,7 @@ def load(path, where=None) -> dict | None:
     """The record of an expression file, or None when it has none. A record that is not a
     regular file, too large, not JSON, or not shaped as a record in every field is a
     RecordProblem with a one-line reason. `where`: read this file instead (a pending record)."""
-    if where is None:  # what record_path() gives, without a second Path when `path` is one already
-        where = str(path) + RECORD_SUFFIX if isinstance(path, Path) else record_path(path)
-    else:
-        where = Path(where)
+    where = record_path(path) if where is None else path_text(where)
     try:
         data = read_regular(where, MAX_RECORD_BYTES)
     except ReadProblem as exc:
@@ -255,7 +253,7 @@ def write(path, record: dict, where=None) -> bool:
     """Write the record of `path` if it changed; True when the file was written. The new text
     replaces the old in one step, so an interrupted run never leaves half a record.
     `where`: write this file instead (a pending record)."""
-    where = record_path(path) if where is None else Path(where)
+    where = record_path(path) if where is None else path_text(where)
     text = dumps(record)
     try:
         if read_regular(where, MAX_RECORD_BYTES) == text.encode("utf-8"):

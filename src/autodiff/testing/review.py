@@ -4,15 +4,13 @@ dropped, settings changed."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from .compare import compare_point
 from .records import PENDING_SUFFIX, RecordProblem, load, point_key
 from .reporting import point_text, value_text
 
 
 def describe(pending) -> list:
-    owner = Path(str(pending)[: -len(PENDING_SUFFIX)])
+    owner = str(pending)[: -len(PENDING_SUFFIX)]
     try:
         new = load(owner, where=pending) or {}
         old = load(owner)
