@@ -5,7 +5,6 @@ and `--format plain` agree."""
 
 from __future__ import annotations
 
-import json as _json
 import re
 
 from ...chain_rule import (grad_label, number_text, plain as plain_text, product_text, seed_text, seeded,
@@ -22,7 +21,9 @@ def plain(explanation) -> str:
 
 
 def json_(explanation) -> str:
-    return _json.dumps(explanation.to_dict(for_json), allow_nan=False, separators=(", ", ": "), ensure_ascii=False) + "\n"
+    import json  # here: the other formats have no use for it (a millisecond of explain's start)
+
+    return json.dumps(explanation.to_dict(for_json), allow_nan=False, separators=(", ", ": "), ensure_ascii=False) + "\n"
 
 
 def _paths_note(item, output: str) -> str:
