@@ -353,6 +353,15 @@ def test_a_run_loads_only_what_it_needs(argv, needed):
     assert needed <= set(loaded)
 
 
+@pytest.mark.parametrize("command", ["grad", "eval", "explain"])
+def test_plain_text_loads_no_json(command):
+    """JSON's modules are for --format json and the records of `test`, not for plain text."""
+    done = subprocess.run([sys.executable, "-c", _LOADED, command, TUTORIAL, "--at", AT, "--format", "plain"],
+                          cwd=ROOT, capture_output=True, text=True, env=environment(), timeout=120)
+    status, loaded = ast.literal_eval(done.stdout)
+    assert status == 0 and "json" not in loaded, done.stderr
+
+
 def test_a_declaration_the_quick_path_does_not_know_leaves_the_command_to_typer():
     from autodiff.cli.declare import Argument, Option
 
