@@ -73,6 +73,33 @@ def test_a_worker_that_dies_costs_only_the_file_it_was_running(suite, monkeypatc
     assert comparable(results[:7] + results[8:]) == comparable(expected[:7] + expected[8:])
 
 
+@pytest.mark.skipif(not forked.available(), reason="forked.py's workers need Linux 5.3 (pidfd_open)")
+def test_a_worker_gone_before_its_next_request_costs_one_file(suite, monkeypatch, tmp_path):
+    """Sending to a worker that has died (its end of the pipe closed) is its death, not the run's:
+    as when the death is seen after the send, the file it was to run first is blamed."""
+    files = mixed_suite(suite, 8)
+    marker = tmp_path / "died once"
+    real_worker = pool._worker
+
+    def dying_once(connection, settings, parent):
+        if marker.exists():
+            return real_worker(connection, settings, parent)
+        marker.write_text("")
+        (index, path), *_ = connection.recv()
+        os.close(connection.fileno())  # nothing reads what is sent it from now on
+        connection.send((index, run_file(path, settings)))
+        time.sleep(0.5)  # this process sends its next request meanwhile
+        os._exit(3)
+
+    monkeypatch.setattr(pool, "_worker", dying_once)
+    monkeypatch.setattr(pool, "FILES_PER_REQUEST_ALONE", 2)
+    results = run_files(files, Settings(), jobs=1, timeout=60.0)
+    expected = [run_file(path, Settings()) for path in files]
+    assert (results[1].status, results[1].message) == (ERRORED, "the worker process running this file died "
+                                                                "(exit status 3)")
+    assert comparable(results[:1] + results[2:]) == comparable(expected[:1] + expected[2:])
+
+
 def test_a_lone_worker_that_runs_dry_is_sent_more_at_a_time(suite, monkeypatch):
     """Its results are read at a tick: files faster than that make its requests grow, and
     every file still has its result, in order."""

@@ -247,10 +247,16 @@ class _Pool:
                 worker.since = time.monotonic()
             worker.assigned.extend(request)
             worker.latest = len(request)
-            worker.connection.send([(index, str(path)) for index, path in request])
+            try:
+                worker.connection.send([(index, str(path)) for index, path in request])
+            except OSError:  # it died before reading it (its pipe is closed): its sentinel says so
+                return  # next, and the loop handles the death as after any send (never a nested _lost)
         if not worker.assigned:
             self._unwatch(worker)
-            worker.connection.send(None)
+            try:
+                worker.connection.send(None)
+            except OSError:  # gone already
+                pass
             worker.process.join()
             worker.connection.close()
             self.workers.remove(worker)
