@@ -1,7 +1,7 @@
 """A worker process forked from this one, and the two pipes it talks over: the little of
 multiprocessing's Process and Pipe that the pool uses, on Linux, without importing
-multiprocessing (its socket, tempfile and subprocess imports cost `autodiff test` some 8 ms of
-its start, more than the fork itself).
+multiprocessing (with socket, tempfile and subprocess, which it imports, some 10 ms of every
+`autodiff test` start: more than the fork itself).
 
 Messages are pickled, each after its length. Each end blocks while it writes: the pool sends
 a worker its next request only once it has read the last, and keeps each within a pipe's

@@ -249,13 +249,13 @@ class _Pool:
             worker.latest = len(request)
             try:
                 worker.connection.send([(index, str(path)) for index, path in request])
-            except OSError:  # it died before reading it (its pipe is closed): its sentinel says so
-                return  # next, and the loop handles the death as after any send (never a nested _lost)
+            except (BrokenPipeError, ConnectionResetError):  # it died before reading it: its sentinel
+                return  # says so next, and the loop handles the death as after any send (never a nested _lost)
         if not worker.assigned:
             self._unwatch(worker)
             try:
                 worker.connection.send(None)
-            except OSError:  # gone already
+            except (BrokenPipeError, ConnectionResetError):  # gone already
                 pass
             worker.process.join()
             worker.connection.close()
