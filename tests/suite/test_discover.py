@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePosixPath
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autodiff.testing.discover import SuiteProblem, discover, parse_shard, shard
+from autodiff.testing.discover import SuiteProblem, discover, parse_shard, pending_records, shard, unused_records
 from autodiff.testing.files import path_text
 
 
@@ -35,6 +36,24 @@ def test_a_named_file_is_taken_whatever_its_name_and_each_file_once(suite):
     suite.write("a.expr", "x = 1\n")
     found = discover([file, suite.root, suite.root / "a.expr"])
     assert names(found, suite.root) == ["a.expr", "odd.name"]
+
+
+def test_a_path_that_cannot_be_looked_at_says_why_not_that_it_is_missing(suite):
+    too_long = suite.root / ("x" * 300 + ".expr")  # past a file name's 255 bytes
+    with pytest.raises(SuiteProblem, match=r"cannot be looked at \(File name too long\)"):
+        discover([too_long])
+    with pytest.raises(SuiteProblem, match=r"cannot be looked at \(File name too long\)"):
+        pending_records([too_long])
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root looks into every folder")
+def test_a_record_whose_file_cannot_be_looked_at_is_not_called_unused(suite):
+    suite.write("locked/gone.expr.golden.json", "{}")
+    (suite.root / "locked").chmod(0o600)  # its names can be listed, but nothing in it looked at
+    try:
+        assert unused_records([suite.root], ("*.expr",), []) == []  # not "its file does not exist"
+    finally:
+        (suite.root / "locked").chmod(0o700)
 
 
 def test_missing_paths_are_usage_errors(suite):

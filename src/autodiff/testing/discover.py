@@ -52,7 +52,7 @@ def discover(paths: list, globs=DEFAULT_GLOBS) -> list:
         elif os.path.islink(path):  # to nothing, or round in a loop
             raise SuiteProblem(f"{given}: a symbolic link that cannot be followed ({_stat_error(path)})")
         else:
-            raise SuiteProblem(f"{given}: no such file or directory")
+            raise SuiteProblem(f"{given}: {_absent_why(path)}")
     return [found[key] for key in sorted(found)]
 
 
@@ -79,6 +79,24 @@ def _search(root: str, wanted, make=path_text) -> list:
             elif wanted(entry.name) and _is_file(entry):
                 files.append(make(entry.path))
     return files
+
+
+def _looked_up(path) -> OSError | None:
+    """Why `path` cannot be looked at, where os.path's answers (False) hide it: a folder on the
+    way that may not be read, a name too long. None where it can be, or simply does not exist."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return exc
+    return None
+
+
+def _absent_why(path) -> str:
+    """Why a path given is not there: missing, or not to be looked at (and why)."""
+    error = _looked_up(path)
+    return "no such file or directory" if error is None else f"cannot be looked at ({error.strerror or error})"
 
 
 def _stat_error(path) -> str:
@@ -114,7 +132,8 @@ def unused_records(paths: list, globs, files: list) -> list:
             owner = found[: -len(RECORD_SUFFIX)]
             name = os.path.basename(owner)
             if not os.path.exists(owner):
-                unused.append((found, f"its file {name} does not exist"))
+                if _looked_up(owner) is None:  # gone, not merely hidden from this run: unused
+                    unused.append((found, f"its file {name} does not exist"))
             elif not is_collected(name, globs):
                 unused.append((found, f"its file {name} is not collected (patterns: {', '.join(globs)})"))
     unique = {_key(r): (r, why) for r, why in unused}
@@ -139,7 +158,7 @@ def pending_records(paths: list) -> list:
         if os.path.isfile(candidate):
             found[_key(candidate)] = candidate
         elif not os.path.exists(path):
-            raise SuiteProblem(f"{given}: no such file or directory")
+            raise SuiteProblem(f"{given}: {_absent_why(path)}")
     return [found[k] for k in sorted(found)]
 
 
