@@ -58,8 +58,12 @@ def discover(paths: list, globs=DEFAULT_GLOBS) -> list:
 
 def _key(path) -> str:
     """A path written one way: normalised, with / (what Path(os.path.normpath(p)).as_posix() gives)."""
-    key = os.path.normpath(path)
-    return key if os.sep == "/" else key.replace(os.sep, "/")
+    return _posix(os.path.normpath(path))
+
+
+def _posix(text: str) -> str:
+    """A path's text with / between its parts, whatever this system's separator."""
+    return text if os.sep == "/" else text.replace(os.sep, "/")
 
 
 def _search(root: str, wanted, make=path_text) -> list:
@@ -81,30 +85,36 @@ def _search(root: str, wanted, make=path_text) -> list:
     return files
 
 
-def _looked_up(path) -> OSError | None:
-    """Why `path` cannot be looked at, where os.path's answers (False) hide it: a folder on the
-    way that may not be read, a name too long. None where it can be, or simply does not exist."""
+def _stat_failure(path) -> OSError | None:
+    """What os.stat(path) raises (None where it succeeds): os.path's answers hide it as False."""
     try:
         os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
     except OSError as exc:
         return exc
     return None
 
 
+_MISSING = (FileNotFoundError, NotADirectoryError)
+
+
+def _hidden(path) -> bool:
+    """Whether `path` may exist but cannot be looked at (a folder on the way that may not be
+    searched, a name too long), rather than simply not exist."""
+    error = _stat_failure(path)
+    return error is not None and not isinstance(error, _MISSING)
+
+
 def _absent_why(path) -> str:
     """Why a path given is not there: missing, or not to be looked at (and why)."""
-    error = _looked_up(path)
-    return "no such file or directory" if error is None else f"cannot be looked at ({error.strerror or error})"
+    error = _stat_failure(path)
+    if error is None or isinstance(error, _MISSING):
+        return "no such file or directory"
+    return f"cannot be looked at ({error.strerror or error})"
 
 
 def _stat_error(path) -> str:
-    try:
-        os.stat(path)
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    return "it changed while being looked at"
+    error = _stat_failure(path)
+    return "it changed while being looked at" if error is None else error.strerror or str(error)
 
 
 def _is_file(entry) -> bool:
@@ -126,13 +136,14 @@ def unused_records(paths: list, globs, files: list) -> list:
         path = path_text(given)
         if not os.path.isdir(path):
             continue
-        for found in _search(path, lambda name: name.endswith(RECORD_SUFFIX)):
+        for found in _search(path, lambda name: name.endswith(RECORD_SUFFIX), make=str):  # most are owned
             if _key(found[: -len(RECORD_SUFFIX)]) in collected:
                 continue
+            found = path_text(found)
             owner = found[: -len(RECORD_SUFFIX)]
             name = os.path.basename(owner)
             if not os.path.exists(owner):
-                if _looked_up(owner) is None:  # gone, not merely hidden from this run: unused
+                if not _hidden(owner):  # gone, not merely hidden from this run: unused
                     unused.append((found, f"its file {name} does not exist"))
             elif not is_collected(name, globs):
                 unused.append((found, f"its file {name} is not collected (patterns: {', '.join(globs)})"))
@@ -239,7 +250,7 @@ def relative(path, root) -> str:
         text = path_text(os.path.relpath(absolute, os.path.abspath(root)))
     except ValueError:  # another drive (Windows)
         text = path_text(absolute)
-    return text if os.sep == "/" else text.replace(os.sep, "/")
+    return _posix(text)
 
 
 def parse_shard(text: str) -> tuple:
