@@ -17,6 +17,8 @@ from autodiff.testing.pool import run_files
 from .conftest import NONSCALAR, TUTORIAL, WITH_DEFAULTS
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="worker processes are tested on POSIX")
+FORKED_MISSING = "forked.py's workers need Linux 5.3 (pidfd_open)"
+needs_forked = pytest.mark.skipif(not forked.available(), reason=FORKED_MISSING)
 
 
 def mixed_suite(suite, count: int = 24) -> list:
@@ -38,7 +40,7 @@ def workers(request, monkeypatch):
     if request.param == "multiprocessing":
         monkeypatch.setattr(forked, "available", lambda: False)
     elif not forked.available():
-        pytest.skip("forked.py's workers need Linux 5.3 (pidfd_open)")
+        pytest.skip(FORKED_MISSING)
     return request.param
 
 
@@ -72,7 +74,7 @@ def test_a_worker_that_dies_costs_only_the_file_it_was_running(suite, monkeypatc
     assert comparable(results[:7] + results[8:]) == comparable(expected[:7] + expected[8:])
 
 
-@pytest.mark.skipif(not forked.available(), reason="forked.py's workers need Linux 5.3 (pidfd_open)")
+@needs_forked
 def test_a_worker_gone_before_its_next_request_costs_one_file(suite, monkeypatch, tmp_path):
     """Sending to a worker that has died (its end of the pipe closed) is its death, not the run's:
     as when the death is seen after the send, the file it was to run first is blamed."""
@@ -140,7 +142,7 @@ def test_a_request_never_fills_a_pipe(suite, monkeypatch):
     assert len(sizes) > 2 and max(sizes) <= PIPE_BYTES // 2, sizes
 
 
-@pytest.mark.skipif(not forked.available(), reason="forked.py's workers need Linux 5.3 (pidfd_open)")
+@needs_forked
 def test_a_forked_channel_carries_messages_longer_than_a_pipe_holds():
     def child(channel, size):
         request = channel.recv()
@@ -196,7 +198,7 @@ print(process.exitcode)
 """
 
 
-@pytest.mark.skipif(not forked.available(), reason="forked.py's workers need Linux 5.3 (pidfd_open)")
+@needs_forked
 @pytest.mark.parametrize("how,status,said", [("raise", 1, "ValueError: in the worker"), ("exit", 4, ""),
                                              ("exit()", 0, ""), ("exit(text)", 1, "the reason"),
                                              ("exit(huge)", 1, ""), ("kill", -9, "")])
@@ -217,7 +219,7 @@ pool.run_files(sys.argv[1:], Settings(), jobs=3, timeout=30.0)
 """
 
 
-@pytest.mark.skipif(not forked.available(), reason="forked.py's workers need Linux 5.3 (pidfd_open)")
+@needs_forked
 def test_what_the_parent_had_buffered_is_written_once(suite):
     files = [str(suite.write(f"f{i}.expr", "1 + 1\n")) for i in range(6)]
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
@@ -261,7 +263,7 @@ def test_a_hanging_file_times_out_whatever_the_length_of_the_paths(tmp_path):
     assert done.stdout.strip() == "200 ['timed out after 2 s (--timeout)']", (done.stdout, done.stderr)
 
 
-@pytest.mark.skipif(not forked.available(), reason="forked.py's workers need Linux 5.3 (pidfd_open)")
+@needs_forked
 def test_a_fork_that_fails_leaves_no_pipe_open(monkeypatch):
     def refused():
         raise BlockingIOError(11, "Resource temporarily unavailable")
